@@ -1,0 +1,46 @@
+"""Shared fixtures: a private MariaDB for the whole test session, started and stopped here."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tibenchlib.server import EmbeddedServer
+
+
+def _have_mariadb() -> bool:
+    try:
+        from tibenchlib.server import find_binary
+
+        find_binary("mariadbd", "mysqld")
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def mariadb(tmp_path_factory):
+    """A started :class:`EmbeddedServer` (own datadir, 127.0.0.1, free port) for the session."""
+    if not _have_mariadb():
+        pytest.skip("mariadbd is not installed (make setup installs it)")
+    srv = EmbeddedServer(name="pytest", root=tmp_path_factory.mktemp("mariadb"))
+    srv.ensure()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def mariadb_engine(mariadb):
+    """SQLAlchemy engine on the session's MariaDB, database ``sbtest``."""
+    eng = mariadb.conninfo().engine()
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture(scope="session")
+def sysbench_bin():
+    path = shutil.which("sysbench")
+    if not path:
+        pytest.skip("sysbench is not installed (make setup installs it)")
+    return path

@@ -1,0 +1,143 @@
+"""Connections: one :class:`ConnInfo` per target, SQLAlchemy engines, server flavor.
+
+The password lives only in :class:`ConnInfo` (hidden from its repr) and in a 0600 file for
+sysbench; everything that is displayed or stored uses :meth:`ConnInfo.masked_url`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, make_url
+
+
+@dataclass(frozen=True)
+class ConnInfo:
+    """Where and how to connect. ``password`` is excluded from ``repr``."""
+
+    host: str
+    port: int
+    user: str
+    database: str
+    password: str | None = field(default=None, repr=False)
+    tls: dict | None = None
+    embedded: bool = False
+
+    def url(self, database: str | None = None) -> URL:
+        return URL.create(
+            "mysql+pymysql",
+            username=self.user,
+            password=self.password,
+            host=self.host,
+            port=self.port,
+            database=database if database is not None else self.database,
+        )
+
+    def masked_url(self) -> str:
+        return self.url().render_as_string(hide_password=True)
+
+    def engine(self, database: str | None = None, **kw) -> sa.Engine:
+        connect_args: dict = {"connect_timeout": 10, "local_infile": True}
+        if self.tls:
+            ssl = {k: v for k, v in self.tls.items() if k in ("ca", "cert", "key") and v}
+            ssl["check_hostname"] = bool(self.tls.get("verify_identity"))
+            connect_args["ssl"] = ssl
+        connect_args.update(kw.pop("connect_args", {}))
+        return sa.create_engine(
+            self.url(database), connect_args=connect_args, pool_pre_ping=True, **kw
+        )
+
+    @classmethod
+    def from_url(cls, url: str, password: str | None, tls: dict | None = None) -> ConnInfo:
+        u = make_url(url)
+        return cls(
+            host=u.host or "127.0.0.1",
+            port=u.port or 4000,
+            user=u.username or "root",
+            database=u.database or "sbtest",
+            password=password if password is not None else u.password,
+            tls=tls,
+        )
+
+    def sysbench_args(self) -> list[str]:
+        """Connection flags for sysbench, without the password (that goes in a config file)."""
+        args = [
+            "--db-driver=mysql",
+            f"--mysql-host={self.host}",
+            f"--mysql-port={self.port}",
+            f"--mysql-user={self.user}",
+            f"--mysql-db={self.database}",
+        ]
+        if self.tls:
+            args.append("--mysql-ssl=on")
+            if self.tls.get("ca"):
+                args.append(f"--mysql-ssl-ca={self.tls['ca']}")
+        return args
+
+
+@contextmanager
+def secret_config_file(info: ConnInfo) -> Iterator[Path]:
+    """A sysbench ``--config-file`` holding the password, mode 0600, removed afterwards.
+
+    It lives in a private temp directory, never under ``data/<study>/``, so results and logs can
+    be shared without leaking the password, and the process list shows only the file's path.
+    """
+    d = tempfile.mkdtemp(prefix="tibench-")
+    p = Path(d) / "sysbench.cfg"
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
+    with os.fdopen(fd, "w") as f:
+        if info.password:
+            f.write(f"mysql-password={info.password}\n")
+    try:
+        yield p
+    finally:
+        p.unlink(missing_ok=True)
+        os.rmdir(d)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    flavor: str  # "tidb" | "mariadb" | "mysql"
+    version: str  # the product's own version, e.g. "v8.5.4", "10.11.6"
+    version_string: str  # what SELECT VERSION() returned
+
+    @property
+    def is_tidb(self) -> bool:
+        return self.flavor == "tidb"
+
+
+def classify_version(version_string: str, version_comment: str | None = None) -> ServerInfo:
+    """Flavor and product version from ``SELECT VERSION()`` (and ``@@version_comment``).
+
+    TiDB reports a MySQL-compatible prefix: ``8.0.11-TiDB-v8.5.4``; MariaDB ``10.11.6-MariaDB-…``.
+    """
+    s = version_string.strip()
+    m = re.search(r"TiDB-(v?[\w.\-]+)", s)
+    if m:
+        return ServerInfo("tidb", m.group(1), s)
+    if "mariadb" in s.lower() or (version_comment and "mariadb" in version_comment.lower()):
+        return ServerInfo("mariadb", s.split("-")[0], s)
+    return ServerInfo("mysql", s.split("-")[0], s)
+
+
+def server_info(engine: sa.Engine) -> ServerInfo:
+    with engine.connect() as c:
+        v = c.exec_driver_sql("SELECT VERSION()").scalar_one()
+        try:
+            comment = c.exec_driver_sql("SELECT @@version_comment").scalar_one()
+        except sa.exc.DBAPIError:
+            comment = None
+    return classify_version(str(v), comment)
+
+
+def mask(text: str, secret: str | None) -> str:
+    """Replace every occurrence of ``secret`` (if any) with ``***``."""
+    return text.replace(secret, "***") if secret else text

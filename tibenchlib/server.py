@@ -1,0 +1,385 @@
+"""The embedded default: a private MariaDB that tibench starts, reuses and stops itself.
+
+Its datadir, socket, logs and credentials live under ``data/server/<name>/``. It listens on
+127.0.0.1 only, on a free port, with a generated password kept in a 0600 file. A running instance
+is reused when its options and CPU binding match; a stale one (dead pid, leftover socket) is
+cleaned up; a different configuration restarts it on the same data.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymysql
+
+from . import paths
+from .db import ConnInfo
+
+log = logging.getLogger(__name__)
+
+USER = "tibench"
+DEFAULT_OPTIONS: dict[str, str | int | float | bool] = {
+    # Small enough for a 2-core CI box, large enough that sysbench's tables stay in memory.
+    "innodb_buffer_pool_size": "256M",
+    "innodb_log_file_size": "128M",
+    "max_connections": 2000,
+    "local_infile": 1,
+    "skip_name_resolve": 1,
+    "character_set_server": "utf8mb4",
+    "performance_schema": 0,
+}
+
+
+class ServerError(RuntimeError):
+    """The embedded server could not be installed, started, reached or stopped."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child is not alive for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def find_binary(*names: str) -> str:
+    for n in names:
+        p = shutil.which(n) or next(
+            (str(d / n) for d in (Path("/usr/sbin"), Path("/usr/bin")) if (d / n).exists()), None
+        )
+        if p:
+            return p
+    raise ServerError(
+        f"{' or '.join(names)} not found: install MariaDB (make setup, or "
+        "apt-get install mariadb-server / dnf install mariadb-server / brew install mariadb)"
+    )
+
+
+def _flags(options: dict) -> list[str]:
+    out = []
+    for k, v in options.items():
+        k = str(k).replace("_", "-")
+        if isinstance(v, bool):
+            v = int(v)
+        out.append(f"--{k}={v}")
+    return out
+
+
+@dataclass
+class EmbeddedServer:
+    """A private MariaDB instance under ``root``.
+
+    Parameters
+    ----------
+    name
+        Instance name: its folder is ``data/server/<name>``.
+    options
+        mariadbd options for this start (per arm), on top of :data:`DEFAULT_OPTIONS`.
+    prefix
+        Command prefix, e.g. ``["numactl", "--physcpubind=0"]`` for CPU/NUMA binding.
+    """
+
+    name: str = "embedded"
+    options: dict = field(default_factory=dict)
+    prefix: list[str] = field(default_factory=list)
+    database: str = "sbtest"
+    root: Path | None = None
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root) if self.root else paths.server_dir(self.name)
+
+    # -- files -------------------------------------------------------------------------------
+    @property
+    def datadir(self) -> Path:
+        return self.root / "datadir"
+
+    @property
+    def socket_path(self) -> Path:
+        return self.root / "mysqld.sock"
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def error_log(self) -> Path:
+        return self.root / "error.log"
+
+    @property
+    def _cred_path(self) -> Path:
+        return self.root / "credentials"
+
+    def _state(self) -> dict | None:
+        try:
+            return json.loads(self.state_path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _password(self) -> str:
+        try:
+            return self._cred_path.read_text().strip()
+        except OSError:
+            pw = secrets.token_urlsafe(18)
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._cred_path, os.O_WRONLY | os.O_CREAT, stat.S_IRUSR | stat.S_IWUSR)
+            with os.fdopen(fd, "w") as f:
+                f.write(pw)
+            return pw
+
+    def _wanted(self) -> dict:
+        return {"options": {**DEFAULT_OPTIONS, **self.options}, "prefix": list(self.prefix)}
+
+    # -- public ------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        st = self._state()
+        return st["pid"] if st and _pid_alive(st.get("pid")) else None
+
+    @property
+    def port(self) -> int | None:
+        st = self._state()
+        return st["port"] if st else None
+
+    def conninfo(self) -> ConnInfo:
+        st = self._state()
+        if not st or not _pid_alive(st.get("pid")):
+            raise ServerError(f"embedded server '{self.name}' is not running (tibench server start)")
+        return ConnInfo(
+            host="127.0.0.1",
+            port=st["port"],
+            user=USER,
+            database=self.database,
+            password=self._password(),
+            embedded=True,
+        )
+
+    def status(self) -> dict:
+        st = self._state() or {}
+        running = _pid_alive(st.get("pid"))
+        return {
+            "name": self.name,
+            "running": running,
+            "pid": st.get("pid") if running else None,
+            "port": st.get("port") if running else None,
+            "host": "127.0.0.1",
+            "datadir": str(self.datadir),
+            "options": st.get("options", {}),
+            "prefix": st.get("prefix", []),
+            "stale": bool(st) and not running,
+        }
+
+    def ensure(self) -> EmbeddedServer:
+        """Start the server, or reuse the running one when its configuration matches."""
+        st = self._state()
+        if st and _pid_alive(st.get("pid")):
+            same = {k: st.get(k) for k in ("options", "prefix")} == self._wanted()
+            if same and self._ping(st["port"]):
+                log.info("reusing embedded MariaDB pid %s on port %s", st["pid"], st["port"])
+                return self
+            log.info("embedded MariaDB configuration changed: restarting")
+            self.stop()
+        elif st:
+            self._clean_stale(st)
+        self._start()
+        return self
+
+    start = ensure
+
+    def stop(self, timeout: float = 60) -> bool:
+        """Clean shutdown (SIGTERM, then wait); SIGKILL only past ``timeout``."""
+        st = self._state()
+        if not st:
+            return False
+        pid = st.get("pid")
+        stopped = False
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while _pid_alive(pid) and time.monotonic() < deadline:
+                _reap(pid)
+                time.sleep(0.1)
+            if _pid_alive(pid):
+                log.warning("mariadbd %s ignored SIGTERM for %ss: killing it", pid, timeout)
+                os.kill(pid, signal.SIGKILL)
+            _reap(pid)
+            stopped = True
+        self._clean_stale(st)
+        return stopped
+
+    # -- internals ---------------------------------------------------------------------------
+    def _clean_stale(self, st: dict) -> None:
+        for p in (self.socket_path, self.root / "mysqld.pid"):
+            p.unlink(missing_ok=True)
+        self.state_path.unlink(missing_ok=True)
+
+    def _ping(self, port: int) -> bool:
+        try:
+            c = pymysql.connect(
+                host="127.0.0.1", port=port, user=USER, password=self._password(), connect_timeout=3
+            )
+            c.close()
+            return True
+        except pymysql.MySQLError:
+            return False
+
+    def _install(self) -> None:
+        install = find_binary("mariadb-install-db", "mysql_install_db")
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / "datadir.installing"
+        shutil.rmtree(tmp, ignore_errors=True)
+        cmd = [
+            install,
+            "--no-defaults",
+            f"--datadir={tmp}",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+        ]
+        if os.geteuid() == 0:
+            cmd.append("--user=root")
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise ServerError(f"mariadb-install-db failed ({r.returncode}):\n{r.stderr[-2000:]}")
+        tmp.rename(self.datadir)
+
+    def _command(self, port: int) -> list[str]:
+        cmd = [
+            *self.prefix,
+            find_binary("mariadbd", "mysqld"),
+            "--no-defaults",
+            f"--datadir={self.datadir}",
+            f"--socket={self.socket_path}",
+            f"--pid-file={self.root / 'mysqld.pid'}",
+            f"--log-error={self.error_log}",
+            f"--port={port}",
+            "--bind-address=127.0.0.1",
+            *_flags(self._wanted()["options"]),
+        ]
+        if os.geteuid() == 0:
+            cmd.append("--user=root")
+        return cmd
+
+    def _start(self, attempts: int = 3) -> None:
+        if not self.datadir.exists():
+            self._install()
+        first = not (self.datadir / "tibench.initialized").exists()
+        for attempt in range(attempts):
+            port = free_port()
+            self.error_log.unlink(missing_ok=True)
+            proc = subprocess.Popen(
+                self._command(port),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # survives the notebook kernel; stopped explicitly
+            )
+            ok = self._wait_ready(proc, first)
+            if ok:
+                state = {"pid": proc.pid, "port": port, **self._wanted(), "started": time.time()}
+                self.state_path.write_text(json.dumps(state, indent=1, sort_keys=True))
+                if first:
+                    self._bootstrap()
+                    (self.datadir / "tibench.initialized").write_text("")
+                log.info("embedded MariaDB pid %s on 127.0.0.1:%s", proc.pid, port)
+                return
+            err = self._log_tail()
+            if "bind on tcp/ip port" in err.lower() or "address already in use" in err.lower():
+                log.info("port %s was taken (attempt %s): trying another", port, attempt + 1)
+                continue
+            raise ServerError(f"mariadbd did not start; end of {self.error_log}:\n{err}")
+        raise ServerError(f"mariadbd could not bind a free port in {attempts} attempts")
+
+    def _wait_ready(self, proc: subprocess.Popen, first: bool, timeout: float = 90) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return False
+            if self.socket_path.exists():
+                try:
+                    conn = self._root_connect(first)
+                    conn.close()
+                    return True
+                except pymysql.MySQLError:
+                    pass
+            time.sleep(0.2)
+        proc.kill()
+        proc.wait()
+        return False
+
+    def _root_connect(self, first: bool) -> pymysql.Connection:
+        # A first start interrupted after bootstrap leaves root with the generated password.
+        tries = ["", self._password()] if first else [self._password()]
+        for i, pw in enumerate(tries):
+            try:
+                return pymysql.connect(
+                    unix_socket=str(self.socket_path),
+                    user="root",
+                    password=pw,
+                    connect_timeout=3,
+                    autocommit=True,
+                )
+            except pymysql.err.OperationalError:
+                if i == len(tries) - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _bootstrap(self) -> None:
+        pw = self._password()
+        conn = self._root_connect(first=True)
+        try:
+            with conn.cursor() as c:
+                for host in ("127.0.0.1", "localhost"):
+                    c.execute(f"CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY %s", (pw,))
+                    c.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'{host}' WITH GRANT OPTION")
+                c.execute(f"CREATE DATABASE IF NOT EXISTS `{self.database}`")
+                c.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (pw,))
+        finally:
+            conn.close()
+
+    def _log_tail(self, n: int = 25) -> str:
+        try:
+            return "\n".join(self.error_log.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return "(no error log)"
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def embedded(name: str = "embedded", **kw) -> EmbeddedServer:
+    """The embedded server object (not started): ``embedded().ensure()`` to start or reuse it."""
+    return EmbeddedServer(name=name, **kw)
