@@ -1,0 +1,196 @@
+"""Prepare, ANALYZE, warm up and verify the sysbench tables, as the reports do.
+
+1. ``sysbench oltp_common --tables=N --table-size=M --threads=T prepare`` (skipped when the data
+   set already matches, unless forced);
+2. statistics for every table: ``ANALYZE TABLE`` (MariaDB: ``… PERSISTENT FOR ALL``, since a plain
+   ANALYZE there collects no engine-independent statistics);
+3. warm-up: ``SELECT COUNT(pad) FROM sbtestN USE INDEX(k_N)`` and a primary-key scan;
+4. verification of row counts and the ``k_N`` index.
+
+Every step is timed and written to the catalog's ``prepare_steps`` as it finishes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pandas as pd
+import sqlalchemy as sa
+from tqdm.auto import tqdm
+
+from . import paths
+from .db import secret_config_file
+from .safety import DestructiveRefused
+from .run import display_command, execute, sysbench_command
+
+
+class PrepareError(RuntimeError):
+    """The data set could not be prepared or does not verify."""
+
+
+def table_names(n: int) -> list[str]:
+    return [f"sbtest{i}" for i in range(1, n + 1)]
+
+
+def dataset_state(engine: sa.Engine, tables: int) -> pd.DataFrame:
+    """One row per expected table: whether it exists, its row count, whether ``k_N`` exists."""
+    insp = sa.inspect(engine)
+    existing = set(insp.get_table_names())
+    rows = []
+    with engine.connect() as c:
+        for i, t in enumerate(table_names(tables), start=1):
+            if t not in existing:
+                rows.append({"table": t, "exists": False, "rows": 0, "k_index": False})
+                continue
+            n = c.exec_driver_sql(f"SELECT COUNT(*) FROM `{t}`").scalar_one()
+            idx = {ix["name"] for ix in insp.get_indexes(t)}
+            rows.append({"table": t, "exists": True, "rows": int(n), "k_index": f"k_{i}" in idx})
+    return pd.DataFrame(rows)
+
+
+def matches(state: pd.DataFrame, table_size: int) -> bool:
+    return bool(
+        len(state) and state["exists"].all() and (state["rows"] == table_size).all()
+        and state["k_index"].all()
+    )
+
+
+def analyze_sql(table: str, flavor: str) -> str:
+    if flavor == "mariadb":
+        return f"ANALYZE TABLE `{table}` PERSISTENT FOR ALL"
+    return f"ANALYZE TABLE `{table}`"
+
+
+def warmup_sql(table: str, index: int) -> list[str]:
+    return [
+        f"SELECT COUNT(pad) FROM `{table}` USE INDEX(k_{index})",
+        f"SELECT COUNT(id) FROM `{table}` USE INDEX(PRIMARY)",
+    ]
+
+
+def prepare(ctx, *, force: bool | None = None, progress: bool = True) -> pd.DataFrame:
+    """Prepare / ANALYZE / warm up / verify the study's sysbench tables on one arm.
+
+    Parameters
+    ----------
+    ctx
+        An :class:`~tibenchlib.target.ArmContext`.
+    force
+        Re-create the tables even when they already match (default: ``dataset.force``).
+
+    Returns
+    -------
+    DataFrame of steps: step, table_name, status, seconds, detail.
+    """
+    study, ds = ctx.study, ctx.study.dataset
+    force = ds.force if force is None else force
+    engine = ctx.engine()
+    steps: list[dict] = []
+
+    def step(name: str, table: str | None, fn: Callable[[], str | None]) -> None:
+        t0 = time.perf_counter()
+        status, detail = "ok", None
+        try:
+            detail = fn()
+        except DestructiveRefused:
+            raise
+        except Exception as e:  # recorded, then re-raised: the catalog keeps what happened
+            status, detail = "failed", str(e)
+        row = {
+            "study": study.study,
+            "arm": ctx.arm.label,
+            "step": name,
+            "table_name": table,
+            "status": status,
+            "seconds": time.perf_counter() - t0,
+            "detail": detail,
+            "at": time.time(),
+        }
+        ctx.store.append("prepare_steps", [row])
+        steps.append(row)
+        if status != "ok":
+            raise PrepareError(f"{name} {table or ''} failed: {detail}")
+
+    try:
+        state = dataset_state(engine, ds.tables)
+        if force or not matches(state, ds.table_size):
+            step("prepare", None, lambda: _sysbench_prepare(ctx))
+        else:
+            steps.append(
+                {"step": "prepare", "table_name": None, "status": "skipped", "seconds": 0.0,
+                 "detail": f"{ds.tables} tables × {ds.table_size} rows already present"}
+            )
+        names = table_names(ds.tables)
+        bar = tqdm(names, desc="analyze + warm-up", disable=not progress, unit="table")
+        for i, t in enumerate(bar, start=1):
+            if ds.analyze:
+                step("analyze", t, lambda t=t: _exec(engine, [analyze_sql(t, ctx.info.flavor)]))
+            if ds.warmup:
+                step("warmup", t, lambda t=t, i=i: _exec(engine, warmup_sql(t, i)))
+        step("verify", None, lambda: _verify(engine, ds.tables, ds.table_size))
+    finally:
+        engine.dispose()
+    return pd.DataFrame(steps)[["step", "table_name", "status", "seconds", "detail"]]
+
+
+def cleanup(ctx) -> None:
+    """Drop the sysbench tables (``sysbench oltp_common cleanup``)."""
+    ds = ctx.study.dataset
+    ctx.guard(f"drop sbtest1..sbtest{ds.tables}")
+    _sysbench(ctx, "cleanup")
+
+
+def _exec(engine: sa.Engine, statements: list[str]) -> str:
+    out = []
+    with engine.connect() as c:
+        for s in statements:
+            r = c.exec_driver_sql(s)
+            if r.returns_rows:
+                out.append(" ".join(str(x) for x in r.fetchall()))
+    return "; ".join(out) or None
+
+
+def _verify(engine: sa.Engine, tables: int, table_size: int) -> str:
+    state = dataset_state(engine, tables)
+    bad = state[~(state["exists"] & (state["rows"] == table_size) & state["k_index"])]
+    if len(bad):
+        raise PrepareError(
+            "data set does not verify: "
+            + ", ".join(
+                f"{r.table} (exists={r.exists}, rows={r.rows}/{table_size}, k index={r.k_index})"
+                for r in bad.itertuples()
+            )
+        )
+    return f"{tables} tables × {table_size} rows, k_N indexes present"
+
+
+def _sysbench_prepare(ctx) -> str:
+    ds = ctx.study.dataset
+    ctx.guard(
+        f"drop and re-create sbtest1..sbtest{ds.tables} ({ds.table_size:,} rows each) "
+        f"in database {ctx.conn.database}"
+    )
+    _sysbench(ctx, "cleanup")
+    return _sysbench(ctx, "prepare")
+
+
+def _sysbench(ctx, action: str) -> str:
+    ds = ctx.study.dataset
+    log = paths.study_dir(ctx.study.study) / "raw" / "prepare" / f"{ctx.arm.label}-{action}.log"
+    with secret_config_file(ctx.conn) as cfg:
+        cmd = sysbench_command(
+            "oltp_common",
+            ctx.conn,
+            action=action,
+            tables=ds.tables,
+            table_size=ds.table_size,
+            threads=min(ds.prepare_threads, ds.tables),
+            rand_type=ctx.study.rand_type,
+            config_file=cfg,
+        )
+        out = execute(cmd, log)
+    if out.missing or out.returncode != 0:
+        tail = log.read_text(errors="replace")[-1500:]
+        raise PrepareError(f"{display_command(cmd)} exited {out.returncode}:\n{tail}")
+    return f"{display_command(cmd)} ({out.wall_s:.1f} s)"

@@ -1,0 +1,159 @@
+"""Runners: build tool commands and run them, streaming raw output to a file. Never parse here.
+
+A runner returns what happened (exit code, timing, whether it timed out) and where the raw output
+is; the parsers read that file. Child processes die with their parent (Linux ``PDEATHSIG``), so
+a killed study never leaves a benchmark running against the server behind its back.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .db import ConnInfo
+
+
+class ToolMissing(RuntimeError):
+    """A benchmark tool is not installed."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What running one command did."""
+
+    returncode: int | None
+    log_path: Path
+    started_at: float
+    finished_at: float
+    timed_out: bool = False
+    missing: str | None = None
+
+    @property
+    def wall_s(self) -> float:
+        return self.finished_at - self.started_at
+
+
+def require(tool: str) -> str:
+    path = shutil.which(tool)
+    if not path:
+        raise ToolMissing(
+            f"{tool} is not installed: make setup installs it here "
+            f"(apt-get install {tool} / dnf install {tool} / brew install {tool})"
+        )
+    return path
+
+
+def sysbench_command(
+    workload: str,
+    conn: ConnInfo,
+    *,
+    action: str = "run",
+    tables: int,
+    table_size: int,
+    threads: int,
+    time_s: int | None = None,
+    report_interval_s: int | None = None,
+    percentile: float | None = None,
+    rand_type: str | None = None,
+    histogram: bool = False,
+    extra: Sequence[str] = (),
+    config_file: str | Path | None = None,
+) -> list[str]:
+    """The sysbench command line, password excluded (it goes in ``config_file``).
+
+    The reports' form: ``sysbench oltp_point_select --tables=16 --table-size=… --threads=…
+    --time=600 --report-interval=1 --rand-type=uniform run``.
+    """
+    cmd = ["sysbench", workload]
+    if config_file is not None:
+        cmd.append(f"--config-file={config_file}")
+    cmd += conn.sysbench_args()
+    cmd += [f"--tables={tables}", f"--table-size={table_size}", f"--threads={threads}"]
+    if action == "run":
+        if time_s is not None:
+            cmd.append(f"--time={time_s}")
+        if report_interval_s:
+            cmd.append(f"--report-interval={report_interval_s}")
+        if percentile is not None:
+            cmd.append(f"--percentile={percentile:g}")
+        if histogram:
+            cmd.append("--histogram=on")
+    if rand_type:
+        cmd.append(f"--rand-type={rand_type}")
+    cmd += list(extra)
+    cmd.append(action)
+    return cmd
+
+
+def display_command(cmd: Sequence[str]) -> str:
+    """The command as a user would type it, with the private config file's path elided."""
+    shown = [
+        "--config-file=<0600 credentials file>" if a.startswith("--config-file=") else a
+        for a in cmd
+    ]
+    return shlex.join(shown)
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def execute(
+    cmd: Sequence[str],
+    log_path: str | Path,
+    *,
+    timeout_s: float | None = None,
+    on_start: Callable[[int], None] | None = None,
+    env: dict | None = None,
+) -> Outcome:
+    """Run ``cmd``, writing stdout and stderr to ``log_path`` as they are produced.
+
+    A missing executable is an :class:`Outcome` with ``missing`` set, not an exception, so a sweep
+    records the failure and goes on.
+    """
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    exe = shutil.which(cmd[0])
+    if exe is None:
+        log_path.write_text(f"FATAL: {cmd[0]} is not installed\n")
+        return Outcome(None, log_path, started, time.time(), missing=cmd[0])
+    with open(log_path, "wb") as out:
+        proc = subprocess.Popen(
+            [exe, *cmd[1:]],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent if os.name == "posix" else None,
+            env=env,
+        )
+        if on_start:
+            on_start(proc.pid)
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        except BaseException:
+            # Interrupted (KeyboardInterrupt, SIGTERM turned into an exception): stop the child.
+            proc.kill()
+            proc.wait()
+            raise
+    return Outcome(proc.returncode, log_path, started, time.time(), timed_out)

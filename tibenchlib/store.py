@@ -1,0 +1,308 @@
+"""The results catalog: SQLite by default, any SQLAlchemy URL (MySQL, TiDB) for shared history.
+
+Written as results arrive, one transaction per run, so an interrupted study loses nothing already
+measured. The store never computes: it keeps rows and gives them back as DataFrames.
+
+Tables (documented in the README):
+
+``studies``        one row per study: its validated parameters (JSON) and when it was first seen.
+``arms``           one row per study × arm: server options, masked target URL, flavor, version.
+``runs``           one row per benchmark run (sysbench): key, arm, workload, threads, repeat,
+                   status/error, sysbench's summary figures, histogram percentiles, warnings,
+                   the exact command (no password), the raw log's path, timings.
+``intervals``      sysbench's per-interval lines of every run (t, tps, qps, latency, err/s).
+``samples``        resource use during runs: CPU and RSS of server and client per second.
+``environment``    environment captures (JSON) per study × arm.
+``prepare_steps``  prepare / ANALYZE / warm-up / verify steps with their timings.
+``tpch_queries``   TPC-H query executions: query, arm, mode, stream, repeat, status, seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import sqlalchemy as sa
+
+from . import paths
+
+meta = sa.MetaData()
+
+_S = sa.String(200)
+studies = sa.Table(
+    "studies",
+    meta,
+    sa.Column("study", _S, primary_key=True),
+    sa.Column("params_json", sa.Text),
+    sa.Column("created_at", sa.Float),
+    sa.Column("updated_at", sa.Float),
+)
+arms = sa.Table(
+    "arms",
+    meta,
+    sa.Column("study", _S, primary_key=True),
+    sa.Column("arm", _S, primary_key=True),
+    sa.Column("options_json", sa.Text),
+    sa.Column("target", sa.Text),
+    sa.Column("flavor", _S),
+    sa.Column("version", _S),
+    sa.Column("updated_at", sa.Float),
+)
+runs = sa.Table(
+    "runs",
+    meta,
+    sa.Column("study", _S, primary_key=True),
+    sa.Column("run_key", _S, primary_key=True),
+    sa.Column("phase", _S),
+    sa.Column("arm", _S),
+    sa.Column("workload", _S),
+    sa.Column("threads", sa.Integer),
+    sa.Column("repeat", sa.Integer),
+    sa.Column("seq", sa.Integer),
+    sa.Column("status", _S),
+    sa.Column("error", sa.Text),
+    sa.Column("tps", sa.Float),
+    sa.Column("qps", sa.Float),
+    sa.Column("events", sa.Float),
+    sa.Column("total_time_s", sa.Float),
+    sa.Column("lat_min_ms", sa.Float),
+    sa.Column("lat_avg_ms", sa.Float),
+    sa.Column("lat_max_ms", sa.Float),
+    sa.Column("percentile", sa.Float),
+    sa.Column("lat_pct_ms", sa.Float),
+    sa.Column("lat_p50_ms", sa.Float),
+    sa.Column("lat_p90_ms", sa.Float),
+    sa.Column("lat_p95_ms", sa.Float),
+    sa.Column("lat_p99_ms", sa.Float),
+    sa.Column("lat_p999_ms", sa.Float),
+    sa.Column("errors", sa.Float),
+    sa.Column("reconnects", sa.Float),
+    sa.Column("n_intervals", sa.Integer),
+    sa.Column("warnings_json", sa.Text),
+    sa.Column("command", sa.Text),
+    sa.Column("log_path", sa.Text),
+    sa.Column("started_at", sa.Float),
+    sa.Column("finished_at", sa.Float),
+    sa.Column("wall_s", sa.Float),
+    sa.Column("summary_json", sa.Text),
+)
+intervals = sa.Table(
+    "intervals",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("run_key", _S, index=True),
+    sa.Column("t", sa.Float),
+    sa.Column("threads", sa.Float),
+    sa.Column("tps", sa.Float),
+    sa.Column("qps", sa.Float),
+    sa.Column("reads", sa.Float),
+    sa.Column("writes", sa.Float),
+    sa.Column("other", sa.Float),
+    sa.Column("lat_ms", sa.Float),
+    sa.Column("err_s", sa.Float),
+    sa.Column("reconn_s", sa.Float),
+)
+samples = sa.Table(
+    "samples",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("run_key", _S, index=True),
+    sa.Column("source", _S),
+    sa.Column("t", sa.Float),
+    sa.Column("cpu_user_pct", sa.Float),
+    sa.Column("cpu_system_pct", sa.Float),
+    sa.Column("cpu_pct", sa.Float),
+    sa.Column("rss_bytes", sa.Float),
+    sa.Column("cores_allowed", sa.Float),
+)
+environment = sa.Table(
+    "environment",
+    meta,
+    sa.Column("study", _S, primary_key=True),
+    sa.Column("arm", _S, primary_key=True),
+    sa.Column("captured_at", sa.Float),
+    sa.Column("capture_json", sa.Text),
+)
+prepare_steps = sa.Table(
+    "prepare_steps",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("arm", _S),
+    sa.Column("step", _S),
+    sa.Column("table_name", _S),
+    sa.Column("status", _S),
+    sa.Column("seconds", sa.Float),
+    sa.Column("detail", sa.Text),
+    sa.Column("at", sa.Float),
+)
+tpch_queries = sa.Table(
+    "tpch_queries",
+    meta,
+    sa.Column("study", _S, primary_key=True),
+    sa.Column("arm", _S, primary_key=True),
+    sa.Column("mode", _S, primary_key=True),
+    sa.Column("query", sa.Integer, primary_key=True),
+    sa.Column("stream", sa.Integer, primary_key=True),
+    sa.Column("repeat", sa.Integer, primary_key=True),
+    sa.Column("status", _S),
+    sa.Column("seconds", sa.Float),
+    sa.Column("verified", sa.Boolean),
+    sa.Column("error", sa.Text),
+    sa.Column("at", sa.Float),
+)
+
+_RUN_COLS = {c.name for c in runs.columns}
+_TABLES = {t.name: t for t in meta.sorted_tables}
+
+
+def default_url(study: str) -> str:
+    return f"sqlite:///{paths.study_dir(study) / 'results.sqlite'}"
+
+
+class Store:
+    """The catalog at ``url`` (created on first use)."""
+
+    def __init__(self, url: str):
+        if url.startswith("sqlite:///"):
+            Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
+        self.url = url
+        self.engine = sa.create_engine(url)
+        meta.create_all(self.engine)
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_study(cls, study) -> Store:
+        return cls(study.results_url or default_url(study.study))
+
+    # -- writes ------------------------------------------------------------------------------
+    def _upsert(self, table: sa.Table, row: dict, keys: dict) -> None:
+        where = sa.and_(*(table.c[k] == v for k, v in keys.items()))
+        with self._lock, self.engine.begin() as c:
+            c.execute(table.delete().where(where))
+            c.execute(table.insert().values(**row))
+
+    def record_study(self, name: str, params: dict) -> None:
+        now = time.time()
+        with self.engine.connect() as c:
+            created = c.execute(
+                sa.select(studies.c.created_at).where(studies.c.study == name)
+            ).scalar()
+        row = {
+            "study": name,
+            "params_json": json.dumps(params, sort_keys=True, default=str),
+            "created_at": created or now,
+            "updated_at": now,
+        }
+        self._upsert(studies, row, {"study": name})
+
+    def record_arm(self, study: str, arm: str, **fields: Any) -> None:
+        row = {"study": study, "arm": arm, "updated_at": time.time()}
+        if "options" in fields:
+            row["options_json"] = json.dumps(fields.pop("options"), sort_keys=True, default=str)
+        row.update(fields)
+        self._upsert(arms, row, {"study": study, "arm": arm})
+
+    def record_run(self, row: dict, interval_rows: pd.DataFrame | None = None) -> None:
+        """Insert or replace one run and its intervals, atomically."""
+        row = {k: _plain(v) for k, v in row.items() if k in _RUN_COLS}
+        keys = {"study": row["study"], "run_key": row["run_key"]}
+        with self._lock, self.engine.begin() as c:
+            c.execute(runs.delete().where(sa.and_(*(runs.c[k] == v for k, v in keys.items()))))
+            c.execute(
+                intervals.delete().where(
+                    sa.and_(*(intervals.c[k] == v for k, v in keys.items()))
+                )
+            )
+            c.execute(runs.insert().values(**row))
+            if interval_rows is not None and len(interval_rows):
+                cols = [c_.name for c_ in intervals.columns]
+                df = interval_rows.assign(**keys)
+                recs = [
+                    {k: _plain(r.get(k)) for k in cols}
+                    for r in df.to_dict("records")
+                ]
+                c.execute(intervals.insert(), recs)
+
+    def record_environment(self, study: str, arm: str, capture: dict) -> None:
+        row = {
+            "study": study,
+            "arm": arm,
+            "captured_at": time.time(),
+            "capture_json": json.dumps(capture, sort_keys=True, default=str),
+        }
+        self._upsert(environment, row, {"study": study, "arm": arm})
+
+    def append(self, table: str, rows: Iterable[dict] | pd.DataFrame) -> int:
+        """Append rows to one of the catalog's tables (unknown columns are an error)."""
+        t = _TABLES[table]
+        recs = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else list(rows)
+        if not recs:
+            return 0
+        extra = set().union(*recs) - {c.name for c in t.columns}
+        if extra:
+            raise KeyError(f"table {table} has no column(s) {sorted(extra)}")
+        with self._lock, self.engine.begin() as c:
+            c.execute(t.insert(), [{k: _plain(v) for k, v in r.items()} for r in recs])
+        return len(recs)
+
+    def upsert(self, table: str, row: dict) -> None:
+        """Insert or replace one row by the table's primary key."""
+        t = _TABLES[table]
+        keys = {c.name: row[c.name] for c in t.primary_key.columns}
+        self._upsert(t, {k: _plain(v) for k, v in row.items()}, keys)
+
+    def delete_runs(self, study: str, run_keys: Iterable[str] | None = None) -> None:
+        with self._lock, self.engine.begin() as c:
+            for t in (runs, intervals, samples):
+                q = t.delete().where(t.c.study == study)
+                if run_keys is not None:
+                    q = q.where(t.c.run_key.in_(list(run_keys)))
+                c.execute(q)
+
+    # -- reads -------------------------------------------------------------------------------
+    def read(self, table: str, study: str | None = None, **where: Any) -> pd.DataFrame:
+        t = _TABLES[table]
+        q = sa.select(t)
+        if study is not None:
+            q = q.where(t.c.study == study)
+        for k, v in where.items():
+            q = q.where(t.c[k].in_(v) if isinstance(v, list | tuple | set) else t.c[k] == v)
+        with self.engine.connect() as c:
+            return pd.read_sql(q, c)
+
+    def runs(self, study: str, **where: Any) -> pd.DataFrame:
+        df = self.read("runs", study, **where)
+        return df.sort_values(["seq", "run_key"]).reset_index(drop=True) if len(df) else df
+
+    def intervals(self, study: str, run_keys: Iterable[str] | None = None) -> pd.DataFrame:
+        where = {"run_key": list(run_keys)} if run_keys is not None else {}
+        return self.read("intervals", study, **where)
+
+    def run_status(self, study: str) -> dict[str, str]:
+        with self.engine.connect() as c:
+            rows = c.execute(
+                sa.select(runs.c.run_key, runs.c.status).where(runs.c.study == study)
+            ).all()
+        return dict(rows)
+
+    def environment_captures(self, study: str) -> dict[str, dict]:
+        df = self.read("environment", study)
+        return {r.arm: json.loads(r.capture_json) for r in df.itertuples()}
+
+
+def _plain(v: Any) -> Any:
+    """Plain Python scalars for the database (numpy types, NaN → None, lists → JSON)."""
+    if v is None:
+        return None
+    if isinstance(v, dict | list | tuple):
+        return json.dumps(v, default=str)
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and v != v:
+        return None
+    return v

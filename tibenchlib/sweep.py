@@ -1,0 +1,339 @@
+"""Workload sweeps: sysbench workloads × thread ladder × repeats, resumable.
+
+Each run keeps its raw log and exact command (no password), is checked for failure and
+degeneracy, and lands in the catalog as soon as it finishes. Running the study again skips runs
+already in the catalog unless ``redo``; a run cut short by a kill is simply run again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from . import paths
+from .db import secret_config_file
+from .params import WRITE_WORKLOADS, Study
+from .run import display_command, execute, sysbench_command
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+#: Seconds a run costs beyond its configured duration (connect, thread start, report).
+RUN_OVERHEAD_S = 1.0
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One planned sysbench run."""
+
+    arm: str
+    workload: str
+    threads: int
+    repeat: int
+    seq: int = 0
+
+    @property
+    def run_key(self) -> str:
+        return f"{self.arm}/{self.workload}/t{self.threads}/r{self.repeat}"
+
+
+def plan(
+    study: Study,
+    *,
+    arms: list[str] | None = None,
+    workloads: list[str] | None = None,
+    threads: list[int] | None = None,
+    repeats: int | None = None,
+) -> list[RunSpec]:
+    """The runs of a sweep, in execution order.
+
+    ``interleaved`` (default) runs the whole ladder once per repeat, arms alternating per repeat,
+    so slow drift in the machine spreads over every thread count and arm instead of biasing one.
+    ``random`` shuffles workloads × threads within each repeat (seeded). ``sequential`` is the
+    reports' shell loop: each cell's repeats back to back.
+    """
+    arm_labels = arms or [a.label for a in study.arms]
+    wls = workloads or list(study.workloads)
+    ths = threads or list(study.threads)
+    reps = range(1, (repeats or study.repeats) + 1)
+    rng = random.Random(study.seed)
+    out: list[tuple[str, str, int, int]] = []
+    if study.order == "sequential":
+        out = [(a, w, t, r) for a in arm_labels for w in wls for t in ths for r in reps]
+    else:
+        for r in reps:
+            for a in arm_labels:
+                cells = [(a, w, t, r) for w in wls for t in ths]
+                if study.order == "random":
+                    rng.shuffle(cells)
+                out += cells
+    return [RunSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(out)]
+
+
+def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None) -> dict:
+    """ETA and disk estimate of a plan (logs: ~130 bytes a second, histogram ~40 KB a run)."""
+    d = duration_s or study.duration_s
+    secs = len(specs) * (d + RUN_OVERHEAD_S) + max(len(specs) - 1, 0) * study.cooldown_s
+    per_log = 130 * d / study.report_interval_s + (40_000 if study.histogram else 2_000)
+    return {"runs": len(specs), "eta_s": secs, "disk_bytes": int(len(specs) * per_log)}
+
+
+def log_path(study: str, spec: RunSpec) -> Path:
+    return paths.study_dir(study) / "raw" / "sysbench" / (spec.run_key.replace("/", "__") + ".log")
+
+
+@contextmanager
+def study_lock(study: str) -> Iterator[None]:
+    """One runner per study at a time (a second one would double-load the server)."""
+    p = paths.study_dir(study) / ".lock"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    f = open(p, "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        raise RuntimeError(
+            f"another tibench is running study '{study}' (lock {p}, pid {f.read().strip()})"
+        ) from None
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    try:
+        yield
+    finally:
+        fcntl.flock(f, fcntl.LOCK_UN)
+        f.close()
+
+
+# -- checks ------------------------------------------------------------------------------------
+def check_run(summary: dict, iv: pd.DataFrame, expected_s: float | None, interval_s: float):
+    """Status and warnings of one parsed run.
+
+    Returns ``(status, error, warnings)``: status is "ok", "failed" (sysbench said so, or no
+    summary) or "degenerate" (sysbench finished but the run cannot be trusted: zero throughput,
+    latency flat at 0, or far fewer intervals than configured).
+    """
+    warnings: list[str] = []
+    if summary.get("status") != "ok":
+        return "failed", summary.get("error") or "failed", warnings
+    tps = summary.get("tps") or 0.0
+    if tps <= 0 or not summary.get("events"):
+        return "degenerate", "zero throughput: no transaction completed", warnings
+    if len(iv) and "tps" in iv:
+        zero = int((iv["tps"] <= 0).sum())
+        if zero:
+            warnings.append(f"{zero} of {len(iv)} intervals had zero TPS")
+        if zero > 0.1 * len(iv):
+            return "degenerate", f"stalled: {zero} of {len(iv)} intervals had zero TPS", warnings
+        if "lat_ms" in iv and iv["lat_ms"].notna().any() and (iv["lat_ms"].fillna(0) == 0).all():
+            return "degenerate", "latency flat at 0 in every interval", warnings
+        mean = iv["tps"].mean()
+        if len(iv) > 2 and mean > 0:
+            cv = iv["tps"].std(ddof=1) / mean
+            if cv > 0.25:
+                warnings.append(f"interval TPS varies by {cv:.0%} (CV) within the run")
+    if expected_s and interval_s:
+        want = int(expected_s // interval_s)
+        if want >= 3 and len(iv) < 0.8 * want:
+            return "degenerate", f"aborted: {len(iv)} of {want} intervals reported", warnings
+    if summary.get("errors"):
+        warnings.append(f"{summary['errors']:g} ignored errors")
+    if summary.get("reconnects"):
+        warnings.append(f"{summary['reconnects']:g} reconnects")
+    return "ok", None, warnings
+
+
+def run_row(study: Study, spec: RunSpec, parsed, outcome, cmd: list[str]) -> tuple[dict, pd.DataFrame]:
+    """The catalog row of one run from its parsed log (pure apart from the parser's result)."""
+    from .parse.sysbench import histogram_percentiles
+
+    s = parsed.summary
+    iv = parsed.intervals if parsed.intervals is not None else pd.DataFrame()
+    status, error, warnings = check_run(s, iv, study.duration_s, study.report_interval_s)
+    if outcome.timed_out:
+        status, error = "failed", f"timeout after {outcome.wall_s:.0f} s"
+    elif outcome.missing:
+        status, error = "failed", f"{outcome.missing} is not installed"
+    elif outcome.returncode not in (0, None) and status == "ok":
+        status, error = "failed", f"sysbench exited {outcome.returncode}"
+    lat = s.get("latency_ms") or {}
+    pct = {}
+    hist = getattr(parsed, "histogram", None)
+    if hist is not None and len(hist):
+        pct = histogram_percentiles(hist, (50, 90, 95, 99, 99.9))
+    p95 = pct.get(95)
+    if p95 is None and s.get("percentile") == 95:
+        p95 = lat.get("percentile_value")
+    row = {
+        "study": study.study,
+        "run_key": spec.run_key,
+        "phase": "sweep",
+        "arm": spec.arm,
+        "workload": spec.workload,
+        "threads": spec.threads,
+        "repeat": spec.repeat,
+        "seq": spec.seq,
+        "status": status,
+        "error": error,
+        "tps": s.get("tps"),
+        "qps": s.get("qps"),
+        "events": s.get("events"),
+        "total_time_s": s.get("total_time_s"),
+        "lat_min_ms": lat.get("min"),
+        "lat_avg_ms": lat.get("avg"),
+        "lat_max_ms": lat.get("max"),
+        "percentile": s.get("percentile"),
+        "lat_pct_ms": lat.get("percentile_value"),
+        "lat_p50_ms": pct.get(50),
+        "lat_p90_ms": pct.get(90),
+        "lat_p95_ms": p95,
+        "lat_p99_ms": pct.get(99),
+        "lat_p999_ms": pct.get(99.9),
+        "errors": s.get("errors"),
+        "reconnects": s.get("reconnects"),
+        "n_intervals": len(iv),
+        "warnings_json": json.dumps(warnings),
+        "command": display_command(cmd),
+        "log_path": str(outcome.log_path),
+        "started_at": outcome.started_at,
+        "finished_at": outcome.finished_at,
+        "wall_s": outcome.wall_s,
+        "summary_json": json.dumps(s, default=str),
+    }
+    return row, iv
+
+
+def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool | None = None):
+    """Run one sysbench run on an open arm and record it. Returns the catalog row."""
+    from .parse.sysbench import parse_sysbench_file
+
+    study = ctx.study
+    d = duration_s or study.duration_s
+    path = log_path(study.study, spec)
+    timeout = study.run_timeout_s or d * 1.5 + 60
+    sampler = _sampler(ctx) if (study.sample_resources if sample is None else sample) else None
+    with secret_config_file(ctx.conn) as cfg:
+        cmd = sysbench_command(
+            spec.workload,
+            ctx.conn,
+            tables=study.dataset.tables,
+            table_size=study.dataset.table_size,
+            threads=spec.threads,
+            time_s=d,
+            report_interval_s=study.report_interval_s,
+            percentile=study.percentile,
+            rand_type=study.rand_type,
+            histogram=study.histogram,
+            extra=study.extra_args,
+            config_file=cfg,
+        )
+        outcome = execute(
+            cmd,
+            path,
+            timeout_s=timeout,
+            on_start=(lambda pid: sampler.start(client_pid=pid)) if sampler else None,
+        )
+    samples = sampler.stop() if sampler else None
+    parsed = parse_sysbench_file(path)
+    row, iv = run_row(study, spec, parsed, outcome, cmd)
+    ctx.store.record_run(row, iv)
+    if samples is not None and len(samples):
+        ctx.store.append("samples", samples.assign(study=study.study, run_key=spec.run_key))
+    return row
+
+
+def _sampler(ctx):
+    """Resource sampler around a run (server and client), when the sampler module is present."""
+    try:
+        from .sampler import RunSampler
+    except ImportError:
+        return None
+    server_pid = ctx.server.pid if ctx.server else None
+    return RunSampler(server_pid=server_pid)
+
+
+def sweep(
+    study: Study,
+    *,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    retry_failed: bool = False,
+    yes: bool = False,
+    progress: bool = True,
+    store: Store | None = None,
+) -> pd.DataFrame:
+    """Run (or resume) the study's sweep; returns the catalog's runs of the planned cells."""
+    from .prepare import dataset_state, matches, prepare
+    from .target import open_arm
+
+    store = store or Store.for_study(study)
+    store.record_study(study.study, study.model_dump(mode="json"))
+    specs = plan(study, arms=arms)
+    with study_lock(study.study):
+        done = store.run_status(study.study)
+        todo = [
+            s
+            for s in specs
+            if redo
+            or s.run_key not in done
+            or (retry_failed and done[s.run_key] != "ok")
+        ]
+        est = estimate(study, todo)
+        log.info("sweep: %d runs planned, %d to do, ETA %.0f s", len(specs), len(todo), est["eta_s"])
+        ctx = None
+        bar = tqdm(total=len(todo), desc=f"sweep {study.study}", disable=not progress, unit="run")
+        last_end = None
+        for spec in todo:
+            if ctx is None or ctx.arm.label != spec.arm:
+                ctx = open_arm(study, spec.arm, yes=yes, store=store)
+                eng = ctx.engine()
+                ok = matches(dataset_state(eng, study.dataset.tables), study.dataset.table_size)
+                eng.dispose()
+                if not ok:
+                    prepare(ctx, progress=False)
+                last_end = None
+            if study.dataset.reset == "reprepare" and spec.workload in WRITE_WORKLOADS:
+                prepare(ctx, force=True, progress=False)
+            if last_end is not None and study.cooldown_s:
+                time.sleep(max(0.0, study.cooldown_s - (time.monotonic() - last_end)))
+            bar.set_postfix_str(f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}")
+            row = run_one(ctx, spec)
+            last_end = time.monotonic()
+            if row["status"] != "ok":
+                log.warning("%s: %s: %s", spec.run_key, row["status"], row["error"])
+            bar.update(1)
+        bar.close()
+    df = store.runs(study.study)
+    keys = {s.run_key for s in specs}
+    return df[df["run_key"].isin(keys)].reset_index(drop=True) if len(df) else df
+
+
+def cells(runs: pd.DataFrame) -> pd.DataFrame:
+    """The reports' table per workload × arm × threads: mean TPS, QPS, avg and p95 latency."""
+    ok = runs[runs["status"] == "ok"]
+    g = ok.groupby(["workload", "arm", "threads"])
+    out = g.agg(
+        n=("tps", "size"),
+        tps=("tps", "mean"),
+        qps=("qps", "mean"),
+        lat_avg_ms=("lat_avg_ms", "mean"),
+        lat_p95_ms=("lat_p95_ms", "mean"),
+    ).reset_index()
+    failed = runs[runs["status"] != "ok"].groupby(["workload", "arm", "threads"]).size()
+    out["n_failed"] = [
+        int(failed.get((r.workload, r.arm, r.threads), 0)) for r in out.itertuples()
+    ]
+    return out.replace({np.nan: None})

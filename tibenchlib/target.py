@@ -1,0 +1,115 @@
+"""Resolve a study's arm into something to drive: a started server (or a cluster URL), a
+connection, the server's flavor and version, and the study's catalog."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+from .db import ConnInfo, ServerInfo, server_info
+from .params import Arm, Study
+from .safety import guard_destructive
+from .server import EmbeddedServer
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+
+class TargetError(RuntimeError):
+    """The target cannot be reached or is misconfigured."""
+
+
+@dataclass
+class ArmContext:
+    """Everything a phase needs to drive one arm."""
+
+    study: Study
+    arm: Arm
+    conn: ConnInfo
+    info: ServerInfo
+    store: Store
+    server: EmbeddedServer | None = None
+    yes: bool = False
+
+    @property
+    def embedded(self) -> bool:
+        return self.server is not None
+
+    def engine(self, **kw) -> sa.Engine:
+        return self.conn.engine(**kw)
+
+    def guard(self, what: str) -> None:
+        """Refuse a destructive step on a real cluster unless allowed (see :mod:`.safety`)."""
+        guard_destructive(
+            what,
+            embedded=self.embedded,
+            allowed=self.study.allow_destructive or self.yes,
+            target=self.conn.masked_url(),
+        )
+
+
+def binding_prefix(spec: str | None) -> list[str]:
+    """``numactl`` prefix for a CPU/NUMA binding spec such as ``node:0`` or ``cpus:0``."""
+    if not spec or spec == "unbound":
+        return []
+    from .binding import parse_policy
+
+    return parse_policy(spec).numactl_prefix()
+
+
+def embedded_server(study: Study, arm: Arm, name: str = "embedded") -> EmbeddedServer:
+    t = study.target_for(arm)
+    options = {**t.server_options, **arm.server_options}
+    binding = arm.cpu_binding or t.cpu_binding
+    return EmbeddedServer(
+        name=name, options=options, prefix=binding_prefix(binding), database=t.database
+    )
+
+
+def open_arm(study: Study, arm: Arm | str, *, yes: bool = False, store: Store | None = None):
+    """Start (or reuse) the arm's server and connect; record the arm in the catalog."""
+    arm = study.arm(arm) if isinstance(arm, str) else arm
+    t = study.target_for(arm)
+    store = store or Store.for_study(study)
+    server = None
+    if t.kind == "embedded":
+        server = embedded_server(study, arm).ensure()
+        conn = server.conninfo()
+    else:
+        conn = ConnInfo.from_url(t.url, t.password, t.tls.model_dump() if t.tls.ca else None)
+        if t.password is None:
+            log.warning(
+                "%s is not set: connecting to %s without a password", t.password_env, t.url
+            )
+    try:
+        engine = conn.engine(database="")
+        info = server_info(engine)
+        engine.dispose()
+    except sa.exc.DBAPIError as e:
+        raise TargetError(
+            f"cannot connect to {conn.masked_url()} for arm '{arm.label}': {e.orig}"
+        ) from None
+    if server is None:
+        _ensure_database(conn)
+    store.record_arm(
+        study.study,
+        arm.label,
+        options={**t.server_options, **arm.server_options},
+        target=conn.masked_url(),
+        flavor=info.flavor,
+        version=info.version,
+    )
+    return ArmContext(study, arm, conn, info, store, server, yes)
+
+
+def _ensure_database(conn: ConnInfo) -> None:
+    eng = conn.engine(database="")
+    try:
+        with eng.begin() as c:
+            c.exec_driver_sql(f"CREATE DATABASE IF NOT EXISTS `{conn.database}`")
+    except sa.exc.DBAPIError as e:
+        log.warning("could not create database %s: %s", conn.database, e.orig)
+    finally:
+        eng.dispose()
