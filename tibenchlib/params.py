@@ -169,6 +169,7 @@ class Study(_Model):
     dataset: Dataset = Dataset()
     workloads: Annotated[list[Workload], Field(min_length=1)] = ["oltp_point_select"]
     threads: Annotated[list[PosInt], Field(min_length=1)] = [1, 2, 4]
+    threads_by_workload: dict[Workload, Annotated[list[PosInt], Field(min_length=1)]] = {}
     duration_s: PosInt = 10
     report_interval_s: PosInt = 1
     percentile: Annotated[float, Field(gt=0, lt=100)] = 95
@@ -217,6 +218,10 @@ class Study(_Model):
 
     def target_for(self, arm: Arm) -> Target:
         return arm.target or self.target
+
+    def threads_for(self, workload: str) -> list[int]:
+        """The thread ladder of one workload (the reports use another ladder for read-write)."""
+        return list(self.threads_by_workload.get(workload, self.threads))
 
     def is_embedded(self, arm: Arm | None = None) -> bool:
         return (self.target_for(arm) if arm else self.target).kind == "embedded"

@@ -66,16 +66,19 @@ def plan(
     """
     arm_labels = arms or [a.label for a in study.arms]
     wls = workloads or list(study.workloads)
-    ths = threads or list(study.threads)
+
+    def ths(w: str) -> list[int]:
+        return threads or study.threads_for(w)
+
     reps = range(1, (repeats or study.repeats) + 1)
     rng = random.Random(study.seed)
     out: list[tuple[str, str, int, int]] = []
     if study.order == "sequential":
-        out = [(a, w, t, r) for a in arm_labels for w in wls for t in ths for r in reps]
+        out = [(a, w, t, r) for a in arm_labels for w in wls for t in ths(w) for r in reps]
     else:
         for r in reps:
             for a in arm_labels:
-                cells = [(a, w, t, r) for w in wls for t in ths]
+                cells = [(a, w, t, r) for w in wls for t in ths(w)]
                 if study.order == "random":
                     rng.shuffle(cells)
                 out += cells
@@ -225,6 +228,13 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
     path = log_path(study.study, spec)
     timeout = study.run_timeout_s or d * 1.5 + 60
     sampler = _sampler(ctx) if (study.sample_resources if sample is None else sample) else None
+
+    def started(pid: int) -> None:
+        if sampler is not None:
+            sampler.watch("client", pid)
+            sampler.t0 = time.time()
+            sampler.start()
+
     with secret_config_file(ctx.conn) as cfg:
         cmd = sysbench_command(
             spec.workload,
@@ -240,29 +250,34 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
             extra=study.extra_args,
             config_file=cfg,
         )
-        outcome = execute(
-            cmd,
-            path,
-            timeout_s=timeout,
-            on_start=(lambda pid: sampler.start(client_pid=pid)) if sampler else None,
-        )
-    samples = sampler.stop() if sampler else None
+        try:
+            outcome = execute(cmd, path, timeout_s=timeout, on_start=started)
+        finally:
+            if sampler is not None:
+                sampler.stop()
     parsed = parse_sysbench_file(path)
     row, iv = run_row(study, spec, parsed, outcome, cmd)
+    if sampler is not None:
+        samples = sampler.samples
+        warnings = json.loads(row["warnings_json"]) + sampler.warnings
+        from .sampler import client_bottleneck
+
+        cb = client_bottleneck(samples)
+        if cb["warning"] and cb["n"]:
+            warnings.append(cb["warning"])
+        row["warnings_json"] = json.dumps(warnings)
     ctx.store.record_run(row, iv)
-    if samples is not None and len(samples):
+    if sampler is not None and len(samples):
         ctx.store.append("samples", samples.assign(study=study.study, run_key=spec.run_key))
     return row
 
 
 def _sampler(ctx):
-    """Resource sampler around a run (server and client), when the sampler module is present."""
-    try:
-        from .sampler import RunSampler
-    except ImportError:
-        return None
+    """Per-second CPU/RSS of the local server (when tibench runs it) and the sysbench client."""
+    from .sampler import ProcessSampler
+
     server_pid = ctx.server.pid if ctx.server else None
-    return RunSampler(server_pid=server_pid)
+    return ProcessSampler({"server": server_pid} if server_pid else {})
 
 
 def sweep(
@@ -319,6 +334,32 @@ def sweep(
     df = store.runs(study.study)
     keys = {s.run_key for s in specs}
     return df[df["run_key"].isin(keys)].reset_index(drop=True) if len(df) else df
+
+
+def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """The reports' table per workload × arm × threads, each figure with its interval.
+
+    Estimator: the mean over repeated runs of sysbench's own per-run figures (TPS, QPS, average
+    latency) and of the histogram p95, each with a Student t 95% interval (df = n − 1); n = 1
+    gives no interval. Failed and degenerate runs are counted (``n_failed``), never averaged.
+    """
+    from .stats import summarize_cells
+
+    keys = ["workload", "arm", "threads"]
+    out = None
+    for metric in ("tps", "qps", "lat_avg_ms", "lat_p95_ms"):
+        if metric not in runs or runs[metric].isna().all():
+            continue
+        c = summarize_cells(runs, metric=metric)
+        cols = {"mean": metric, "ci_low": f"{metric}_ci_low", "ci_high": f"{metric}_ci_high"}
+        keep = keys + list(cols)
+        if out is None:
+            keep += ["n"] + [k for k in ("n_failed", "cv", "warnings") if k in c]
+        c = c[keep].rename(columns=cols)
+        out = c if out is None else out.merge(c, on=keys, how="outer")
+    if out is None:
+        return pd.DataFrame(columns=keys)
+    return out.sort_values(keys).reset_index(drop=True)
 
 
 def cells(runs: pd.DataFrame) -> pd.DataFrame:

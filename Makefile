@@ -1,0 +1,52 @@
+# tibench: `make demo` runs the whole study on the embedded MariaDB; `make test` runs the tests.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PARAMS ?= params/demo.yaml
+
+.DEFAULT_GOAL := help
+.PHONY: help setup demo test test-fast lint format lab clean-data server-stop
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+setup: ## install what is missing: system packages (apt), a .venv with tibench
+	@bash scripts/setup-system.sh
+	@$(MAKE) -s $(STAMP)
+
+demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB
+	$(BIN)/tibench run $(PARAMS)
+	@echo "executed notebooks: data/$$(basename $(PARAMS) .yaml)/notebooks/"
+	@echo "tables (JSON, CSV): data/$$(basename $(PARAMS) .yaml)/results/"
+	@echo "catalog:            data/$$(basename $(PARAMS) .yaml)/results.sqlite"
+
+test: setup ## the full test suite, notebooks included (nbval)
+	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --nbval-lax data/ci/notebooks --nbval-current-env -p no:cacheprovider
+
+test-fast: setup ## the tests that need no server or notebook
+	$(BIN)/python -m pytest -q tests -m "not slow and not notebook"
+
+lint: setup ## ruff check and format check
+	$(BIN)/ruff check tibenchlib tests benchmarks
+	$(BIN)/ruff format --check tibenchlib tests benchmarks
+
+format: setup ## ruff format
+	$(BIN)/ruff format tibenchlib tests benchmarks
+
+lab: setup ## JupyterLab on notebooks/
+	$(BIN)/jupyter lab notebooks/
+
+server-stop: ## stop the embedded MariaDB
+	-$(BIN)/tibench server stop
+
+clean-data: server-stop ## remove run outputs under data/ (keeps data/reference)
+	find data -mindepth 1 -maxdepth 1 ! -name reference ! -name .gitkeep -exec rm -rf {} +

@@ -1,0 +1,194 @@
+"""The study's phases as functions: what each notebook calls and what ``tibench run`` reports.
+
+Each phase takes a validated :class:`~tibenchlib.params.Study`, does its work through the other
+modules, writes its result rows to ``data/<study>/results/<phase>.json`` (and ``.csv``) and
+returns them as a DataFrame. The JSON file is what ``tibench run --json`` prints.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import paths
+from .params import PHASES, Study
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+
+class PhaseUnavailable(NotImplementedError):
+    """A phase whose implementation has not landed yet."""
+
+
+def results_dir(study: Study | str) -> Path:
+    name = study if isinstance(study, str) else study.study
+    return paths.study_dir(name) / "results"
+
+
+def write_results(study: Study, phase: str, df: pd.DataFrame) -> Path:
+    """Write a phase's rows as JSON (records, nulls for missing) and CSV."""
+    d = results_dir(study)
+    d.mkdir(parents=True, exist_ok=True)
+    p = d / f"{phase}.json"
+    records = json.loads(df.replace({np.nan: None}).to_json(orient="records", default_handler=str))
+    p.write_text(json.dumps(records, indent=1, ensure_ascii=False))
+    df.to_csv(d / f"{phase}.csv", index=False)
+    return p
+
+
+def read_results(study: Study | str, phase: str) -> list[dict]:
+    p = results_dir(study) / f"{phase}.json"
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: phase '{phase}' has not produced results")
+    return json.loads(p.read_text())
+
+
+# -- phases ------------------------------------------------------------------------------------
+def environment(study: Study, *, yes: bool = False, arms: list[str] | None = None, **_) -> pd.DataFrame:
+    """Capture client host and database of every arm; saved as JSON and in the catalog."""
+    from .envcapture import capture_database, capture_host, save_capture
+    from .target import open_arm
+
+    store = Store.for_study(study)
+    store.record_study(study.study, study.model_dump(mode="json"))
+    rows = []
+    for label in arms or [a.label for a in study.arms]:
+        ctx = open_arm(study, label, yes=yes, store=store)
+        data_dir = ctx.server.datadir if ctx.server else paths.study_dir(study.study)
+        eng = ctx.engine()
+        try:
+            cap = {
+                "arm": label,
+                "target": ctx.conn.masked_url(),
+                "host": capture_host(data_dir=data_dir),
+                "database": capture_database(eng, ctx.info.flavor),
+            }
+        finally:
+            eng.dispose()
+        save_capture(cap, paths.study_dir(study.study) / "environment" / f"{label}.json")
+        store.record_environment(study.study, label, cap)
+        h = cap["host"]
+        rows.append(
+            {
+                "arm": label,
+                "flavor": ctx.info.flavor,
+                "version": ctx.info.version,
+                "cpu_model": _get(h, "cpu", "model"),
+                "logical_cpus": _get(h, "cpu", "logical"),
+                "numa_nodes": len(_get(h, "numa", "nodes") or []) or None,
+                "memory_bytes": _get(h, "memory", "total"),
+                "os": _get(h, "os", "pretty_name"),
+                "kernel": _get(h, "os", "kernel"),
+                "sysbench": _get(h, "tools", "sysbench"),
+            }
+        )
+    df = pd.DataFrame(rows)
+    write_results(study, "environment", df)
+    return df
+
+
+def prepare(study: Study, *, yes: bool = False, arms: list[str] | None = None, redo: bool = False,
+            progress: bool = True, **_) -> pd.DataFrame:
+    """Prepare / ANALYZE / warm up / verify on every distinct target of the study."""
+    from .prepare import prepare as prepare_arm
+    from .target import open_arm
+
+    store = Store.for_study(study)
+    store.record_study(study.study, study.model_dump(mode="json"))
+    out = []
+    seen: set[str] = set()
+    for label in arms or [a.label for a in study.arms]:
+        ctx = open_arm(study, label, yes=yes, store=store)
+        # Arms on the same target share its tables: prepare once, verify on the others.
+        target = ctx.conn.masked_url()
+        steps = prepare_arm(ctx, force=redo if target not in seen else False, progress=progress)
+        seen.add(target)
+        out.append(steps.assign(arm=label))
+    df = pd.concat(out, ignore_index=True)[["arm", "step", "table_name", "status", "seconds", "detail"]]
+    write_results(study, "prepare", df)
+    return df
+
+
+RUN_COLUMNS = [
+    "run_key", "arm", "workload", "threads", "repeat", "status", "error", "tps", "qps",
+    "lat_avg_ms", "percentile", "lat_pct_ms", "lat_p95_ms", "lat_p99_ms", "errors",
+    "n_intervals", "warnings_json", "log_path",
+]
+
+
+def sweep(study: Study, *, yes: bool = False, arms: list[str] | None = None, redo: bool = False,
+          retry_failed: bool = False, progress: bool = True, **_) -> pd.DataFrame:
+    """Run or resume the sysbench sweep; rows are the planned runs from the catalog."""
+    from .sweep import sweep as run_sweep
+
+    runs = run_sweep(study, arms=arms, redo=redo, retry_failed=retry_failed, yes=yes,
+                     progress=progress)
+    df = runs[RUN_COLUMNS].copy() if len(runs) else pd.DataFrame(columns=RUN_COLUMNS)
+    df["warnings"] = [json.loads(w or "[]") for w in df.pop("warnings_json")]
+    write_results(study, "sweep", df)
+    return df
+
+
+def compare(study: Study, **_) -> pd.DataFrame:
+    """A/B comparison of the study's arms (baseline vs candidate) over the sweep's runs."""
+    try:
+        from .compare import compare_arms_table
+    except ImportError as e:
+        raise PhaseUnavailable(f"phase compare is not available yet ({e})") from None
+    store = Store.for_study(study)
+    runs = store.runs(study.study)
+    if not len(runs):
+        raise RuntimeError(f"study '{study.study}' has no runs: run phase sweep first")
+    df = compare_arms_table(runs, study)
+    write_results(study, "compare", df)
+    return df
+
+
+def numa(study: Study, **kw) -> pd.DataFrame:
+    try:
+        from .numa import run_numa_phase
+    except ImportError as e:
+        raise PhaseUnavailable(f"phase numa is not available yet ({e})") from None
+    df = run_numa_phase(study, **kw)
+    write_results(study, "numa", df)
+    return df
+
+
+def tpch_scaling(study: Study, **kw) -> pd.DataFrame:
+    try:
+        from .tpch.phase import run_tpch_phase
+    except ImportError as e:
+        raise PhaseUnavailable(f"phase tpch_scaling is not available yet ({e})") from None
+    df = run_tpch_phase(study, **kw)
+    write_results(study, "tpch_scaling", df)
+    return df
+
+
+PHASE_FUNCS = {
+    "environment": environment,
+    "prepare": prepare,
+    "sweep": sweep,
+    "compare": compare,
+    "numa": numa,
+    "tpch_scaling": tpch_scaling,
+}
+assert tuple(PHASE_FUNCS) == PHASES
+
+
+def run_phase(study: Study, phase: str, **kw) -> pd.DataFrame:
+    if phase not in PHASE_FUNCS:
+        raise ValueError(f"unknown phase '{phase}' (phases: {', '.join(PHASES)})")
+    return PHASE_FUNCS[phase](study, **kw)
+
+
+def _get(d: dict, *keys):
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d

@@ -1,0 +1,92 @@
+"""Plots people would rather look at than read. Error bars are tibench's own intervals
+(Student t over repeated runs, Fieller for ratios), never seaborn's default bootstrap."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+
+def _facets(df: pd.DataFrame, col: str = "workload"):
+    keys = list(dict.fromkeys(df[col])) if len(df) else []
+    n = max(len(keys), 1)
+    fig, axes = plt.subplots(1, n, figsize=(4.8 * n, 3.6), squeeze=False)
+    return fig, list(zip(keys, axes[0], strict=False))
+
+
+def metric_vs_threads(
+    cells: pd.DataFrame, *, ylabel: str = "TPS", title: str | None = None, log2_x: bool = True
+):
+    """Mean of a metric against client threads, one line per arm, t-interval bars.
+
+    ``cells`` has columns workload, arm, threads, mean, ci_low, ci_high (as from
+    :func:`tibenchlib.stats.summarize_cells`); rows with n = 1 are drawn without a bar.
+    """
+    fig, facets = _facets(cells)
+    palette = dict(zip(sorted(cells["arm"].unique()), sns.color_palette(), strict=False))
+    for w, ax in facets:
+        d = cells[cells["workload"] == w]
+        for arm, g in d.groupby("arm", sort=True):
+            g = g.sort_values("threads")
+            lo = (g["mean"] - g["ci_low"]).where(g["ci_low"].notna(), 0)
+            hi = (g["ci_high"] - g["mean"]).where(g["ci_high"].notna(), 0)
+            ax.errorbar(
+                g["threads"], g["mean"], yerr=[lo, hi], marker="o", capsize=3, label=arm,
+                color=palette[arm],
+            )
+        if log2_x:
+            ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(d["threads"].unique()))
+        ax.get_xaxis().set_major_formatter(plt.ScalarFormatter())
+        ax.set_xlabel("client threads")
+        ax.set_ylabel(ylabel)
+        ax.set_title(w)
+        ax.grid(alpha=0.3)
+    if facets:
+        facets[0][1].legend(title="arm (mean, 95% t interval)", fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def interval_tps(intervals: pd.DataFrame, runs: pd.DataFrame, *, workload: str | None = None,
+                 max_runs: int = 12):
+    """Per-interval TPS over time of each run (diagnostic: warm-up, dips, stalls)."""
+    r = runs if workload is None else runs[runs["workload"] == workload]
+    keys = list(r["run_key"])[:max_runs]
+    d = intervals[intervals["run_key"].isin(keys)]
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    sns.lineplot(data=d, x="t", y="tps", hue="run_key", ax=ax, errorbar=None, legend=len(keys) <= 12)
+    ax.set_xlabel("seconds into the run")
+    ax.set_ylabel("interval TPS")
+    ax.set_title(f"interval TPS{' — ' + workload if workload else ''}")
+    if ax.get_legend():
+        ax.legend(fontsize=6, ncols=2)
+    fig.tight_layout()
+    return fig
+
+
+def improvement_bars(cmp: pd.DataFrame, *, delta_pct: float = 2.0, title: str | None = None):
+    """Improvement % per thread count with Fieller interval bars, the zero line and the ±δ band."""
+    fig, facets = _facets(cmp)
+    for w, ax in facets:
+        d = cmp[cmp["workload"] == w].sort_values("threads")
+        x = range(len(d))
+        lo = (d["improvement_pct"] - d["ci_low_pct"]).fillna(0)
+        hi = (d["ci_high_pct"] - d["improvement_pct"]).fillna(0)
+        ax.axhspan(-delta_pct, delta_pct, color="0.85", label=f"±{delta_pct:g}% (δ)")
+        ax.axhline(0, color="0.3", lw=0.8)
+        ax.errorbar(list(x), d["improvement_pct"], yerr=[lo, hi], fmt="o", capsize=4)
+        ax.set_xticks(list(x), [str(t) for t in d["threads"]])
+        ax.set_xlabel("client threads")
+        ax.set_ylabel("improvement % (95% Fieller)")
+        ax.set_title(w)
+        ax.grid(alpha=0.3, axis="y")
+    if facets:
+        facets[0][1].legend(fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
