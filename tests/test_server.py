@@ -1,0 +1,110 @@
+"""The embedded MariaDB: start, reuse, options change, stop, stale instance, port taken."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from tibenchlib import server as srvmod
+from tibenchlib.db import server_info
+from tibenchlib.server import EmbeddedServer
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def fresh(tmp_path):
+    if not srvmod.shutil.which("mariadbd") and not os.path.exists("/usr/sbin/mariadbd"):
+        pytest.skip("mariadbd not installed")
+    s = EmbeddedServer(name="lifecycle", root=tmp_path / "srv")
+    yield s
+    s.stop()
+
+
+def _query(s: EmbeddedServer, sql: str):
+    eng = s.conninfo().engine()
+    try:
+        with eng.connect() as c:
+            return c.exec_driver_sql(sql).scalar_one()
+    finally:
+        eng.dispose()
+
+
+def test_start_reuse_restart_stop(fresh):
+    s = fresh.ensure()
+    st = s.status()
+    assert st["running"] and st["host"] == "127.0.0.1"
+    info = server_info(s.conninfo().engine())
+    assert info.flavor == "mariadb"
+    # listens on loopback only
+    assert _query(s, "SELECT @@bind_address") == "127.0.0.1"
+    # the credentials file is private
+    assert stat.S_IMODE(os.stat(s.root / "credentials").st_mode) == 0o600
+    # a second object for the same instance reuses the running server
+    again = EmbeddedServer(name="lifecycle", root=s.root).ensure()
+    assert again.pid == st["pid"]
+    # other options: restart on the same data
+    with s.conninfo().engine().begin() as c:
+        c.exec_driver_sql("CREATE TABLE IF NOT EXISTS keep (x INT)")
+    changed = EmbeddedServer(
+        name="lifecycle", root=s.root, options={"innodb_flush_log_at_trx_commit": 2}
+    ).ensure()
+    assert changed.pid != st["pid"]
+    assert _query(changed, "SELECT @@innodb_flush_log_at_trx_commit") == 2
+    assert _query(changed, "SELECT COUNT(*) FROM information_schema.tables WHERE table_name='keep'") == 1
+    pid = changed.pid
+    assert changed.stop() is True
+    assert not srvmod._pid_alive(pid)
+    assert not changed.status()["running"]
+    assert not (s.root / "mysqld.sock").exists()
+
+
+def test_stale_instance_is_cleaned(fresh):
+    s = fresh.ensure()
+    pid = s.pid
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while srvmod._pid_alive(pid) and time.monotonic() < deadline:
+        srvmod._reap(pid)
+        time.sleep(0.1)
+    assert s.status()["stale"]
+    with pytest.raises(srvmod.ServerError, match="not running"):
+        s.conninfo()
+    s.ensure()
+    assert s.pid and s.pid != pid
+    assert _query(s, "SELECT 1") == 1
+
+
+def test_port_taken_moves_to_another(fresh, monkeypatch):
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    busy = taken.getsockname()[1]
+    ports = iter([busy])
+    real = srvmod.free_port
+    monkeypatch.setattr(srvmod, "free_port", lambda: next(ports, None) or real())
+    try:
+        s = fresh.ensure()
+        assert s.port != busy
+        assert _query(s, "SELECT 1") == 1
+    finally:
+        taken.close()
+
+
+def test_missing_binary_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setattr(srvmod.shutil, "which", lambda name: None)
+    monkeypatch.setattr(srvmod, "Path", lambda p: tmp_path / "nowhere")
+    with pytest.raises(srvmod.ServerError, match="install MariaDB"):
+        srvmod.find_binary("mariadbd")
+
+
+def test_engine_reaches_sbtest_database(mariadb_engine):
+    with mariadb_engine.connect() as c:
+        assert c.exec_driver_sql("SELECT DATABASE()").scalar_one() == "sbtest"
+    assert isinstance(mariadb_engine, sa.Engine)
