@@ -1,0 +1,642 @@
+"""Statistics over repeated runs: cell summaries and A/B comparisons with honest intervals.
+
+The unit of replication is the repeated sysbench run. Per-second intervals are autocorrelated
+pseudo-replicates and never enter an interval or a test here (see :mod:`tibenchlib.steady` for
+what they are good for). All functions are pure: DataFrame in, DataFrame out; warnings travel as
+lists of strings in a ``warnings`` column.
+
+Estimators used:
+
+* cell mean: Student t interval, df = n - 1 (runs assumed independent, roughly normal);
+* ratio of two means: Fieller's interval with a Welch-Satterthwaite df (two independent samples,
+  unequal variances); no bootstrap, which undercovers at the 3-5 runs people make;
+* difference of means: Welch's t test; several cells of one comparison: Holm's step-down.
+
+The vectorised ``_..._arrays`` helpers hold the arithmetic; the public functions wrap them so
+simulations can run thousands of comparisons at once with the very same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+from statsmodels.stats.multitest import multipletests
+
+__all__ = [
+    "t_interval",
+    "fieller_ratio",
+    "welch_p",
+    "holm",
+    "flag_outliers",
+    "summarize_cells",
+    "compare_arms",
+    "summarize_improvement",
+    "lower_is_better",
+    "VERDICTS",
+]
+
+CELL_KEYS = ["workload", "arm", "threads"]
+T_METHOD = "Student t, df=n-1"
+FIELLER_METHOD = {
+    "ratio": "Fieller, Welch-Satterthwaite df at the ratio estimate; Welch t p, Holm",
+    "welch": "Fieller, Welch-Satterthwaite df of the difference; Welch t p, Holm",
+}
+#: Every value ``compare_arms`` can put in ``verdict``.
+VERDICTS = ("better", "worse", "equivalent", "~", "inconclusive", "n/a")
+
+
+# --------------------------------------------------------------------------------------------
+# vectorised cores
+
+
+def _f(x) -> np.ndarray:
+    return np.asarray(x, dtype=float)
+
+
+def _t_arrays(mean, sd, n, level: float):
+    """Half-width of the Student t interval; NaN where n < 2."""
+    mean, sd, n = _f(mean), _f(sd), _f(n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = _st.t.ppf(0.5 + level / 2, n - 1)
+        half = q * sd / np.sqrt(n)
+    half = np.where(n >= 2, half, np.nan)
+    return mean - half, mean + half
+
+
+def _welch_arrays(mx, vx, nx, my, vy, ny):
+    """Welch's t for mean(x) - mean(y): returns (t, df, two-sided p); NaN where n < 2."""
+    mx, vx, nx, my, vy, ny = map(_f, (mx, vx, nx, my, vy, ny))
+    a, b = vx / nx, vy / ny
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(a + b)
+        t = (mx - my) / se
+        df = (a + b) ** 2 / (a**2 / (nx - 1) + b**2 / (ny - 1))
+        p = 2 * _st.t.sf(np.abs(t), df)
+    # Both arms without spread: the difference is exact; p is 0 or 1, df is moot.
+    zero = (a + b) == 0
+    p = np.where(zero, np.where(mx == my, 1.0, 0.0), p)
+    df = np.where(zero, nx + ny - 2, df)
+    ok = (nx >= 2) & (ny >= 2)
+    return np.where(ok, t, np.nan), np.where(ok, df, np.nan), np.where(ok, p, np.nan)
+
+
+def _fieller_arrays(mx, vx, nx, my, vy, ny, level: float, df_method: str = "ratio"):
+    """Fieller interval for mean(x)/mean(y), x and y independent samples.
+
+    Inverts |mean(x) - rho*mean(y)| <= t * sqrt(vx/nx + rho^2 vy/ny).  The t quantile uses the
+    Welch-Satterthwaite df of that linear combination with rho at the estimate (``"ratio"``,
+    as in Tamhane & Logan 2004 and R's mratios) or at rho = 1 (``"welch"``, the df of the plain
+    difference).  Returns (ratio, low, high, df, bounded); bounds are NaN where n < 2 or the set
+    is unbounded (the denominator mean is not distinguishable from 0).
+    """
+    mx, vx, nx, my, vy, ny = map(_f, (mx, vx, nx, my, vy, ny))
+    if df_method not in FIELLER_METHOD:
+        raise ValueError(f"df_method must be one of {sorted(FIELLER_METHOD)}, not {df_method!r}")
+    a, b = vx / nx, vy / ny
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = mx / my
+        w = r**2 if df_method == "ratio" else np.ones_like(r)
+        df = (a + w * b) ** 2 / (a**2 / (nx - 1) + (w * b) ** 2 / (ny - 1))
+        df = np.where((a + b) == 0, nx + ny - 2, df)
+        q = _st.t.ppf(0.5 + level / 2, df)
+        qa = my**2 - q**2 * b
+        disc = a * my**2 + b * mx**2 - q**2 * a * b
+        root = q * np.sqrt(np.maximum(disc, 0.0))
+        lo = (mx * my - root) / qa
+        hi = (mx * my + root) / qa
+    ok = (nx >= 2) & (ny >= 2)
+    bounded = ok & (qa > 0)
+    lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+    return (
+        r,
+        np.where(bounded, lo, np.nan),
+        np.where(bounded, hi, np.nan),
+        np.where(ok, df, np.nan),
+        bounded,
+    )
+
+
+def _none(x):
+    """Python float, or None for NaN/inf (JSON null)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def _values(values) -> np.ndarray:
+    x = _f(np.ravel(values) if not isinstance(values, pd.Series) else values.to_numpy())
+    return x[np.isfinite(x)]
+
+
+# --------------------------------------------------------------------------------------------
+# scalar API
+
+
+def t_interval(values: Sequence[float], level: float = 0.95) -> dict:
+    """Mean of independent run figures with a Student t confidence interval.
+
+    Estimator: sample mean; interval mean +- t(1 - alpha/2, n-1) * s / sqrt(n).  Assumes the runs
+    are independent and their figures roughly normal (the t interval is robust to mild skew).
+
+    Parameters
+    ----------
+    values : sequence of float
+        One figure per run; NaN values are ignored.
+    level : float
+        Confidence level.
+
+    Returns
+    -------
+    dict
+        ``n, mean, ci_low, ci_high, sd, df, method``; the interval, sd and df are None when
+        n < 2 (no interval is invented from one run).
+    """
+    x = _values(values)
+    n = x.size
+    mean = float(x.mean()) if n else None
+    sd = float(x.std(ddof=1)) if n >= 2 else None
+    lo, hi = _t_arrays(mean if n else np.nan, sd if sd is not None else np.nan, n, level)
+    return {
+        "n": int(n),
+        "mean": mean,
+        "ci_low": _none(lo),
+        "ci_high": _none(hi),
+        "sd": sd,
+        "df": n - 1 if n >= 2 else None,
+        "method": T_METHOD,
+    }
+
+
+def fieller_ratio(
+    num: Sequence[float], den: Sequence[float], level: float = 0.95, df_method: str = "ratio"
+) -> dict:
+    """Ratio of two independent means, mean(num) / mean(den), with Fieller's interval.
+
+    Estimator: ratio of sample means.  Interval: the set of rho for which
+    ``|mean(num) - rho mean(den)| <= t * sqrt(s_num^2/n_num + rho^2 s_den^2/n_den)`` (Fieller),
+    with t on Welch-Satterthwaite df (unequal variances).  Assumes independent, roughly normal
+    run figures in each sample.  The interval is exact-in-spirit for ratios (no delta-method
+    symmetry) and reciprocal: the interval for den/num is the reversed reciprocal of this one.
+
+    Parameters
+    ----------
+    num, den : sequence of float
+        Run figures of the numerator and denominator arms.
+    level : float
+        Confidence level.
+    df_method : {"ratio", "welch"}
+        ``"ratio"`` (default) evaluates the Satterthwaite df of the Fieller pivot at the ratio
+        estimate; ``"welch"`` uses the df of the plain Welch difference (rho = 1).
+
+    Returns
+    -------
+    dict
+        ``ratio, ci_low, ci_high, df, method, n_num, n_den, warnings``.  ``ci_*`` are None when
+        either n < 2 or when the confidence set is unbounded (then ``warnings`` says so).
+    """
+    x, y = _values(num), _values(den)
+    warns: list[str] = []
+    if x.size == 0 or y.size == 0:
+        raise ValueError("fieller_ratio needs at least one value in each sample")
+    vx = x.var(ddof=1) if x.size >= 2 else np.nan
+    vy = y.var(ddof=1) if y.size >= 2 else np.nan
+    r, lo, hi, df, bounded = _fieller_arrays(
+        x.mean(), vx, x.size, y.mean(), vy, y.size, level, df_method
+    )
+    if x.size < 2 or y.size < 2:
+        warns.append(f"n={x.size}+{y.size}: point estimate only, no interval")
+    elif not bool(bounded):
+        warns.append(
+            "Fieller interval unbounded: the denominator mean is not distinguishable from 0"
+        )
+    return {
+        "ratio": _none(r),
+        "ci_low": _none(lo),
+        "ci_high": _none(hi),
+        "df": _none(df),
+        "method": FIELLER_METHOD[df_method].split(";")[0],
+        "n_num": int(x.size),
+        "n_den": int(y.size),
+        "warnings": warns,
+    }
+
+
+def welch_p(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Two-sided p-value of Welch's t test for mean(a) = mean(b).
+
+    Estimator: difference of sample means over sqrt(s_a^2/n_a + s_b^2/n_b), referred to t with
+    Welch-Satterthwaite df.  Assumes independent, roughly normal run figures; no equal-variance
+    assumption.  Returns None when either sample has fewer than two values.
+    """
+    x, y = _values(a), _values(b)
+    if x.size < 2 or y.size < 2:
+        return None
+    _, _, p = _welch_arrays(x.mean(), x.var(ddof=1), x.size, y.mean(), y.var(ddof=1), y.size)
+    return _none(p)
+
+
+def holm(pvalues: Sequence[float | None]) -> np.ndarray:
+    """Holm step-down adjusted p-values (family-wise error control, any dependence).
+
+    Uses ``statsmodels.stats.multitest.multipletests(method="holm")`` (not its default,
+    Holm-Sidak).  Missing p-values (None/NaN) stay NaN and do not count towards the family.
+    """
+    p = np.array([np.nan if v is None else v for v in pvalues], dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        out[ok] = multipletests(p[ok], method="holm")[1]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# DataFrame API
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether a smaller value of ``metric`` is better (latencies, times); by its name."""
+    m = metric.lower()
+    return m.startswith("lat") or any(k in m for k in ("latency", "elapsed", "seconds", "time"))
+
+
+def _valid_mask(runs: pd.DataFrame, metric: str) -> pd.Series:
+    ok = pd.Series(True, index=runs.index)
+    if "status" in runs.columns:
+        st = runs["status"]
+        ok &= st.isna() | (st.astype(str).str.lower() == "ok")
+    return ok & np.isfinite(pd.to_numeric(runs[metric], errors="coerce"))
+
+
+def _check_columns(df: pd.DataFrame, cols: Sequence[str], what: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} lacks column(s) {missing}; it has {list(df.columns)}")
+
+
+def flag_outliers(
+    runs: pd.DataFrame, metric: str = "tps", z: float = 3.5, rel: float = 0.05
+) -> pd.Series:
+    """Flag (never drop) runs that stand out within their workload x arm x threads cell.
+
+    Estimator: the modified z-score 0.6745 |x - median| / MAD (Iglewicz & Hoaglin) within the
+    cell; a run is flagged when it exceeds ``z`` *and* lies more than ``rel`` (relative) from the
+    cell median - with 3-5 runs the MAD alone is too small to trust.  Cells with fewer than 3
+    valid runs are never flagged.  Returns a boolean Series aligned with ``runs``.
+    """
+    _check_columns(runs, [*CELL_KEYS, metric], "runs")
+    ok = _valid_mask(runs, metric)
+    v = pd.to_numeric(runs[metric], errors="coerce").where(ok)
+    g = v.groupby([runs[k] for k in CELL_KEYS], dropna=False)
+    med = g.transform("median")
+    dev = (v - med).abs()
+    mad = dev.groupby([runs[k] for k in CELL_KEYS], dropna=False).transform("median")
+    n = g.transform("count")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mz = np.where(mad > 0, 0.6745 * dev / mad, np.where(dev > 0, np.inf, 0.0))
+        far = dev > rel * med.abs()
+    return pd.Series((n >= 3) & (mz > z) & far & ok, index=runs.index)
+
+
+def summarize_cells(
+    runs: pd.DataFrame,
+    metric: str = "tps",
+    level: float = 0.95,
+    cv_warn: float = 0.10,
+    n_warn: int = 5,
+    outlier_z: float = 3.5,
+    outlier_rel: float = 0.05,
+) -> pd.DataFrame:
+    """Per workload x arm x threads: the run figures' mean with a Student t interval.
+
+    Estimator: mean of the run figures (sysbench's own per-run TPS by default), interval
+    mean +- t(n-1) s/sqrt(n); also median, min, max, sd and CV = s / mean.  Assumes independent
+    runs.  Runs whose ``status`` is not "ok" (or whose value is missing) are excluded and
+    counted in ``n_failed``.
+
+    Warnings (list per row): CV above ``cv_warn``; n below ``n_warn``; n = 1 (no interval);
+    failed runs; outlying runs (see :func:`flag_outliers`), flagged and kept.
+
+    Returns
+    -------
+    DataFrame
+        ``workload, arm, threads, n, n_failed, mean, ci_low, ci_high, sd, median, min, max, cv,
+        method, warnings`` (plus ``lat_p95_ms_mean`` when ``runs`` has ``lat_p95_ms`` and the
+        metric is another one).
+    """
+    _check_columns(runs, [*CELL_KEYS, metric], "runs")
+    runs = runs.copy()
+    runs["tb_ok"] = _valid_mask(runs, metric)
+    runs["tb_v"] = pd.to_numeric(runs[metric], errors="coerce").where(runs["tb_ok"])
+    runs["tb_out"] = flag_outliers(runs, metric, outlier_z, outlier_rel)
+    if "repeat" not in runs.columns:
+        runs["repeat"] = runs.groupby(CELL_KEYS, dropna=False).cumcount() + 1
+    g = runs.groupby(CELL_KEYS, dropna=False, sort=True)
+    out = g["tb_v"].agg(["count", "mean", "std", "median", "min", "max"]).reset_index()
+    out = out.rename(columns={"count": "n", "std": "sd"})
+    out["n_failed"] = g["tb_ok"].agg(lambda s: int((~s).sum())).to_numpy()
+    extra = "lat_p95_ms" if metric != "lat_p95_ms" and "lat_p95_ms" in runs.columns else None
+    if extra:
+        lat = pd.to_numeric(runs[extra], errors="coerce").where(runs["tb_ok"])
+        out[f"{extra}_mean"] = (
+            lat.groupby([runs[k] for k in CELL_KEYS], dropna=False).mean().to_numpy()
+        )
+    out["sd"] = out["sd"].where(out["n"] >= 2)
+    out["ci_low"], out["ci_high"] = _t_arrays(out["mean"], out["sd"], out["n"], level)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["cv"] = out["sd"] / out["mean"].abs()
+    out["method"] = T_METHOD
+
+    runs["tb_med"] = runs.groupby(CELL_KEYS, dropna=False)["tb_v"].transform("median")
+    out_notes: dict[tuple, list[str]] = {}
+    for r in runs[runs["tb_out"]].itertuples(index=False):
+        key = _key(tuple(getattr(r, k) for k in CELL_KEYS))
+        out_notes.setdefault(key, []).append(
+            f"outlying run (repeat {r.repeat}: {r.tb_v:.6g}, "
+            f"{(r.tb_v / r.tb_med - 1) * 100:+.1f}% from the median) flagged, kept"
+        )
+    warns = []
+    for row in out.itertuples(index=False):
+        w: list[str] = []
+        if row.n == 0:
+            w.append("no valid runs")
+        elif row.n == 1:
+            w.append("n=1: point estimate only, no interval")
+        elif row.n < n_warn:
+            w.append(f"n={row.n} < {n_warn}: wide interval, low power")
+        if row.n_failed:
+            w.append(f"{row.n_failed} failed run(s) excluded")
+        if np.isfinite(row.cv) and row.cv > cv_warn:
+            w.append(f"CV {row.cv * 100:.1f}% > {cv_warn * 100:.0f}%")
+        w += out_notes.get(_key((row.workload, row.arm, row.threads)), [])
+        warns.append(w)
+    out["warnings"] = warns
+    cols = [
+        "workload",
+        "arm",
+        "threads",
+        "n",
+        "n_failed",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "sd",
+        "median",
+        "min",
+        "max",
+        "cv",
+        "method",
+        "warnings",
+    ]
+    if extra:
+        cols.insert(cols.index("method"), f"{extra}_mean")
+    return out[cols]
+
+
+def _key(t: tuple) -> tuple:
+    # NaN != NaN: normalise missing keys so dictionary look-ups match.
+    return tuple(None if (isinstance(v, float) and np.isnan(v)) else v for v in t)
+
+
+def _verdicts(imp, lo, hi, p_adj, delta_pct: float, alpha: float) -> np.ndarray:
+    """The issue-4 rules, vectorised; all inputs in percent, NaN where unknown."""
+    imp, lo, hi, p_adj = map(_f, (imp, lo, hi, p_adj))
+    has_p = np.isfinite(p_adj)
+    sig = has_p & (p_adj < alpha)
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    with np.errstate(invalid="ignore"):
+        width = np.where(bounded, hi - lo, np.inf)
+    return np.select(
+        [
+            ~has_p,
+            sig & (imp > delta_pct),
+            sig & (imp < -delta_pct),
+            bounded & (lo >= -delta_pct) & (hi <= delta_pct),
+            width > 4 * delta_pct,
+        ],
+        ["n/a", "better", "worse", "equivalent", "inconclusive"],
+        default="~",
+    )
+
+
+def compare_arms(
+    runs: pd.DataFrame,
+    baseline: str,
+    candidate: str,
+    metric: str = "tps",
+    higher_is_better: bool | None = None,
+    delta: float = 0.02,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    family: str = "comparison",
+    df_method: str = "ratio",
+    cells: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Candidate against baseline per workload x threads: improvement % with a Fieller interval.
+
+    Estimator: ratio of the arms' mean run figures R = mean(candidate) / mean(baseline);
+    improvement % = (R - 1) x 100 when higher is better, (1 - R) x 100 when lower is better (so
+    a positive figure always means "candidate better").  Interval: Fieller on R (see
+    :func:`fieller_ratio`).  Test: Welch's t on the raw means, two-sided; Holm across the cells
+    of one comparison (``family="comparison"``: every row returned; ``"workload"``: per
+    workload).  Assumes independent runs, roughly normal within an arm, any variances.
+
+    Verdict (``delta`` as a fraction, default 2 %): ``"better"``/``"worse"`` when the Holm p <
+    ``alpha`` and the estimate lies beyond +-delta in that direction; ``"equivalent"`` when the
+    whole interval lies within +-delta; otherwise ``"~"`` (no significant difference), or
+    ``"inconclusive"`` (more runs needed) when the interval is wider than 4 delta or unbounded;
+    ``"n/a"`` when either arm has fewer than two runs (point estimate only, p and interval null).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        One row per run: ``workload, arm, threads, <metric>`` (+ optional ``repeat, status``).
+    baseline, candidate : str
+        Arm names (values of ``runs.arm``).
+    metric : str
+        Column to compare.  ``higher_is_better=None`` infers the direction from the name
+        (``lat*``, ``*time*``, ``*seconds*``, ``*elapsed*`` are lower-is-better).
+    cells : DataFrame, optional
+        Output of :func:`summarize_cells` for ``runs`` when already computed.
+
+    Returns
+    -------
+    DataFrame
+        One row per workload x threads with ``workload, threads, n_baseline, n_candidate,
+        baseline_<metric>, candidate_<metric>, improvement_pct, ci_low_pct, ci_high_pct,
+        p_value, p_adjusted, verdict, warnings`` and also ``metric, baseline, candidate,
+        baseline_value, candidate_value`` (same numbers as ``baseline_<metric>``),
+        ``baseline_sd, candidate_sd, n_failed_*, ratio, ratio_ci_low, ratio_ci_high, df,
+        method`` and, for a non-latency metric when available, ``baseline_lat_p95_ms,
+        candidate_lat_p95_ms`` (mean of the runs' p95, for display only).
+    """
+    _check_columns(runs, [*CELL_KEYS, metric], "runs")
+    if family not in ("comparison", "workload"):
+        raise ValueError("family must be 'comparison' or 'workload'")
+    arms = set(runs["arm"].dropna().astype(str))
+    for name in (baseline, candidate):
+        if name not in arms:
+            raise ValueError(f"arm {name!r} not found; arms present: {sorted(arms)}")
+    hib = (not lower_is_better(metric)) if higher_is_better is None else higher_is_better
+    if cells is None:
+        cells = summarize_cells(runs[runs["arm"].isin([baseline, candidate])], metric, level)
+    a = cells[cells["arm"] == baseline].drop(columns="arm")
+    b = cells[cells["arm"] == candidate].drop(columns="arm")
+    m = a.merge(b, on=["workload", "threads"], how="outer", suffixes=("_a", "_b"))
+    m = m.sort_values(["workload", "threads"], na_position="first").reset_index(drop=True)
+    for s in ("_a", "_b"):
+        m["n" + s] = m["n" + s].fillna(0).astype(int)
+        m["n_failed" + s] = m["n_failed" + s].fillna(0).astype(int)
+
+    r, rlo, rhi, df, bounded = _fieller_arrays(
+        m["mean_b"],
+        m["sd_b"] ** 2,
+        m["n_b"],
+        m["mean_a"],
+        m["sd_a"] ** 2,
+        m["n_a"],
+        level,
+        df_method,
+    )
+    _, _, p = _welch_arrays(
+        m["mean_b"], m["sd_b"] ** 2, m["n_b"], m["mean_a"], m["sd_a"] ** 2, m["n_a"]
+    )
+    if hib:
+        imp, lo, hi = (r - 1) * 100, (rlo - 1) * 100, (rhi - 1) * 100
+    else:
+        imp, lo, hi = (1 - r) * 100, (1 - rhi) * 100, (1 - rlo) * 100
+    if family == "comparison":
+        p_adj = holm(p)
+    else:
+        p_adj = np.full(len(m), np.nan)
+        for _, idx in m.groupby("workload", dropna=False).indices.items():
+            p_adj[idx] = holm(p[idx])
+    verdict = _verdicts(imp, lo, hi, p_adj, delta * 100, alpha)
+
+    out = pd.DataFrame(
+        {
+            "workload": m["workload"],
+            "threads": m["threads"],
+            "metric": metric,
+            "baseline": baseline,
+            "candidate": candidate,
+            "n_baseline": m["n_a"],
+            "n_candidate": m["n_b"],
+            "n_failed_baseline": m["n_failed_a"],
+            "n_failed_candidate": m["n_failed_b"],
+            f"baseline_{metric}": m["mean_a"],
+            f"candidate_{metric}": m["mean_b"],
+            "baseline_value": m["mean_a"],
+            "candidate_value": m["mean_b"],
+            "baseline_sd": m["sd_a"],
+            "candidate_sd": m["sd_b"],
+        }
+    )
+    if "lat_p95_ms_mean_a" in m.columns:
+        out["baseline_lat_p95_ms"] = m["lat_p95_ms_mean_a"]
+        out["candidate_lat_p95_ms"] = m["lat_p95_ms_mean_b"]
+    out["ratio"] = r
+    out["ratio_ci_low"], out["ratio_ci_high"] = rlo, rhi
+    out["improvement_pct"], out["ci_low_pct"], out["ci_high_pct"] = imp, lo, hi
+    out["df"], out["p_value"], out["p_adjusted"] = df, p, p_adj
+    out["verdict"] = verdict
+    out["method"] = FIELLER_METHOD[df_method]
+
+    warns = []
+    for i, row in m.iterrows():
+        w: list[str] = []
+        for arm, s in ((baseline, "_a"), (candidate, "_b")):
+            if row["n" + s] == 0:
+                w.append(f"{arm}: no runs at {row['threads']} threads")
+            for x in row["warnings" + s] if isinstance(row["warnings" + s], list) else []:
+                w.append(f"{arm}: {x}")
+        if row["n_a"] >= 2 and row["n_b"] >= 2 and not bounded[i]:
+            w.append("Fieller interval unbounded: baseline mean not distinguishable from 0")
+        if verdict[i] not in ("better", "worse") and np.isfinite(p_adj[i]) and p_adj[i] < alpha:
+            w.append(
+                f"significant (Holm p={p_adj[i]:.3g}) but the estimate lies within "
+                f"+-{delta * 100:g}%"
+            )
+        warns.append(w)
+    out["warnings"] = warns
+    return out
+
+
+def summarize_improvement(cmp_df: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """Per workload: the reports' mean improvement and the geometric-mean ratio with its interval.
+
+    Estimators: (1) the reports' figure, the arithmetic mean of the per-thread improvement %
+    (no interval: it is what the published tables print); (2) the geometric mean G of the
+    per-thread ratios R_k = mean(candidate)/mean(baseline), log G = mean_k log R_k, with a
+    delta-method t interval on log G: Var(log R_k) ~ s_b^2/(n_b m_b^2) + s_a^2/(n_a m_a^2),
+    df by Welch-Satterthwaite over all 2K variance terms.  The thread counts are treated as fixed
+    (the interval is for these thread counts, not for an unseen one); cells assumed independent.
+    For lower-is-better metrics the improvement is (1 - G) x 100.  The interval is null when
+    any cell has n < 2.
+
+    Returns
+    -------
+    DataFrame
+        ``workload, n_threads, mean_improvement_pct, geomean_ratio, geomean_improvement_pct,
+        geo_ci_low_pct, geo_ci_high_pct, df, method, warnings``.
+    """
+    _check_columns(
+        cmp_df,
+        [
+            "workload",
+            "improvement_pct",
+            "baseline_value",
+            "candidate_value",
+            "n_baseline",
+            "n_candidate",
+        ],
+        "comparison table",
+    )
+    rows = []
+    for wl, g in cmp_df.groupby("workload", dropna=False, sort=False):
+        hib = not lower_is_better(str(g["metric"].iloc[0])) if "metric" in g else True
+        warns: list[str] = []
+        g = g[np.isfinite(g["baseline_value"]) & np.isfinite(g["candidate_value"])]
+        k = len(g)
+        ma, mb = g["baseline_value"].to_numpy(float), g["candidate_value"].to_numpy(float)
+        logr = np.log(mb / ma)
+        lg = logr.mean() if k else np.nan
+        G = np.exp(lg)
+        lo = hi = dfv = np.nan
+        have_sd = {"baseline_sd", "candidate_sd"} <= set(g.columns)
+        if k and have_sd and (g["n_baseline"] >= 2).all() and (g["n_candidate"] >= 2).all():
+            va = g["baseline_sd"].to_numpy(float) ** 2 / g["n_baseline"].to_numpy(float) / ma**2
+            vb = g["candidate_sd"].to_numpy(float) ** 2 / g["n_candidate"].to_numpy(float) / mb**2
+            var = (va.sum() + vb.sum()) / k**2
+            den = (
+                (va**2 / (g["n_baseline"].to_numpy(float) - 1)).sum()
+                + (vb**2 / (g["n_candidate"].to_numpy(float) - 1)).sum()
+            ) / k**4
+            dfv = var**2 / den if den > 0 else np.inf
+            q = _st.t.ppf(0.5 + level / 2, dfv)
+            lo, hi = np.exp(lg - q * np.sqrt(var)), np.exp(lg + q * np.sqrt(var))
+        else:
+            warns.append("some thread count has n<2: geometric mean without interval")
+        if hib:
+            gi, glo, ghi = (G - 1) * 100, (lo - 1) * 100, (hi - 1) * 100
+        else:
+            gi, glo, ghi = (1 - G) * 100, (1 - hi) * 100, (1 - lo) * 100
+        rows.append(
+            {
+                "workload": wl,
+                "n_threads": k,
+                "mean_improvement_pct": g["improvement_pct"].mean() if k else np.nan,
+                "geomean_ratio": G,
+                "geomean_improvement_pct": gi,
+                "geo_ci_low_pct": glo,
+                "geo_ci_high_pct": ghi,
+                "df": dfv,
+                "method": "arithmetic mean of per-thread %; geometric mean of ratios, "
+                "delta-method t interval on the log scale",
+                "warnings": warns,
+            }
+        )
+    return pd.DataFrame(rows)
