@@ -291,7 +291,7 @@ def sweep(
     store: Store | None = None,
 ) -> pd.DataFrame:
     """Run (or resume) the study's sweep; returns the catalog's runs of the planned cells."""
-    from .prepare import dataset_state, matches, prepare
+    from .prepare import dataset_state, matches, prepare, warm
     from .target import open_arm
 
     store = store or Store.for_study(study)
@@ -319,6 +319,8 @@ def sweep(
                 eng.dispose()
                 if not ok:
                     prepare(ctx, progress=False)
+                elif study.dataset.warmup:
+                    warm(ctx)
                 last_end = None
             if study.dataset.reset == "reprepare" and spec.workload in WRITE_WORKLOADS:
                 prepare(ctx, force=True, progress=False)
