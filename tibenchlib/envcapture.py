@@ -55,51 +55,29 @@ SCHEMA_VERSION = 1
 
 #: Global variables shown in the configuration table when the server has them. The tidb_* ones
 #: are those the reference reports set (TiDB v5.1.4 vs v6.0.0 report, §3.3.3; TiFlash report).
-CURATED_VARIABLES = (
-    "innodb_buffer_pool_size",
-    "innodb_flush_log_at_trx_commit",
-    "innodb_log_file_size",
-    "innodb_flush_method",
-    "sync_binlog",
-    "log_bin",
-    "binlog_format",
-    "max_connections",
-    "transaction_isolation",
-    "tx_isolation",
-    "thread_handling",
-    "thread_pool_size",
-    "performance_schema",
-    "character_set_server",
-    "tidb_hashagg_final_concurrency",
-    "tidb_hashagg_partial_concurrency",
-    "tidb_enable_async_commit",
-    "tidb_enable_1pc",
-    "tidb_guarantee_linearizability",
-    "tidb_enable_clustered_index",
-    "tidb_isolation_read_engines",
-    "tidb_txn_mode",
-    "tidb_enable_prepared_plan_cache",
-    "tidb_mem_quota_query",
+CURATED_VARIABLES = tuple(
+    """
+    innodb_buffer_pool_size innodb_flush_log_at_trx_commit innodb_log_file_size
+    innodb_flush_method sync_binlog log_bin binlog_format max_connections transaction_isolation
+    tx_isolation thread_handling thread_pool_size performance_schema character_set_server
+    tidb_hashagg_final_concurrency tidb_hashagg_partial_concurrency tidb_enable_async_commit
+    tidb_enable_1pc tidb_guarantee_linearizability tidb_enable_clustered_index
+    tidb_isolation_read_engines tidb_txn_mode tidb_enable_prepared_plan_cache
+    tidb_mem_quota_query
+    """.split()
 )
 
 #: ``SHOW CONFIG`` items shown on TiDB: those the reference reports tuned (§3.3.1–3.3.2 of the
 #: v5.1.4 vs v6.0.0 report, the v3.0.5 baseline's max-procs and coprocessor pools).
-CURATED_CONFIG = (
-    "prepared-plan-cache.enabled",
-    "tikv-client.max-batch-wait-time",
-    "performance.max-procs",
-    "raftstore.store-pool-size",
-    "raftstore.apply-pool-size",
-    "rocksdb.max-background-jobs",
-    "raftdb.max-background-jobs",
-    "raftdb.allow-concurrent-memtable-write",
-    "server.grpc-concurrency",
-    "server.enable-request-batch",
-    "pessimistic-txn.pipelined",
-    "storage.block-cache.capacity",
-    "readpool.coprocessor.high-concurrency",
-    "readpool.coprocessor.normal-concurrency",
-    "readpool.coprocessor.low-concurrency",
+CURATED_CONFIG = tuple(
+    """
+    prepared-plan-cache.enabled tikv-client.max-batch-wait-time performance.max-procs
+    raftstore.store-pool-size raftstore.apply-pool-size rocksdb.max-background-jobs
+    raftdb.max-background-jobs raftdb.allow-concurrent-memtable-write server.grpc-concurrency
+    server.enable-request-batch pessimistic-txn.pipelined storage.block-cache.capacity
+    readpool.coprocessor.high-concurrency readpool.coprocessor.normal-concurrency
+    readpool.coprocessor.low-concurrency
+    """.split()
 )
 
 # (arguments that print the version or None when the tool has none, purpose shown in tables)
@@ -997,6 +975,60 @@ def _cluster_rows(tidb: Mapping) -> list[dict]:
     return rows
 
 
+def _section(d: Mapping, key: str) -> Mapping:
+    v = d.get(key)
+    return v if isinstance(v, Mapping) and not is_unavailable(v) else {}
+
+
+def _host_software(host: Mapping) -> list[tuple[str, str, str]]:
+    os_, tools, pkgs = _section(host, "os"), _section(host, "tools"), _section(host, "packages")
+    rows = [
+        (_text(os_.get("pretty_name")), "operating system", _text(os_.get("version_id"))),
+        ("Linux kernel", "operating system kernel", _text(os_.get("kernel"))),
+        ("Python", "notebooks and analysis", _text(_section(host, "python").get("version"))),
+    ]
+    rows += [
+        (name, _TOOLS.get(name, (None, ""))[1], _text(t.get("version")))
+        for name, t in tools.items()
+        if isinstance(t, Mapping) and not is_unavailable(t)
+    ]
+    rows += [
+        (name, "Python package", _text(pkgs[name]))
+        for name in ("tibench", "pandas", "numpy", "scipy", "statsmodels", "sqlalchemy")
+        if name in pkgs
+    ]
+    return rows
+
+
+def _host_config(host: Mapping) -> list[tuple[str, str, str]]:
+    os_ = _section(host, "os")
+    return [
+        ("client host", "transparent_hugepage", _text(os_.get("transparent_hugepage"))),
+        ("client host", "swappiness", _text(os_.get("swappiness"))),
+        ("client host", "cpu governor", _text(_section(host, "cpu").get("governor"))),
+    ]
+
+
+def _db_software(db: Mapping, tag: str) -> list[tuple[str, str, str]]:
+    flavor = db.get("flavor")
+    rows = [
+        (
+            _FLAVOR_NAMES.get(flavor, _text(flavor)) + tag,
+            "database under test",
+            _text(db.get("version")),
+        )
+    ]
+    info = _section(db, "tidb").get("cluster_info")
+    if isinstance(info, list):
+        versions: dict[str, set[str]] = {}
+        for r in info:
+            versions.setdefault(str(r.get("type")), set()).add(str(r.get("version")))
+        for typ, vs in sorted(versions.items()):
+            name, purpose = _COMPONENTS.get(typ, (typ, "cluster component"))
+            rows.append((name + tag, purpose, " / ".join(sorted(vs))))
+    return rows
+
+
 def environment_tables(capture: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     """The reports' environment tables, for display.
 
@@ -1018,130 +1050,37 @@ def environment_tables(capture: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     triples = _captures(capture)
     several = len({label for label, _, _ in triples}) > 1
     hardware: list[dict] = []
-    software: list[dict] = []
-    config: list[dict] = []
-    missing: list[dict] = []
+    software: list[tuple] = []
+    config: list[tuple] = []
+    missing: list[tuple] = []
     seen_hosts: set[str] = set()
     for label, host, db in triples:
-        tag = f" ({label})" if several and label else ""
-        flavor = db.get("flavor") if db else None
-        local = bool(db) and any(h in str(db.get("url", "")) for h in _LOCAL_HOSTS)
+        where = f"{label}: " if label else ""
         if host:
+            flavor = db.get("flavor") if db else None
+            local = bool(db) and any(h in str(db.get("url", "")) for h in _LOCAL_HOSTS)
             roles = ["client"] + ([_FLAVOR_NAMES.get(flavor, str(flavor))] if local else [])
             row = _host_row(host, roles)
             if row["server"] not in seen_hosts:
                 seen_hosts.add(row["server"])
                 hardware.append(row)
-                os_ = host.get("os", {}) if isinstance(host.get("os"), Mapping) else {}
-                software.append(
-                    {
-                        "name": _text(os_.get("pretty_name")),
-                        "purpose": "operating system",
-                        "version": _text(os_.get("version_id")),
-                    }
-                )
-                software.append(
-                    {
-                        "name": "Linux kernel",
-                        "purpose": "operating system kernel",
-                        "version": _text(os_.get("kernel")),
-                    }
-                )
-                py = host.get("python", {}) if isinstance(host.get("python"), Mapping) else {}
-                software.append(
-                    {
-                        "name": "Python",
-                        "purpose": "notebooks and analysis",
-                        "version": _text(py.get("version")),
-                    }
-                )
-                tools = host.get("tools", {}) if isinstance(host.get("tools"), Mapping) else {}
-                for name, t in tools.items():
-                    if isinstance(t, Mapping) and not is_unavailable(t):
-                        software.append(
-                            {
-                                "name": name,
-                                "purpose": _TOOLS.get(name, (None, ""))[1],
-                                "version": _text(t.get("version")),
-                            }
-                        )
-                pkgs = host.get("packages", {})
-                for name in ("tibench", "pandas", "numpy", "scipy", "statsmodels", "sqlalchemy"):
-                    if isinstance(pkgs, Mapping) and name in pkgs:
-                        software.append(
-                            {
-                                "name": name,
-                                "purpose": "Python package",
-                                "version": _text(pkgs[name]),
-                            }
-                        )
-                for item in ("transparent_hugepage", "swappiness"):
-                    config.append(
-                        {
-                            "arm": label,
-                            "scope": "client host",
-                            "name": item,
-                            "value": _text(os_.get(item)),
-                        }
-                    )
-                cpu = host.get("cpu", {}) if isinstance(host.get("cpu"), Mapping) else {}
-                config.append(
-                    {
-                        "arm": label,
-                        "scope": "client host",
-                        "name": "cpu governor",
-                        "value": _text(cpu.get("governor")),
-                    }
-                )
-            missing += [
-                {"item": f"{label}: host.{p}" if label else f"host.{p}", "reason": r}
-                for p, r in list_unavailable(host)
-            ]
+                software += _host_software(host)
+                config += [(label, *r) for r in _host_config(host)]
+            missing += [(f"{where}host.{p}", r) for p, r in list_unavailable(host)]
         if db:
-            software.append(
-                {
-                    "name": _FLAVOR_NAMES.get(flavor, _text(flavor)) + tag,
-                    "purpose": "database under test",
-                    "version": _text(db.get("version")),
-                }
-            )
-            tidb = db.get("tidb") if isinstance(db.get("tidb"), Mapping) else None
+            software += _db_software(db, f" ({label})" if several and label else "")
+            tidb = _section(db, "tidb")
             if tidb:
                 hardware += _cluster_rows(tidb)
-                info = tidb.get("cluster_info")
-                if isinstance(info, list):
-                    versions: dict[str, set[str]] = {}
-                    for r in info:
-                        versions.setdefault(str(r.get("type")), set()).add(str(r.get("version")))
-                    for typ, vs in sorted(versions.items()):
-                        name, purpose = _COMPONENTS.get(typ, (typ, "cluster component"))
-                        software.append(
-                            {
-                                "name": name + tag,
-                                "purpose": purpose,
-                                "version": " / ".join(sorted(vs)),
-                            }
-                        )
-            for r in db.get("curated", []) if isinstance(db.get("curated"), list) else []:
-                config.append(
-                    {
-                        "arm": label,
-                        "scope": r["scope"],
-                        "name": r["name"],
-                        "value": _text(r["value"]),
-                    }
-                )
-            missing += [
-                {"item": f"{label}: database.{p}" if label else f"database.{p}", "reason": r}
-                for p, r in list_unavailable(db)
-            ]
+            curated = db.get("curated") if isinstance(db.get("curated"), list) else []
+            config += [(label, r["scope"], r["name"], _text(r["value"])) for r in curated]
+            missing += [(f"{where}database.{p}", r) for p, r in list_unavailable(db)]
     cfg = pd.DataFrame(config, columns=["arm", "scope", "name", "value"])
     if not several:
         cfg = cfg.drop(columns="arm")
+    hw_columns = ["server", "CPU", "memory", "NUMA nodes", "disks"]
     return {
-        "hardware": pd.DataFrame(
-            hardware, columns=["server", "CPU", "memory", "NUMA nodes", "disks"]
-        ),
+        "hardware": pd.DataFrame(hardware, columns=hw_columns),
         "software": pd.DataFrame(software, columns=["name", "purpose", "version"]),
         "configuration": cfg,
         "unavailable": pd.DataFrame(missing, columns=["item", "reason"]),
