@@ -988,7 +988,13 @@ def _host_software(host: Mapping) -> list[tuple[str, str, str]]:
         ("Python", "notebooks and analysis", _text(_section(host, "python").get("version"))),
     ]
     rows += [
-        (name, _TOOLS.get(name, (None, ""))[1], _text(t.get("version")))
+        (
+            name,
+            _TOOLS.get(name, (None, ""))[1],
+            "installed, version unknown"
+            if is_unavailable(t.get("version"))
+            else _text(t.get("version")),
+        )
         for name, t in tools.items()
         if isinstance(t, Mapping) and not is_unavailable(t)
     ]
