@@ -30,7 +30,7 @@ def test_environment_yml_lists_the_same_dependencies_as_pyproject():
                     listed[_name(r)] = r
         elif not dep.startswith(("python", "pip")) or dep.startswith("python-"):
             listed[_name(dep)] = dep
-    assert set(listed) == set(wanted), (set(wanted) ^ set(listed))
+    assert set(listed) == set(wanted), set(wanted) ^ set(listed)
     for name, req in wanted.items():
         # same version constraint, conda spelling (no spaces)
         assert listed[name].replace(" ", "") == req.replace(" ", ""), name

@@ -92,8 +92,14 @@ def test_missing_and_broken_files(tmp_path):
 
 def test_password_comes_from_the_environment(monkeypatch):
     s = parse_study(
-        {"study": "x", "target": {"kind": "url", "url": "mysql+pymysql://root@h:4000/t",
-                                  "password_env": "MY_PW"}}
+        {
+            "study": "x",
+            "target": {
+                "kind": "url",
+                "url": "mysql+pymysql://root@h:4000/t",
+                "password_env": "MY_PW",
+            },
+        }
     )
     monkeypatch.setenv("MY_PW", "hunter2")
     assert s.target.password == "hunter2"

@@ -57,7 +57,10 @@ def test_start_reuse_restart_stop(fresh):
     ).ensure()
     assert changed.pid != st["pid"]
     assert _query(changed, "SELECT @@innodb_flush_log_at_trx_commit") == 2
-    assert _query(changed, "SELECT COUNT(*) FROM information_schema.tables WHERE table_name='keep'") == 1
+    assert (
+        _query(changed, "SELECT COUNT(*) FROM information_schema.tables WHERE table_name='keep'")
+        == 1
+    )
     pid = changed.pid
     assert changed.stop() is True
     assert not srvmod._pid_alive(pid)

@@ -17,9 +17,17 @@ def store(tmp_path):
 
 def _run(key, tps, status="ok"):
     return {
-        "study": "s", "run_key": key, "arm": "a", "workload": "oltp_point_select",
-        "threads": 4, "repeat": 1, "seq": 0, "status": status, "tps": tps,
-        "warnings_json": json.dumps(["w"]), "lat_p95_ms": float("nan"),
+        "study": "s",
+        "run_key": key,
+        "arm": "a",
+        "workload": "oltp_point_select",
+        "threads": 4,
+        "repeat": 1,
+        "seq": 0,
+        "status": status,
+        "tps": tps,
+        "warnings_json": json.dumps(["w"]),
+        "lat_p95_ms": float("nan"),
     }
 
 
@@ -51,15 +59,23 @@ def test_study_arm_environment(store):
     store.record_study("s", {"study": "s", "threads": [1, 2, 4]})
     st = store.read("studies", "s")
     assert len(st) == 1 and json.loads(st.loc[0, "params_json"])["threads"] == [1, 2, 4]
-    store.record_arm("s", "a", options={"x": 1}, target="mysql+pymysql://u:***@h/db",
-                     flavor="mariadb", version="10.11")
+    store.record_arm(
+        "s",
+        "a",
+        options={"x": 1},
+        target="mysql+pymysql://u:***@h/db",
+        flavor="mariadb",
+        version="10.11",
+    )
     assert store.read("arms", "s").loc[0, "flavor"] == "mariadb"
     store.record_environment("s", "a", {"host": {"cpu": {"model": "X"}}})
     assert store.environment_captures("s") == {"a": {"host": {"cpu": {"model": "X"}}}}
 
 
 def test_append_rejects_unknown_columns(store):
-    assert store.append("samples", [{"study": "s", "run_key": "k", "source": "server", "t": 1}]) == 1
+    assert (
+        store.append("samples", [{"study": "s", "run_key": "k", "source": "server", "t": 1}]) == 1
+    )
     with pytest.raises(KeyError, match="no column.*bogus"):
         store.append("samples", [{"study": "s", "bogus": 1}])
     assert store.append("samples", []) == 0

@@ -42,7 +42,9 @@ def cmd_run(a) -> int:
         plan_out = {
             "study": study.study,
             "phases": selected,
-            "runs": [s.__dict__ | {"run_key": s.run_key} for s in specs] if "sweep" in selected else [],
+            "runs": [s.__dict__ | {"run_key": s.run_key} for s in specs]
+            if "sweep" in selected
+            else [],
             "eta_s": est["eta_s"] if "sweep" in selected else 0,
             "disk_bytes": est["disk_bytes"] if "sweep" in selected else 0,
         }
@@ -95,9 +97,10 @@ def cmd_server(a) -> int:
 
 # -- env ---------------------------------------------------------------------------------------
 def cmd_env(a) -> int:
+    from . import paths
     from .envcapture import capture_host
 
-    cap = {"host": capture_host()}
+    cap = {"host": capture_host(data_dir=paths.data_dir())}
     if a.params:
         from .phases import environment
 
@@ -155,7 +158,9 @@ def cmd_compare(a) -> int:
     else:
         if not (a.baseline and a.candidate):
             return _fail("give BASELINE and CANDIDATE (log directories), or --table FILE.csv")
-        df = cmpmod.compare_log_dirs(a.baseline, a.candidate, delta_pct=a.delta, workload=a.workload)
+        df = cmpmod.compare_log_dirs(
+            a.baseline, a.candidate, delta_pct=a.delta, workload=a.workload
+        )
     if a.json:
         cols = [c for c in cmpmod.JSON_COLUMNS if c in df.columns]
         _print_json(json.loads(df[cols].to_json(orient="records")))

@@ -214,7 +214,9 @@ class Study(_Model):
         for a in self.arms:
             if a.label == label:
                 return a
-        raise ParamsError(f"no arm '{label}' in study '{self.study}' ({[a.label for a in self.arms]})")
+        raise ParamsError(
+            f"no arm '{label}' in study '{self.study}' ({[a.label for a in self.arms]})"
+        )
 
     def target_for(self, arm: Arm) -> Target:
         return arm.target or self.target

@@ -49,9 +49,11 @@ def read_results(study: Study | str, phase: str) -> list[dict]:
 
 
 # -- phases ------------------------------------------------------------------------------------
-def environment(study: Study, *, yes: bool = False, arms: list[str] | None = None, **_) -> pd.DataFrame:
+def environment(
+    study: Study, *, yes: bool = False, arms: list[str] | None = None, **_
+) -> pd.DataFrame:
     """Capture client host and database of every arm; saved as JSON and in the catalog."""
-    from .envcapture import capture_database, capture_host, save_capture
+    from .envcapture import capture_database, capture_host, host_summary, save_capture
     from .target import open_arm
 
     store = Store.for_study(study)
@@ -72,19 +74,12 @@ def environment(study: Study, *, yes: bool = False, arms: list[str] | None = Non
             eng.dispose()
         save_capture(cap, paths.study_dir(study.study) / "environment" / f"{label}.json")
         store.record_environment(study.study, label, cap)
-        h = cap["host"]
         rows.append(
             {
                 "arm": label,
                 "flavor": ctx.info.flavor,
                 "version": ctx.info.version,
-                "cpu_model": _get(h, "cpu", "model"),
-                "logical_cpus": _get(h, "cpu", "logical"),
-                "numa_nodes": len(_get(h, "numa", "nodes") or []) or None,
-                "memory_bytes": _get(h, "memory", "total"),
-                "os": _get(h, "os", "pretty_name"),
-                "kernel": _get(h, "os", "kernel"),
-                "sysbench": _get(h, "tools", "sysbench"),
+                **host_summary(cap["host"]),
             }
         )
     df = pd.DataFrame(rows)
@@ -92,8 +87,15 @@ def environment(study: Study, *, yes: bool = False, arms: list[str] | None = Non
     return df
 
 
-def prepare(study: Study, *, yes: bool = False, arms: list[str] | None = None, redo: bool = False,
-            progress: bool = True, **_) -> pd.DataFrame:
+def prepare(
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    progress: bool = True,
+    **_,
+) -> pd.DataFrame:
     """Prepare / ANALYZE / warm up / verify on every distinct target of the study."""
     from .prepare import prepare as prepare_arm
     from .target import open_arm
@@ -109,25 +111,51 @@ def prepare(study: Study, *, yes: bool = False, arms: list[str] | None = None, r
         steps = prepare_arm(ctx, force=redo if target not in seen else False, progress=progress)
         seen.add(target)
         out.append(steps.assign(arm=label))
-    df = pd.concat(out, ignore_index=True)[["arm", "step", "table_name", "status", "seconds", "detail"]]
+    df = pd.concat(out, ignore_index=True)[
+        ["arm", "step", "table_name", "status", "seconds", "detail"]
+    ]
     write_results(study, "prepare", df)
     return df
 
 
 RUN_COLUMNS = [
-    "run_key", "arm", "workload", "threads", "repeat", "status", "error", "tps", "qps",
-    "lat_avg_ms", "percentile", "lat_pct_ms", "lat_p95_ms", "lat_p99_ms", "errors",
-    "n_intervals", "warnings_json", "log_path",
+    "run_key",
+    "arm",
+    "workload",
+    "threads",
+    "repeat",
+    "status",
+    "error",
+    "tps",
+    "qps",
+    "lat_avg_ms",
+    "percentile",
+    "lat_pct_ms",
+    "lat_p95_ms",
+    "lat_p99_ms",
+    "errors",
+    "n_intervals",
+    "warnings_json",
+    "log_path",
 ]
 
 
-def sweep(study: Study, *, yes: bool = False, arms: list[str] | None = None, redo: bool = False,
-          retry_failed: bool = False, progress: bool = True, **_) -> pd.DataFrame:
+def sweep(
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    retry_failed: bool = False,
+    progress: bool = True,
+    **_,
+) -> pd.DataFrame:
     """Run or resume the sysbench sweep; rows are the planned runs from the catalog."""
     from .sweep import sweep as run_sweep
 
-    runs = run_sweep(study, arms=arms, redo=redo, retry_failed=retry_failed, yes=yes,
-                     progress=progress)
+    runs = run_sweep(
+        study, arms=arms, redo=redo, retry_failed=retry_failed, yes=yes, progress=progress
+    )
     df = runs[RUN_COLUMNS].copy() if len(runs) else pd.DataFrame(columns=RUN_COLUMNS)
     df["warnings"] = [json.loads(w or "[]") for w in df.pop("warnings_json")]
     write_results(study, "sweep", df)
@@ -184,11 +212,3 @@ def run_phase(study: Study, phase: str, **kw) -> pd.DataFrame:
     if phase not in PHASE_FUNCS:
         raise ValueError(f"unknown phase '{phase}' (phases: {', '.join(PHASES)})")
     return PHASE_FUNCS[phase](study, **kw)
-
-
-def _get(d: dict, *keys):
-    for k in keys:
-        if not isinstance(d, dict):
-            return None
-        d = d.get(k)
-    return d

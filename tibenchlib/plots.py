@@ -32,7 +32,12 @@ def metric_vs_threads(
             lo = (g["mean"] - g["ci_low"]).where(g["ci_low"].notna(), 0)
             hi = (g["ci_high"] - g["mean"]).where(g["ci_high"].notna(), 0)
             ax.errorbar(
-                g["threads"], g["mean"], yerr=[lo, hi], marker="o", capsize=3, label=arm,
+                g["threads"],
+                g["mean"],
+                yerr=[lo, hi],
+                marker="o",
+                capsize=3,
+                label=arm,
                 color=palette[arm],
             )
         if log2_x:
@@ -51,14 +56,17 @@ def metric_vs_threads(
     return fig
 
 
-def interval_tps(intervals: pd.DataFrame, runs: pd.DataFrame, *, workload: str | None = None,
-                 max_runs: int = 12):
+def interval_tps(
+    intervals: pd.DataFrame, runs: pd.DataFrame, *, workload: str | None = None, max_runs: int = 12
+):
     """Per-interval TPS over time of each run (diagnostic: warm-up, dips, stalls)."""
     r = runs if workload is None else runs[runs["workload"] == workload]
     keys = list(r["run_key"])[:max_runs]
     d = intervals[intervals["run_key"].isin(keys)]
     fig, ax = plt.subplots(figsize=(9, 3.6))
-    sns.lineplot(data=d, x="t", y="tps", hue="run_key", ax=ax, errorbar=None, legend=len(keys) <= 12)
+    sns.lineplot(
+        data=d, x="t", y="tps", hue="run_key", ax=ax, errorbar=None, legend=len(keys) <= 12
+    )
     ax.set_xlabel("seconds into the run")
     ax.set_ylabel("interval TPS")
     ax.set_title(f"interval TPS{' — ' + workload if workload else ''}")

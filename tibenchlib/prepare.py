@@ -51,7 +51,9 @@ def dataset_state(engine: sa.Engine, tables: int) -> pd.DataFrame:
 
 def matches(state: pd.DataFrame, table_size: int) -> bool:
     return bool(
-        len(state) and state["exists"].all() and (state["rows"] == table_size).all()
+        len(state)
+        and state["exists"].all()
+        and (state["rows"] == table_size).all()
         and state["k_index"].all()
     )
 
@@ -118,8 +120,13 @@ def prepare(ctx, *, force: bool | None = None, progress: bool = True) -> pd.Data
             step("prepare", None, lambda: _sysbench_prepare(ctx))
         else:
             steps.append(
-                {"step": "prepare", "table_name": None, "status": "skipped", "seconds": 0.0,
-                 "detail": f"{ds.tables} tables × {ds.table_size} rows already present"}
+                {
+                    "step": "prepare",
+                    "table_name": None,
+                    "status": "skipped",
+                    "seconds": 0.0,
+                    "detail": f"{ds.tables} tables × {ds.table_size} rows already present",
+                }
             )
         names = table_names(ds.tables)
         bar = tqdm(names, desc="analyze + warm-up", disable=not progress, unit="table")

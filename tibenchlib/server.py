@@ -174,7 +174,9 @@ class EmbeddedServer:
     def conninfo(self) -> ConnInfo:
         st = self._state()
         if not st or not _pid_alive(st.get("pid")):
-            raise ServerError(f"embedded server '{self.name}' is not running (tibench server start)")
+            raise ServerError(
+                f"embedded server '{self.name}' is not running (tibench server start)"
+            )
         return ConnInfo(
             host="127.0.0.1",
             port=st["port"],
@@ -359,7 +361,9 @@ class EmbeddedServer:
         try:
             with conn.cursor() as c:
                 for host in ("127.0.0.1", "localhost"):
-                    c.execute(f"CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY %s", (pw,))
+                    c.execute(
+                        f"CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY %s", (pw,)
+                    )
                     c.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'{host}' WITH GRANT OPTION")
                 c.execute(f"CREATE DATABASE IF NOT EXISTS `{self.database}`")
                 c.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (pw,))

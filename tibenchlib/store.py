@@ -214,18 +214,13 @@ class Store:
         with self._lock, self.engine.begin() as c:
             c.execute(runs.delete().where(sa.and_(*(runs.c[k] == v for k, v in keys.items()))))
             c.execute(
-                intervals.delete().where(
-                    sa.and_(*(intervals.c[k] == v for k, v in keys.items()))
-                )
+                intervals.delete().where(sa.and_(*(intervals.c[k] == v for k, v in keys.items())))
             )
             c.execute(runs.insert().values(**row))
             if interval_rows is not None and len(interval_rows):
                 cols = [c_.name for c_ in intervals.columns]
                 df = interval_rows.assign(**keys)
-                recs = [
-                    {k: _plain(r.get(k)) for k in cols}
-                    for r in df.to_dict("records")
-                ]
+                recs = [{k: _plain(r.get(k)) for k in cols} for r in df.to_dict("records")]
                 c.execute(intervals.insert(), recs)
 
     def record_environment(self, study: str, arm: str, capture: dict) -> None:

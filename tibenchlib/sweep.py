@@ -159,7 +159,9 @@ def check_run(summary: dict, iv: pd.DataFrame, expected_s: float | None, interva
     return "ok", None, warnings
 
 
-def run_row(study: Study, spec: RunSpec, parsed, outcome, cmd: list[str]) -> tuple[dict, pd.DataFrame]:
+def run_row(
+    study: Study, spec: RunSpec, parsed, outcome, cmd: list[str]
+) -> tuple[dict, pd.DataFrame]:
     """The catalog row of one run from its parsed log (pure apart from the parser's result)."""
     from .parse.sysbench import histogram_percentiles
 
@@ -302,12 +304,12 @@ def sweep(
         todo = [
             s
             for s in specs
-            if redo
-            or s.run_key not in done
-            or (retry_failed and done[s.run_key] != "ok")
+            if redo or s.run_key not in done or (retry_failed and done[s.run_key] != "ok")
         ]
         est = estimate(study, todo)
-        log.info("sweep: %d runs planned, %d to do, ETA %.0f s", len(specs), len(todo), est["eta_s"])
+        log.info(
+            "sweep: %d runs planned, %d to do, ETA %.0f s", len(specs), len(todo), est["eta_s"]
+        )
         ctx = None
         bar = tqdm(total=len(todo), desc=f"sweep {study.study}", disable=not progress, unit="run")
         last_end = None
@@ -376,7 +378,5 @@ def cells(runs: pd.DataFrame) -> pd.DataFrame:
         lat_p95_ms=("lat_p95_ms", "mean"),
     ).reset_index()
     failed = runs[runs["status"] != "ok"].groupby(["workload", "arm", "threads"]).size()
-    out["n_failed"] = [
-        int(failed.get((r.workload, r.arm, r.threads), 0)) for r in out.itertuples()
-    ]
+    out["n_failed"] = [int(failed.get((r.workload, r.arm, r.threads), 0)) for r in out.itertuples()]
     return out.replace({np.nan: None})

@@ -1,0 +1,60 @@
+"""Every notebook in notebooks/ is executed by papermill with params/ci.yaml into
+data/ci/notebooks/ (Makefile then runs nbval --nbval-lax on those executed copies).
+
+The notebooks hold their own checks as assert cells; a notebook that fails here fails CI. A
+notebook that exists in notebooks/ but is not executed here fails the last test.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tibenchlib import paths
+from tibenchlib.notebook import PHASE_NOTEBOOKS, execute_phase_notebook, executed_path
+
+ROOT = Path(__file__).resolve().parent.parent
+CI_PARAMS = ROOT / "params" / "ci.yaml"
+present = [p for p, nb in PHASE_NOTEBOOKS.items() if (ROOT / "notebooks" / nb).exists()]
+executed: list[str] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fresh_ci_study(sysbench_bin):
+    # The CI study starts from nothing, so the suite sees prepare and the sweep do real work;
+    # nbval's re-execution afterwards then exercises resume (everything already measured).
+    shutil.rmtree(paths.study_dir("ci"), ignore_errors=True)
+    yield
+    from tibenchlib.server import embedded
+
+    embedded().stop()
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.parametrize("phase", present)
+def test_notebook_executes(phase):
+    out = execute_phase_notebook("ci", phase, CI_PARAMS, progress=False)
+    nb = json.loads(out.read_text())
+    meta = nb["metadata"]["papermill"]
+    assert meta["parameters"]["params_path"] == str(CI_PARAMS)
+    errors = [
+        o
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
+    assert not errors
+    executed.append(phase)
+
+
+def test_every_notebook_is_executed_by_the_suite():
+    on_disk = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
+    known = set(PHASE_NOTEBOOKS.values())
+    assert on_disk <= known, f"notebooks without a phase: {sorted(on_disk - known)}"
+    missing = [p for p in present if p not in executed or not executed_path("ci", p).exists()]
+    assert not missing, f"not executed by the suite: {missing}"

@@ -1,0 +1,93 @@
+"""The password never appears in logs, executed notebooks, results, the catalog, environment
+captures, or the process list. The CI study is run against the private server as a real
+target (URL + password from the environment), with a known password, through papermill."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_known_password_leaks_nowhere(tmp_path, mariadb, sysbench_bin):
+    c = mariadb.conninfo()
+    known = "Kn0wn-s3cret-" + os.urandom(4).hex()
+    eng = c.engine()
+    with eng.begin() as conn:
+        conn.exec_driver_sql(
+            "CREATE USER IF NOT EXISTS 'leaky'@'127.0.0.1' IDENTIFIED BY %s", (known,)
+        )
+        conn.exec_driver_sql("GRANT ALL PRIVILEGES ON *.* TO 'leaky'@'127.0.0.1'")
+    eng.dispose()
+    study = {
+        **yaml.safe_load((ROOT / "params/ci.yaml").read_text()),
+        "study": "secrets",
+        "target": {
+            "kind": "url",
+            "url": f"mysql+pymysql://leaky@127.0.0.1:{c.port}/sbsecret",
+            "password_env": "TB_SECRET_PW",
+        },
+        "allow_destructive": True,
+        "arms": [{"label": "only"}],
+        "repeats": 2,
+        "threads": [2],
+        "compare": {},
+    }
+    f = tmp_path / "secrets.yaml"
+    f.write_text(yaml.safe_dump(study))
+    data = tmp_path / "data"
+    env = {**os.environ, "TIBENCH_DATA": str(data), "TB_SECRET_PW": known}
+
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def watch_ps():
+        while not stop.is_set():
+            out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+            seen.extend(ln for ln in out.splitlines() if known in ln and "pytest" not in ln)
+            stop.wait(0.3)
+
+    t = threading.Thread(target=watch_ps, daemon=True)
+    t.start()
+    try:
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tibenchlib.cli",
+                "run",
+                str(f),
+                "--phase",
+                "environment",
+                "--phase",
+                "prepare",
+                "--phase",
+                "sweep",
+                "--json",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    finally:
+        stop.set()
+        t.join()
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert known not in r.stdout and known not in r.stderr
+    assert not seen, "password visible in the process list"
+    files = [p for p in (data / "secrets").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".ipynb" for p in files) and any(p.suffix == ".sqlite" for p in files)
+    assert any(p.suffix == ".log" for p in files) and any("environment" in p.parts for p in files)
+    leaks = [str(p) for p in files if known.encode() in p.read_bytes()]
+    assert not leaks, leaks

@@ -1,0 +1,284 @@
+"""Sweeps: plan order, run checks, and real sysbench runs on the private MariaDB — failures
+recorded and passed over, resume after SIGTERM and SIGKILL with nothing lost or run twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tibenchlib.params import parse_study
+from tibenchlib.store import Store
+from tibenchlib.sweep import check_run, estimate, plan
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _study(**kw):
+    base = {
+        "study": "t",
+        "workloads": ["oltp_point_select", "oltp_update_non_index"],
+        "threads": [1, 2],
+        "repeats": 2,
+        "arms": [{"label": "a"}, {"label": "b"}],
+    }
+    return parse_study({**base, **kw})
+
+
+def test_plan_interleaved_spreads_repeats_over_the_ladder():
+    specs = plan(_study())
+    assert len(specs) == 2 * 2 * 2 * 2
+    assert [s.seq for s in specs] == list(range(16))
+    # every cell of repeat 1 (both arms) before any of repeat 2
+    reps = [s.repeat for s in specs]
+    assert reps == sorted(reps)
+    assert [s.arm for s in specs[:8]] == ["a"] * 4 + ["b"] * 4
+    assert len({s.run_key for s in specs}) == 16
+
+
+def test_plan_sequential_and_random():
+    seq = plan(_study(order="sequential"))
+    assert [(s.threads, s.repeat) for s in seq[:4]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    r1 = plan(_study(order="random", seed=7))
+    r2 = plan(_study(order="random", seed=7))
+    assert [s.run_key for s in r1] == [s.run_key for s in r2]
+    assert {s.run_key for s in r1} == {s.run_key for s in seq}
+    # arms stay in blocks: no server restart per run
+    assert [s.arm for s in r1[:4]] == ["a"] * 4
+
+
+def test_threads_by_workload_and_estimate():
+    s = _study(threads_by_workload={"oltp_update_non_index": [8]}, cooldown_s=5, duration_s=10)
+    specs = plan(s)
+    assert {x.threads for x in specs if x.workload == "oltp_update_non_index"} == {8}
+    est = estimate(s, specs)
+    assert est["runs"] == len(specs) == 12
+    assert est["eta_s"] == pytest.approx(12 * 11 + 11 * 5)
+
+
+def _iv(tps, lat=None):
+    n = len(tps)
+    return pd.DataFrame({"t": range(1, n + 1), "tps": tps, "lat_ms": lat or [1.0] * n})
+
+
+def test_check_run_flags_failed_and_degenerate_runs():
+    ok = {"status": "ok", "tps": 100.0, "events": 1000}
+    assert check_run(ok, _iv([100.0] * 10), 10, 1)[0] == "ok"
+    assert check_run({"status": "failed", "error": "FATAL: x"}, _iv([]), 10, 1)[:2] == (
+        "failed",
+        "FATAL: x",
+    )
+    st, err, _ = check_run({**ok, "tps": 0.0, "events": 0}, _iv([0.0] * 10), 10, 1)
+    assert st == "degenerate" and "zero throughput" in err
+    st, err, _ = check_run(ok, _iv([100.0] * 6 + [0.0] * 4), 10, 1)
+    assert st == "degenerate" and "4 of 10" in err
+    st, err, _ = check_run(ok, _iv([100.0] * 10, [0.0] * 10), 10, 1)
+    assert st == "degenerate" and "latency flat at 0" in err
+    st, err, _ = check_run(ok, _iv([100.0] * 3), 10, 1)
+    assert st == "degenerate" and "3 of 10" in err
+    st, _, warns = check_run(ok, _iv([100.0] * 9 + [0.0]), 10, 1)
+    assert st == "ok" and warns == ["1 of 10 intervals had zero TPS"]
+    st, _, warns = check_run(ok, _iv([100.0, 10.0] * 5), 10, 1)
+    assert st == "ok" and "varies" in warns[0]
+
+
+# -- real runs -----------------------------------------------------------------------------------
+def _write_params(tmp_path, **kw) -> Path:
+    p = {
+        "study": "sw",
+        "dataset": {"tables": 2, "table_size": 500},
+        "workloads": ["oltp_point_select", "oltp_update_non_index"],
+        "threads": [1, 2],
+        "duration_s": 1,
+        "repeats": 3,
+        "arms": [{"label": "a"}],
+        "sample_resources": True,
+    }
+    p.update(kw)
+    f = tmp_path / "study.yaml"
+    f.write_text(yaml.safe_dump(p))
+    return f
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    d = tmp_path / "data"
+    monkeypatch.setenv("TIBENCH_DATA", str(d))
+    yield d
+    from tibenchlib.server import embedded
+
+    embedded().stop()
+
+
+def _tibench(*args, env=None, **kw):
+    return subprocess.run(
+        [sys.executable, "-m", "tibenchlib.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env or os.environ.copy(),
+        cwd=ROOT,
+        **kw,
+    )
+
+
+@pytest.mark.slow
+def test_sweep_runs_stores_and_resumes(tmp_path, data_dir, sysbench_bin):
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+
+    study = load_study(_write_params(tmp_path))
+    df = phases.sweep(study, progress=False)
+    assert len(df) == 12 and (df["status"] == "ok").all(), df[["run_key", "status", "error"]]
+    assert (df["tps"] > 0).all() and df["lat_p95_ms"].notna().all()
+    store = Store.for_study(study)
+    runs = store.runs("sw")
+    # the exact command is kept, without the password or the credentials file's path
+    assert all("--config-file=<0600 credentials file>" in c for c in runs["command"])
+    assert all(Path(p).is_file() for p in runs["log_path"])
+    assert set(store.intervals("sw")["run_key"]) == set(runs["run_key"])
+    smp = store.read("samples", "sw")
+    assert {"server", "client"} <= set(smp["source"])
+    # again: nothing to do, nothing re-run
+    before = runs.set_index("run_key")["started_at"]
+    phases.sweep(study, progress=False)
+    after = store.runs("sw").set_index("run_key")["started_at"]
+    assert before.equals(after)
+    # results file for the command line
+    rows = json.loads((data_dir / "sw/results/sweep.json").read_text())
+    assert len(rows) == 12 and {"run_key", "tps", "status", "warnings"} <= set(rows[0])
+
+
+@pytest.mark.slow
+def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, data_dir, sysbench_bin, monkeypatch):
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+
+    # sysbench missing: every run is recorded as failed and the sweep goes on to the end
+    study = load_study(
+        _write_params(tmp_path, workloads=["oltp_point_select"], repeats=1, extra_args=[])
+    )
+    phases.prepare(study, progress=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    df = phases.sweep(study, progress=False)
+    assert (df["status"] == "failed").all()
+    assert df["error"].str.contains("sysbench is not installed").all()
+    monkeypatch.undo()
+    monkeypatch.setenv("TIBENCH_DATA", str(data_dir))
+    df = phases.sweep(study, progress=False, retry_failed=True)
+    assert (df["status"] == "ok").all()
+
+
+@pytest.mark.slow
+def test_auth_failure_is_a_failed_run(tmp_path, data_dir, sysbench_bin, mariadb):
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+
+    good = mariadb.conninfo()
+    f = _write_params(
+        tmp_path,
+        study="auth",
+        repeats=1,
+        workloads=["oltp_point_select"],
+        threads=[1],
+        target={
+            "kind": "url",
+            "url": f"mysql+pymysql://{good.user}@127.0.0.1:{good.port}/sbtest",
+            "password_env": "TB_TEST_PW",
+        },
+        allow_destructive=True,
+    )
+    study = load_study(f)
+    os.environ["TB_TEST_PW"] = good.password
+    try:
+        phases.prepare(study, progress=False)
+        from tibenchlib.sweep import run_one, RunSpec
+        from tibenchlib.target import open_arm
+
+        ctx = open_arm(study, "a")
+        bad = type(ctx.conn)(**{**ctx.conn.__dict__, "password": "wrong-password"})
+        ctx.conn = bad
+        row = run_one(ctx, RunSpec("a", "oltp_point_select", 1, 1))
+        assert row["status"] == "failed"
+        assert "Access denied" in row["error"]
+    finally:
+        del os.environ["TB_TEST_PW"]
+
+
+@pytest.mark.slow
+def test_destructive_steps_need_consent_on_a_real_target(tmp_path, data_dir, mariadb):
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+    from tibenchlib.safety import DestructiveRefused
+
+    c = mariadb.conninfo()
+    f = _write_params(
+        tmp_path,
+        study="guard",
+        dataset={"tables": 3, "table_size": 100},
+        target={
+            "kind": "url",
+            "url": f"mysql+pymysql://{c.user}@127.0.0.1:{c.port}/guarded",
+            "password_env": "TB_TEST_PW",
+        },
+    )
+    os.environ["TB_TEST_PW"] = c.password
+    try:
+        with pytest.raises(DestructiveRefused, match="drop and re-create sbtest1..sbtest3"):
+            phases.prepare(load_study(f), progress=False)
+        steps = phases.prepare(load_study(f), yes=True, progress=False)
+        assert (steps["status"].isin(["ok"])).all()
+    finally:
+        del os.environ["TB_TEST_PW"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_killed_mid_sweep_resumes_without_loss_or_repeats(tmp_path, data_dir, sysbench_bin, sig):
+    f = _write_params(
+        tmp_path,
+        study=f"kill{int(sig)}",
+        workloads=["oltp_point_select"],
+        threads=[1, 2],
+        repeats=4,
+        duration_s=2,
+    )
+    env = os.environ.copy()
+    _tibench("run", str(f), "--phase", "prepare", "--in-process", env=env, check=True)
+    cat = data_dir / f"kill{int(sig)}" / "results.sqlite"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tibenchlib.cli", "run", str(f), "--phase", "sweep", "--in-process"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    store = Store(f"sqlite:///{cat}")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(store.run_status(f"kill{int(sig)}")) < 3:
+        time.sleep(0.2)
+    time.sleep(1.0)  # now inside a run
+    p.send_signal(sig)
+    p.wait(timeout=30)
+    before = store.runs(f"kill{int(sig)}")
+    assert 3 <= len(before) < 8
+    # no sysbench left running against the server from the killed study
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert not [ln for ln in ps.splitlines() if "sysbench" in ln and str(tmp_path) in ln]
+    r = _tibench("run", str(f), "--phase", "sweep", "--in-process", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert len(rows) == 8 and all(x["status"] == "ok" for x in rows)
+    after = store.runs(f"kill{int(sig)}").set_index("run_key")
+    # what was measured before the kill is untouched (same start times): nothing ran twice
+    for rec in before.itertuples():
+        assert after.loc[rec.run_key, "started_at"] == rec.started_at
+    assert len(after) == 8
