@@ -1,0 +1,1 @@
+"""TPC-H: data, queries, verified execution, TiFlash paths and scaling statistics."""
