@@ -167,8 +167,9 @@ def generate(
         cmd += ["--num-threads", str(threads)]
     if not progress:
         cmd += ["--no-progress", "--quiet"]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if progress else subprocess.PIPE,
-                       text=True)
+    r = subprocess.run(
+        cmd, stdout=subprocess.PIPE, stderr=None if progress else subprocess.PIPE, text=True
+    )
     if r.returncode != 0:
         raise DatagenError(f"{' '.join(cmd)} exited {r.returncode}: {(r.stderr or '')[-1500:]}")
     ds = _scan(out, scale_factor)
@@ -261,8 +262,12 @@ def load_manifest(directory: str | Path) -> DataSet | None:
         body = json.loads((directory / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
-    ds = DataSet(directory=directory, scale_factor=float(body["scale_factor"]),
-                 generator=body.get("generator", ""), seconds=body.get("seconds", 0.0))
+    ds = DataSet(
+        directory=directory,
+        scale_factor=float(body["scale_factor"]),
+        generator=body.get("generator", ""),
+        seconds=body.get("seconds", 0.0),
+    )
     for entry in body["files"]:
         p = directory / entry["path"]
         ds.files.setdefault(entry["table"], []).append(p)

@@ -30,7 +30,8 @@ import sqlalchemy as sa
 
 from ..db import ConnInfo, ServerInfo
 from ._conn import ConnectionFactory, connector, server_info, session_sql
-from .queries import Query, queries as all_queries, with_view
+from .queries import Query, with_view
+from .queries import queries as all_queries
 from .verify import Verification, verify
 
 Mode = Literal["power", "throughput"]
@@ -43,8 +44,20 @@ INTERRUPTED = 1317
 LOST_CODES = {0, 2006, 2013, 2014, 2055}
 
 COLUMNS = [
-    "arm", "mode", "stream", "rep", "warmup", "query", "status", "seconds", "rows",
-    "verified", "verify_detail", "error", "started_at", "timeout_s",
+    "arm",
+    "mode",
+    "stream",
+    "rep",
+    "warmup",
+    "query",
+    "status",
+    "seconds",
+    "rows",
+    "verified",
+    "verify_detail",
+    "error",
+    "started_at",
+    "timeout_s",
 ]
 
 
@@ -107,8 +120,14 @@ def detect_scale_factor(conn: Any) -> float | None:
 class _Session:
     """One stream's connection: session settings, timeouts, reconnects and the watchdog."""
 
-    def __init__(self, factory: ConnectionFactory, info: ServerInfo, settings: dict | None,
-                 timeout_s: float | None, grace_s: float):
+    def __init__(
+        self,
+        factory: ConnectionFactory,
+        info: ServerInfo,
+        settings: dict | None,
+        timeout_s: float | None,
+        grace_s: float,
+    ):
         self.factory, self.info, self.settings = factory, info, settings
         self.timeout_s, self.grace_s = timeout_s, grace_s
         self.conn: Any = None
@@ -304,8 +323,12 @@ def run_queries(
     total = (len(qs) if warmup else 0) + repeats * n_streams * len(qs)
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, desc=f"TPC-H {mode}" + (f" {arm}" if arm else ""), unit="query",
-               disable=not progress)
+    bar = tqdm(
+        total=total,
+        desc=f"TPC-H {mode}" + (f" {arm}" if arm else ""),
+        unit="query",
+        disable=not progress,
+    )
 
     def emit(row: dict) -> None:
         with lock:
@@ -320,20 +343,33 @@ def run_queries(
         check = Verification(None, "not verified")
         if status == "ok" and verify_answers:
             check = verify(q.number, rows, sf, source=reference, validation=q.validation)
-        emit({
-            "arm": arm, "mode": mode, "stream": stream, "rep": rep, "warmup": is_warmup,
-            "query": q.number, "status": status, "seconds": seconds,
-            "rows": len(rows) if rows is not None else None,
-            "verified": check.ok, "verify_detail": check.detail if status == "ok" else None,
-            "error": error, "started_at": started, "timeout_s": timeout_s,
-        })
+        emit(
+            {
+                "arm": arm,
+                "mode": mode,
+                "stream": stream,
+                "rep": rep,
+                "warmup": is_warmup,
+                "query": q.number,
+                "status": status,
+                "seconds": seconds,
+                "rows": len(rows) if rows is not None else None,
+                "verified": check.ok,
+                "verify_detail": check.detail if status == "ok" else None,
+                "error": error,
+                "started_at": started,
+                "timeout_s": timeout_s,
+            }
+        )
 
     barrier = threading.Barrier(n_streams) if n_streams > 1 else None
 
     def stream_main(stream: int) -> None:
         session = _Session(factory, info, session_settings, timeout_s, grace)
-        order = [with_view(by_number[n], view_name(stream))
-                 for n in stream_order([q.number for q in qs], stream, seed)]
+        order = [
+            with_view(by_number[n], view_name(stream))
+            for n in stream_order([q.number for q in qs], stream, seed)
+        ]
         try:
             for rep in range(1, repeats + 1):
                 if barrier is not None:
@@ -360,8 +396,10 @@ def run_queries(
                     execute(session, with_view(q, view_name(0)), 0, 0, True)
             finally:
                 session.close()
-        threads = [threading.Thread(target=stream_main, args=(s,), name=f"tpch-stream-{s}")
-                   for s in range(n_streams)]
+        threads = [
+            threading.Thread(target=stream_main, args=(s,), name=f"tpch-stream-{s}")
+            for s in range(n_streams)
+        ]
         for t in threads:
             t.start()
         for t in threads:

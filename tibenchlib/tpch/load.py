@@ -153,8 +153,17 @@ def load(
     steps: list[dict] = []
 
     def record(step: str, **kw: Any) -> dict:
-        row = {"step": step, "table": None, "file": None, "status": "ok", "seconds": 0.0,
-               "rows": None, "bytes": None, "detail": None, **kw}
+        row = {
+            "step": step,
+            "table": None,
+            "file": None,
+            "status": "ok",
+            "seconds": 0.0,
+            "rows": None,
+            "bytes": None,
+            "detail": None,
+            **kw,
+        }
         steps.append(row)
         return row
 
@@ -163,8 +172,11 @@ def load(
         info = server_info(main)
         state = check_counts(table_counts(main), dataset.scale_factor, lineitem_rows)
         if not force and state["ok"].all():
-            record("reuse", rows=int(state["rows"].sum()),
-                   detail=f"SF {dataset.scale_factor:g} tables present and verified")
+            record(
+                "reuse",
+                rows=int(state["rows"].sum()),
+                detail=f"SF {dataset.scale_factor:g} tables present and verified",
+            )
             return pd.DataFrame(steps)
         t0 = time.perf_counter()
         if guard is not None and state["rows"].notna().any():
@@ -183,19 +195,39 @@ def load(
         ((t, f) for t in TABLES for f in dataset.files[t]),
         key=lambda tf: -tf[1].stat().st_size,
     )
-    _run_pool(factory, workers, tasks, lambda c, tf: _load_file(c, tf[0], tf[1], file_rows),
-              steps, progress, "load", total_bytes=dataset.total_bytes)
+    _run_pool(
+        factory,
+        workers,
+        tasks,
+        lambda c, tf: _load_file(c, tf[0], tf[1], file_rows),
+        steps,
+        progress,
+        "load",
+        total_bytes=dataset.total_bytes,
+    )
     failed = [s for s in steps if s["step"] == "load" and s["status"] != "ok"]
-    record("load_total", seconds=time.perf_counter() - t0, rows=sum(dataset.rows.values()),
-           bytes=dataset.total_bytes, status="failed" if failed else "ok",
-           detail=f"{len(tasks)} files, {workers} workers")
+    record(
+        "load_total",
+        seconds=time.perf_counter() - t0,
+        rows=sum(dataset.rows.values()),
+        bytes=dataset.total_bytes,
+        status="failed" if failed else "ok",
+        detail=f"{len(tasks)} files, {workers} workers",
+    )
     if failed:
         raise LoadError("; ".join(f"{s['file']}: {s['detail']}" for s in failed[:5]))
 
     if analyze:
         flavor = info.flavor
-        _run_pool(factory, workers, [(t, None) for t in reversed(TABLES)],
-                  lambda c, tf: _analyze(c, tf[0], flavor), steps, progress, "analyze")
+        _run_pool(
+            factory,
+            workers,
+            [(t, None) for t in reversed(TABLES)],
+            lambda c, tf: _analyze(c, tf[0], flavor),
+            steps,
+            progress,
+            "analyze",
+        )
 
     conn = factory()
     try:
@@ -204,9 +236,13 @@ def load(
     finally:
         conn.close()
     bad = state[~state["ok"]]
-    record("verify", seconds=time.perf_counter() - t0, rows=int(state["rows"].fillna(0).sum()),
-           status="failed" if len(bad) else "ok",
-           detail="; ".join(f"{r.table}: {r.detail}" for r in bad.itertuples()) or "all counts")
+    record(
+        "verify",
+        seconds=time.perf_counter() - t0,
+        rows=int(state["rows"].fillna(0).sum()),
+        status="failed" if len(bad) else "ok",
+        detail="; ".join(f"{r.table}: {r.detail}" for r in bad.itertuples()) or "all counts",
+    )
     if len(bad):
         raise LoadError("loaded tables do not verify: " + steps[-1]["detail"])
     return pd.DataFrame(steps)
@@ -228,8 +264,13 @@ def _run_pool(factory, workers, tasks, fn, steps, progress, desc, total_bytes=No
         return fn(local.conn, task)
 
     unit = "B" if total_bytes else "table"
-    bar = tqdm(total=total_bytes or len(tasks), desc=desc, unit=unit, unit_scale=bool(total_bytes),
-               disable=not progress)
+    bar = tqdm(
+        total=total_bytes or len(tasks),
+        desc=desc,
+        unit=unit,
+        unit_scale=bool(total_bytes),
+        disable=not progress,
+    )
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
             futures = [pool.submit(run, t) for t in tasks]
@@ -249,8 +290,16 @@ def _run_pool(factory, workers, tasks, fn, steps, progress, desc, total_bytes=No
 def _load_file(conn: Any, table: str, path: Path, file_rows: dict[Path, int]) -> dict:
     size = path.stat().st_size
     want = file_rows.get(path)
-    row = {"step": "load", "table": table, "file": str(path), "status": "ok", "seconds": 0.0,
-           "rows": None, "bytes": size, "detail": None}
+    row = {
+        "step": "load",
+        "table": table,
+        "file": str(path),
+        "status": "ok",
+        "seconds": 0.0,
+        "rows": None,
+        "bytes": size,
+        "detail": None,
+    }
     t0 = time.perf_counter()
     try:
         conn.autocommit(True)
@@ -277,8 +326,16 @@ def _warning_count(cur: Any) -> int:
 
 
 def _analyze(conn: Any, table: str, flavor: str) -> dict:
-    row = {"step": "analyze", "table": table, "file": None, "status": "ok", "seconds": 0.0,
-           "rows": None, "bytes": None, "detail": None}
+    row = {
+        "step": "analyze",
+        "table": table,
+        "file": None,
+        "status": "ok",
+        "seconds": 0.0,
+        "rows": None,
+        "bytes": None,
+        "detail": None,
+    }
     t0 = time.perf_counter()
     try:
         with conn.cursor() as cur:

@@ -62,7 +62,8 @@ def template(number: int) -> str:
     """The raw text of ``queries/qNN.sql``."""
     if number not in QUERY_NUMBERS:
         raise ValueError(f"TPC-H has queries 1-22, not {number}")
-    return resources.files(__package__).joinpath("queries").joinpath(f"q{number:02d}.sql").read_text()
+    folder = resources.files(__package__).joinpath("queries")
+    return folder.joinpath(f"q{number:02d}.sql").read_text()
 
 
 def validation_params(number: int) -> dict[str, str]:

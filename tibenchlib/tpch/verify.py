@@ -173,8 +173,11 @@ def compare(
     diff = _first_difference(got_rows, ref_rows, columns, skip_columns, rel_tol)
     if diff is not None:
         return diff
-    skipped = f" ({', '.join(sorted(skip_columns & set(columns)))} not compared)" if (
-        skip_columns & set(columns)) else ""
+    skipped = (
+        f" ({', '.join(sorted(skip_columns & set(columns)))} not compared)"
+        if (skip_columns & set(columns))
+        else ""
+    )
     return Verification(True, f"{len(ref_rows)} rows match{skipped}")
 
 
@@ -187,7 +190,10 @@ def _first_difference(got_rows, ref_rows, columns, skip, rel_tol) -> Verificatio
                 return Verification(
                     False,
                     f"row {i}, column {name}: got {g[j]!r}, expected {e[j]!r}",
-                    row=i, column=name, got=g[j], expected=e[j],
+                    row=i,
+                    column=name,
+                    got=g[j],
+                    expected=e[j],
                 )
     return None
 
@@ -248,8 +254,9 @@ def duckdb_connection():
     return con
 
 
-def export_duckdb_answers(scale_factors: Sequence[float] = (0.01, 0.1),
-                          root: Path | None = None) -> list[Path]:
+def export_duckdb_answers(
+    scale_factors: Sequence[float] = (0.01, 0.1), root: Path | None = None
+) -> list[Path]:
     """Write DuckDB's published answers (``tpch_answers()``) verbatim under ``duckdb/sfX/``."""
     root = root or reference_root()
     con = duckdb_connection()
@@ -266,8 +273,9 @@ def export_duckdb_answers(scale_factors: Sequence[float] = (0.01, 0.1),
     return written
 
 
-def build_tpchgen_answers(tbl_dir: Path, scale_factor: float,
-                          root: Path | None = None) -> list[Path]:
+def build_tpchgen_answers(
+    tbl_dir: Path, scale_factor: float, root: Path | None = None
+) -> list[Path]:
     """Answers for tpchgen-cli data: DuckDB's own queries over the generated ``.tbl`` files."""
     from .datagen import load_manifest
     from .schema import TABLES
@@ -281,13 +289,17 @@ def build_tpchgen_answers(tbl_dir: Path, scale_factor: float,
     for t in TABLES:
         cols = con.execute(
             "SELECT column_name, data_type FROM information_schema.columns "
-            "WHERE table_name = ? ORDER BY ordinal_position", [t]).fetchall()
+            "WHERE table_name = ? ORDER BY ordinal_position",
+            [t],
+        ).fetchall()
         spec = ", ".join(f"'{c}': '{ty}'" for c, ty in cols) + ", 'trailing_pipe': 'VARCHAR'"
         names = ", ".join(c for c, _ in cols)
         files = [str(p) for p in dataset.files[t]]
         con.execute(
             f"INSERT INTO {t} SELECT {names} FROM read_csv(?, delim='|', header=false, "
-            f"quote='', escape='', columns={{{spec}}})", [files])
+            f"quote='', escape='', columns={{{spec}}})",
+            [files],
+        )
     written = []
     for n in range(1, 23):
         cur = con.execute(f"PRAGMA tpch({n})")
