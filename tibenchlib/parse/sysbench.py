@@ -23,8 +23,8 @@ logs under ``tests/fixtures/sysbench/``:
 - logs pasted from web pages: non-breaking and other Unicode spaces, lost indentation,
   collapsed runs of spaces and trailing ``# comment`` text after the values.
 
-One run per text: a file holding several runs back to back yields the first summary found and
-the intervals of all of them.
+One run per text: a file holding several runs back to back yields the header of the first run,
+the intervals of all of them and the statistics after the last interval line.
 
 Latency percentiles from the histogram (:func:`histogram_percentiles`) follow sysbench's own
 definition. sysbench keeps 1024 buckets spaced evenly in log(latency) between 0.001 ms and
@@ -78,75 +78,80 @@ HISTOGRAM_COLUMNS = ("value_ms", "count")
 TRUNCATED = "truncated: no summary"
 
 # -- patterns (compiled once) -------------------------------------------------------------------
-# A number as C's printf writes it, including what a division by a zero interval gives.
-_F = r"(-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)"
-_I = r"(\d+)"
-_M = re.M
+# <F> is a number as C's printf writes it, including what a division by a zero interval gives;
+# <I> an unsigned integer; <TS> the "[ 10s ] " timestamp of 1.0 and the "[  10s] " one of 0.5.
+_TOKENS = {
+    "<F>": r"(-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)",
+    "<I>": r"(\d+)",
+    "<TS>": r"^ *\[ *(-?\d+(?:\.\d*)?) *s *\] *",
+}
+
+
+def _rx(pattern: str, flags: int = re.M) -> re.Pattern:
+    for token, sub in _TOKENS.items():
+        pattern = pattern.replace(token, sub)
+    return re.compile(pattern, flags)
+
 
 # Web pages turn spaces into these; str.translate maps them all in one pass.
-_SPACES = dict.fromkeys(
-    map(ord, "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-        "\u200a\u202f\u205f\u3000\t"),
-    " ",
-)
+_SPACES = dict.fromkeys(map(ord, "\u00a0\u1680\u202f\u205f\u3000\t"), " ")
+_SPACES.update(dict.fromkeys(range(0x2000, 0x200B), " "))
 _SPACES.update(dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\r"), None))
 
-_VERSION = re.compile(r"^ *sysbench +v?(\d[\w.\-+]*?):?(?: |$)", _M)
-_HDR_THREADS = re.compile(r"^ *Number of threads: *" + _I, _M)
-_HDR_RATE = re.compile(r"^ *Target transaction rate: *" + _F + r" */ *sec", _M)
-_HDR_INTERVAL = re.compile(r"^ *Report intermediate results every +" + _I + r" +second", _M)
+_VERSION = _rx(r"^ *sysbench +v?(\d[\w.\-+]*?):?(?: |$)")
+_HDR_THREADS = _rx(r"^ *Number of threads: *<I>")
+_HDR_RATE = _rx(r"^ *Target transaction rate: *<F> */ *sec")
+_HDR_INTERVAL = _rx(r"^ *Report intermediate results every +<I> +second")
 
-_TS = r"^ *\[ *" + _F + r" *s *\] *"
-_IV_10 = re.compile(
-    _TS + r"thds: *" + _I + r" +(?:tps|eps): *" + _F
-    + r"(?: +qps: *" + _F + r" *\(r/w/o: *" + _F + r" */ *" + _F + r" */ *" + _F + r" *\))?"
-    + r" +lat *\(ms, *" + _F + r" *%\): *" + _F
-    + r"(?: +err/s:? *" + _F + r" +reconn/s: *" + _F + r")?",
-    _M,
+# 1.0/1.1 with a DB driver (db_driver.c), and without one (sysbench.c: "eps", no qps/err);
+# sysbench.report_default in Lua prints "err/s" without its colon.
+_IV_10 = _rx(
+    r"<TS>thds: *<I> +(?:tps|eps): *<F>"
+    r"(?: +qps: *<F> *\(r/w/o: *<F> */ *<F> */ *<F> *\))?"
+    r" +lat *\(ms, *<F> *%\): *<F>"
+    r"(?: +err/s:? *<F> +reconn/s: *<F>)?"
 )
-_IV_05 = re.compile(
-    _TS + r"threads: *" + _I + r", *tps: *" + _F + r", *reads(?:/s)?: *" + _F
-    + r", *writes(?:/s)?: *" + _F + r", *response time: *" + _F + r" *ms *\( *" + _F
-    + r" *%\), *errors(?:/s)?: *" + _F + r", *reconnects(?:/s)?: *" + _F,
-    _M,
+_IV_05 = _rx(
+    r"<TS>threads: *<I>, *tps: *<F>, *reads(?:/s)?: *<F>, *writes(?:/s)?: *<F>,"
+    r" *response time: *<F> *ms *\( *<F> *%\), *errors(?:/s)?: *<F>, *reconnects(?:/s)?: *<F>"
 )
-_QUEUE = re.compile(_TS + r"queue length: *" + _I + r",? *concurrency: *" + _I, _M)
-_JSON_REC = re.compile(
-    r'\{\s*"time":\s*' + _F + r',\s*"threads":\s*' + _I + r',\s*"tps":\s*' + _F
-    + r',\s*"qps":\s*\{\s*"total":\s*' + _F + r',\s*"reads":\s*' + _F + r',\s*"writes":\s*'
-    + _F + r',\s*"other":\s*' + _F + r'\s*\},\s*"latency":\s*' + _F + r',\s*"errors":\s*'
-    + _F + r',\s*"reconnects":\s*' + _F + r"\s*\}"
+_QUEUE = _rx(r"<TS>queue length: *<I>,? *concurrency: *<I>")
+_JSON_REC = _rx(
+    r'\{\s*"time":\s*<F>,\s*"threads":\s*<I>,\s*"tps":\s*<F>,'
+    r'\s*"qps":\s*\{\s*"total":\s*<F>,\s*"reads":\s*<F>,\s*"writes":\s*<F>,\s*"other":\s*<F>\s*\},'
+    r'\s*"latency":\s*<F>,\s*"errors":\s*<F>,\s*"reconnects":\s*<F>\s*\}',
+    0,
 )
-_CSV_REC = re.compile(r"^ *" + _I + "," + _I + ("," + _F) * 8 + r" *$", _M)
+_CSV_REC = _rx(r"^ *<I>,<I>,<F>,<F>,<F>,<F>,<F>,<F>,<F>,<F> *$")
 
-_HIST_HDR = re.compile(r"^ *Latency histogram", _M)
-_HIST_ROW = re.compile(r"^ *" + _F + r" *\|[ *]*?" + _I + r" *(?:#.*)?$", _M)
+_HIST_HDR = _rx(r"^ *Latency histogram")
+_HIST_ROW = _rx(r"^ *<F> *\|[ *]*?<I> *(?:#.*)?$")
 
-_FATAL = re.compile(r"^ *FATAL: *(.*?) *$", _M)
-_SQL_BLOCK = re.compile(r"^ *(SQL|OLTP test) statistics:", _M)
-_Q_READ = re.compile(r"^ *read: *" + _I, _M)
-_Q_WRITE = re.compile(r"^ *write: *" + _I, _M)
-_Q_OTHER = re.compile(r"^ *other: *" + _I, _M)
-_Q_TOTAL = re.compile(r"^ *total: *" + _I, _M)
-_PER_SEC = r": *" + _I + r" *\( *" + _F + r" +per sec\. *\)"
-_TRANSACTIONS = re.compile(r"^ *transactions" + _PER_SEC, _M)
-_QUERIES = re.compile(r"^ *queries" + _PER_SEC, _M)
-_RW_REQUESTS = re.compile(r"^ *read/write requests" + _PER_SEC, _M)
-_OTHER_OPS = re.compile(r"^ *other operations" + _PER_SEC, _M)
-_IGNORED = re.compile(r"^ *ignored errors" + _PER_SEC, _M)
-_RECONNECTS = re.compile(r"^ *reconnects" + _PER_SEC, _M)
-_TOTAL_TIME = re.compile(r"^ *(?:total time|time elapsed): *" + _F + r" *s\b", _M)
-_EVENTS = re.compile(r"^ *total number of events: *" + _I, _M)
-_EPS = re.compile(r"^ *events/s \(eps\): *" + _F, _M)
-_EXEC_TIME_05 = re.compile(r"^ *total time taken by event execution: *" + _F + r" *s\b", _M)
-_THROUGHPUT = re.compile(r"^ *Throughput:", _M)
-_LAT_BLOCK = re.compile(r"^ *(?:Latency \(ms\)|response time):", _M)
-_LAT = {k: re.compile(r"^ *" + k + r": *" + _F, _M) for k in ("min", "avg", "max", "sum")}
-_LAT_PCT = re.compile(r"^ *(?:" + _F + r"th|approx\. *" + _F + r") +percentile: *" + _F, _M)
-_LAT_PCT_OFF = re.compile(r"^ *percentile stats: *disabled", _M)
-_FAIR_EVENTS = re.compile(r"^ *events \(avg/stddev\): *" + _F + r" */ *" + _F, _M)
-_FAIR_TIME = re.compile(r"^ *execution time \(avg/stddev\): *" + _F + r" */ *" + _F, _M)
-_UNFINISHED = re.compile(r"^ *Number of unfinished transactions on forced shutdown: *" + _I, _M)
+_FATAL = _rx(r"^ *FATAL: *(.*?) *$")
+_SQL_BLOCK = _rx(r"^ *(SQL|OLTP test) statistics:")
+_Q_READ = _rx(r"^ *read: *<I>")
+_Q_WRITE = _rx(r"^ *write: *<I>")
+_Q_OTHER = _rx(r"^ *other: *<I>")
+_Q_TOTAL = _rx(r"^ *total: *<I>")
+_QUERY_COUNTS = {"read": _Q_READ, "write": _Q_WRITE, "other": _Q_OTHER, "total": _Q_TOTAL}
+_TRANSACTIONS = _rx(r"^ *transactions: *<I> *\( *<F> +per sec\. *\)")
+_QUERIES = _rx(r"^ *queries: *<I> *\( *<F> +per sec\. *\)")
+_RW_REQUESTS = _rx(r"^ *read/write requests: *<I> *\( *<F> +per sec\. *\)")
+_OTHER_OPS = _rx(r"^ *other operations: *<I> *\( *<F> +per sec\. *\)")
+_IGNORED = _rx(r"^ *ignored errors: *<I> *\( *<F> +per sec\. *\)")
+_RECONNECTS = _rx(r"^ *reconnects: *<I> *\( *<F> +per sec\. *\)")
+_TOTAL_TIME = _rx(r"^ *(?:total time|time elapsed): *<F> *s\b")
+_EVENTS = _rx(r"^ *total number of events: *<I>")
+_EPS = _rx(r"^ *events/s \(eps\): *<F>")
+_EXEC_TIME_05 = _rx(r"^ *total time taken by event execution: *<F> *s\b")
+_THROUGHPUT = _rx(r"^ *Throughput:")
+_LAT_BLOCK = _rx(r"^ *(?:Latency \(ms\)|response time):")
+_LAT = {k: _rx(r"^ *" + k + r": *<F>") for k in ("min", "avg", "max", "sum")}
+_LAT_PCT = _rx(r"^ *(?:<F>th|approx\. *<F>) +percentile: *<F>")
+_LAT_PCT_OFF = _rx(r"^ *percentile stats: *disabled")
+_FAIR_EVENTS = _rx(r"^ *events \(avg/stddev\): *<F> */ *<F>")
+_FAIR_TIME = _rx(r"^ *execution time \(avg/stddev\): *<F> */ *<F>")
+_UNFINISHED = _rx(r"^ *Number of unfinished transactions on forced shutdown: *<I>")
 
 _NAN = float("nan")
 
@@ -207,83 +212,95 @@ def normalise_text(text: str) -> str:
 
 
 # -- pieces -------------------------------------------------------------------------------------
-def _interval_rows(text: str) -> tuple[list[list[float]], str | None]:
-    """Interval rows in file order (all layouts), and the report hook seen, if any."""
-    rows: list[tuple[int, list[float]]] = []
-    f = float
-    for m in _IV_10.finditer(text):
-        g = m.groups()
-        pct = f(g[7])
-        rows.append((m.start(), [
-            f(g[0]), f(g[1]), f(g[2]),
-            f(g[3]) if g[3] is not None else _NAN,
-            f(g[4]) if g[4] is not None else _NAN,
-            f(g[5]) if g[5] is not None else _NAN,
-            f(g[6]) if g[6] is not None else _NAN,
-            # --percentile=0 turns percentiles off; sysbench then prints 0.00, not a latency.
-            f(g[8]) if pct > 0 else _NAN,
-            pct,
-            f(g[9]) if g[9] is not None else _NAN,
-            f(g[10]) if g[10] is not None else _NAN,
-            _NAN, _NAN,
-        ]))
-    for m in _IV_05.finditer(text):
-        t, thr, tps, rd, wr, lat, pct, err, rec = map(f, m.groups())
-        rows.append((m.start(), [t, thr, tps, _NAN, rd, wr, _NAN,
-                                 lat if pct > 0 else _NAN, pct, err, rec, _NAN, _NAN]))
-    hook = None
-    for m in _JSON_REC.finditer(text):
-        t, thr, tps, qps, rd, wr, oth, lat, err, rec = map(f, m.groups())
-        rows.append((m.start(), [t, thr, tps, qps, rd, wr, oth, lat, _NAN, err, rec, _NAN, _NAN]))
-        hook = "json"
-    for m in _CSV_REC.finditer(text):
-        t, thr, tps, qps, rd, wr, oth, lat, err, rec = map(f, m.groups())
-        rows.append((m.start(), [t, thr, tps, qps, rd, wr, oth, lat, _NAN, err, rec, _NAN, _NAN]))
-        hook = hook or "csv"
-    rows.sort(key=lambda r: r[0])  # file order across layouts; linear on sorted input
-    out = [r for _, r in rows]
-    queue = _QUEUE.findall(text)
-    if queue and out:
-        # The queue line repeats its interval's timestamp; join on it.
-        by_t: dict[float, list[float]] = {}
-        for r in out:
-            by_t.setdefault(r[0], r)
-        for t, q, c in queue:
-            r = by_t.get(f(t))
-            if r is not None:
-                r[11], r[12] = f(q), f(c)
-    return out, hook
+# Where each layout's groups land in INTERVAL_COLUMNS (-1: not printed by that layout).
+_LAYOUTS: tuple[tuple[re.Pattern, str, str | None, tuple[int, ...]], ...] = (
+    # t thr tps qps r w o lat pct err rec queue conc
+    (_IV_10, "thds:", None, (0, 1, 2, 3, 4, 5, 6, 8, 7, 9, 10, -1, -1)),
+    (_IV_05, "response time:", None, (0, 1, 2, -1, 3, 4, -1, 5, 6, 7, 8, -1, -1)),
+    (_JSON_REC, '"time"', "json", (0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, -1, -1)),
+    (_CSV_REC, ",", "csv", (0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, -1, -1)),
+)
+_LAT_COL, _PCT_COL = INTERVAL_COLUMNS.index("lat_ms"), INTERVAL_COLUMNS.index("lat_pct")
 
 
-def _histogram(text: str) -> tuple[np.ndarray, np.ndarray] | None:
+def _interval_table(text: str) -> tuple[np.ndarray, str | None, int, int]:
+    """Interval rows (n x 13 floats) in file order, the report hook seen, and the span
+    ``[first row start, last row end)`` of the rows in the text (``len(text), 0`` if none)."""
+    blocks, starts, hook = [], [], None
+    first, last = len(text), 0
+    for rx, marker, kind, cols in _LAYOUTS:
+        # A C-speed substring test spares a regex scan of the whole text. The CSV hook's only
+        # marker is a comma, so it is tried only when no other layout matched: a hook
+        # replaces sysbench's default report, so one run never prints both.
+        if marker not in text or (kind == "csv" and blocks):
+            continue
+        groups, pos = [], []
+        for m in rx.finditer(text):
+            groups.append(m.groups())
+            pos.append(m.start())
+        if not groups:
+            continue
+        first, last = min(first, pos[0]), max(last, m.end())
+        hook = hook or kind
+        if any(None in g for g in groups):  # optional parts absent ("eps" lines)
+            groups = [tuple("nan" if x is None else x for x in g) for g in groups]
+        vals = np.asarray(groups, dtype=float)
+        block = np.full((len(groups), len(INTERVAL_COLUMNS)), np.nan)
+        idx = np.asarray(cols)
+        block[:, idx >= 0] = vals[:, idx[idx >= 0]]
+        blocks.append(block)
+        starts.extend(pos)
+    if not blocks:
+        return np.empty((0, len(INTERVAL_COLUMNS))), None, len(text), 0
+    rows = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+    if len(blocks) > 1:
+        rows = rows[np.argsort(np.asarray(starts), kind="stable")]
+    # --percentile=0 turns percentiles off; sysbench then prints 0.00, which is not a latency.
+    rows[rows[:, _PCT_COL] <= 0, _LAT_COL] = np.nan
+    if "queue length" in text:
+        # The queue line repeats its interval's timestamp; join on it (first interval wins).
+        by_t: dict[float, int] = {}
+        for i, t in enumerate(rows[:, 0].tolist()):
+            by_t.setdefault(t, i)
+        for t, q, c in _QUEUE.findall(text):
+            i = by_t.get(float(t))
+            if i is not None:
+                rows[i, 11], rows[i, 12] = float(q), float(c)
+    return rows, hook, first, last
+
+
+def _histogram(text: str) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """Bucket values, counts, and where the histogram ends in the text."""
+    if "histogram" not in text:
+        return None
     h = _HIST_HDR.search(text)
     if h is None:
         return None
-    vals, counts = [], []
-    for m in _HIST_ROW.finditer(text, h.end()):
-        vals.append(float(m.group(1)))
-        counts.append(int(m.group(2)))
-    return np.asarray(vals, dtype=float), np.asarray(counts, dtype=np.int64)
+    vals, counts, end = [], [], h.end()
+    for m in _HIST_ROW.finditer(text, end):
+        vals.append(m.group(1))
+        counts.append(m.group(2))
+    if vals:
+        end = m.end()
+    return np.asarray(vals, dtype=float), np.asarray(counts, dtype=np.int64), end
 
 
 def _fatal_messages(text: str) -> list[str]:
-    seen: dict[str, None] = {}
-    for msg in _FATAL.findall(text):
-        seen.setdefault(msg, None)
-    return list(seen)
+    if "FATAL" not in text:
+        return []
+    return list(dict.fromkeys(_FATAL.findall(text)))  # distinct, in order
 
 
-def _summary_block(text: str) -> dict[str, Any]:
-    """The end-of-run statistics, whatever the layout; empty values when absent."""
+def _summary_block(text: str, pos: int) -> dict[str, Any]:
+    """The end-of-run statistics at or after ``pos``, whatever the layout; None when absent."""
     s: dict[str, Any] = {}
-    sql = _SQL_BLOCK.search(text)
+    sql = _SQL_BLOCK.search(text, pos)
     sql_at = sql.start() if sql else -1
     s["layout"] = None
     if sql:
         s["layout"] = "0.5" if sql.group(1) == "OLTP test" else "1.0"
     q = {}
-    for key, rx in (("read", _Q_READ), ("write", _Q_WRITE), ("other", _Q_OTHER),
-                    ("total", _Q_TOTAL)):
+    for key, rx in _QUERY_COUNTS.items():
         m = _search_from(rx, text, sql_at)
         q[key] = int(m.group(1)) if m else None
     s["queries"] = q if any(v is not None for v in q.values()) else None
@@ -305,17 +322,17 @@ def _summary_block(text: str) -> dict[str, Any]:
         (int(m.group(1)), _num(m.group(2))) if m else (None, None)
     )
 
-    m = _TOTAL_TIME.search(text)
+    m = _TOTAL_TIME.search(text, pos)
     s["total_time_s"] = _num(m.group(1)) if m else None
-    m = _EVENTS.search(text)
+    m = _EVENTS.search(text, pos)
     s["events"] = int(m.group(1)) if m else None
-    if _THROUGHPUT.search(text):
+    if "Throughput:" in text and _THROUGHPUT.search(text, pos):
         s["layout"] = "1.1"
         if s["tps"] is None:
-            m = _EPS.search(text)
+            m = _EPS.search(text, pos)
             s["tps"] = _num(m.group(1)) if m else None
 
-    lat_block = _LAT_BLOCK.search(text)
+    lat_block = _LAT_BLOCK.search(text, pos)
     lat_at = lat_block.end() if lat_block else -1
     lat: dict[str, float | None] = {}
     for key in ("min", "avg", "max"):
@@ -331,13 +348,13 @@ def _summary_block(text: str) -> dict[str, Any]:
     m = _search_from(_LAT["sum"], text, lat_at)
     lat["sum"] = _num(m.group(1)) if m else None
     if lat["sum"] is None:
-        m = _EXEC_TIME_05.search(text)
+        m = _EXEC_TIME_05.search(text, pos)
         lat["sum"] = round(float(m.group(1)) * 1000, 4) if m else None
     s["latency_ms"] = lat
     s["percentile"] = pct
     s["percentile_disabled"] = bool(_search_from(_LAT_PCT_OFF, text, lat_at))
 
-    fe, ft = _FAIR_EVENTS.search(text), _FAIR_TIME.search(text)
+    fe, ft = _FAIR_EVENTS.search(text, pos), _FAIR_TIME.search(text, pos)
     s["fairness"] = (
         {
             "events_avg": _num(fe.group(1)) if fe else None,
@@ -348,7 +365,7 @@ def _summary_block(text: str) -> dict[str, Any]:
         if fe or ft
         else None
     )
-    m = _UNFINISHED.search(text)
+    m = _UNFINISHED.search(text, pos) if "unfinished" in text else None
     s["unfinished_transactions"] = int(m.group(1)) if m else None
     return s
 
@@ -382,24 +399,26 @@ def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
     off; interval ``lat_ms`` is then NaN.
     """
     text = normalise_text(text)
-    rows, hook = _interval_rows(text)
+    rows, hook, first, last = _interval_table(text)
     hist = _histogram(text)
     fatal = _fatal_messages(text)
-    s = _summary_block(text)
+    # sysbench prints header, intervals, histogram, statistics in that order: each search
+    # scans only its part of the text, which keeps a 600-interval log cheap.
+    s = _summary_block(text, max(last, hist[2] if hist is not None else 0))
 
-    m = _VERSION.search(text)
+    m = _VERSION.search(text, 0, first)
     version = m.group(1) if m else None
-    m = _HDR_THREADS.search(text)
+    m = _HDR_THREADS.search(text, 0, first)
     threads: int | None = int(m.group(1)) if m else None
-    if threads is None and rows:
-        top = max(r[1] for r in rows)
+    if threads is None and len(rows):
+        top = float(rows[:, 1].max())
         threads = int(top) if top > 0 else None
-    if s["percentile"] is None and rows and not s["percentile_disabled"]:
-        p = rows[0][8]
-        s["percentile"] = _int_or_float(p) if p == p and p > 0 else None
-    m = _HDR_RATE.search(text)
+    if s["percentile"] is None and len(rows) and not s["percentile_disabled"]:
+        p = float(rows[0, _PCT_COL])
+        s["percentile"] = _int_or_float(p) if p > 0 else None  # NaN > 0 is False
+    m = _HDR_RATE.search(text, 0, first)
     rate = _int_or_float(_num(m.group(1))) if m else None
-    m = _HDR_INTERVAL.search(text)
+    m = _HDR_INTERVAL.search(text, 0, first)
     interval_s = int(m.group(1)) if m else None
 
     complete = s["events"] is not None and s["total_time_s"] is not None
@@ -438,10 +457,7 @@ def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
         "unfinished_transactions": s["unfinished_transactions"],
         "fatal": fatal,
     }
-    if rows:
-        intervals = pd.DataFrame(np.asarray(rows, dtype=float), columns=list(INTERVAL_COLUMNS))
-    else:
-        intervals = pd.DataFrame({c: pd.Series(dtype=float) for c in INTERVAL_COLUMNS})
+    intervals = pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
     if hist is not None:
         histogram = pd.DataFrame({"value_ms": hist[0], "count": hist[1]})
     else:
@@ -458,9 +474,7 @@ def parse_sysbench_file(path: str | PathLike) -> SysbenchResult:
     return parse_sysbench(text, file=str(path))
 
 
-def histogram_percentiles(
-    histogram_df: pd.DataFrame, percentiles=(50, 90, 95, 99, 99.9)
-) -> dict:
+def histogram_percentiles(histogram_df: pd.DataFrame, percentiles=(50, 90, 95, 99, 99.9)) -> dict:
     """Latency percentiles (ms) from a sysbench latency histogram, as sysbench computes them.
 
     Parameters
