@@ -6,9 +6,10 @@ only adds reading the file. Layouts understood, each checked against sysbench's 
 logs under ``tests/fixtures/sysbench/``:
 
 - sysbench 1.0.x: ``[ 10s ] thds: 16 tps: … qps: … (r/w/o: …) lat (ms,95%): … err/s: …
-  reconn/s: …`` intervals, then ``SQL statistics:`` / ``General statistics:`` /
-  ``Latency (ms):`` / ``Threads fairness:``, an optional ``--histogram`` block, and
-  ``percentile stats: disabled`` when ``--percentile=0``;
+  reconn/s: …`` intervals (``thds: 1 eps: … lat (ms,95%): …`` for tests without a DB
+  driver), then ``SQL statistics:`` / ``General statistics:`` / ``Latency (ms):`` /
+  ``Threads fairness:``, an optional ``--histogram`` block, and ``percentile stats:
+  disabled`` when ``--percentile=0``;
 - sysbench 1.1/master: a ``Throughput:`` block (``events/s (eps):``, ``time elapsed:``)
   in place of ``General statistics:``;
 - sysbench 0.5: ``[  10s] threads: 2, tps: …, reads: …, writes: …, response time: 17.52ms
@@ -142,7 +143,8 @@ _IGNORED = _rx(r"^ *ignored errors: *<I> *\( *<F> +per sec\. *\)")
 _RECONNECTS = _rx(r"^ *reconnects: *<I> *\( *<F> +per sec\. *\)")
 _TOTAL_TIME = _rx(r"^ *(?:total time|time elapsed): *<F> *s\b")
 _EVENTS = _rx(r"^ *total number of events: *<I>")
-_EPS = _rx(r"^ *events/s \(eps\): *<F>")
+_EPS = _rx(r"^ *(?:events/s \(eps\)|events per second): *<F>")
+_GENERAL = _rx(r"^ *General statistics:")
 _EXEC_TIME_05 = _rx(r"^ *total time taken by event execution: *<F> *s\b")
 _THROUGHPUT = _rx(r"^ *Throughput:")
 _LAT_BLOCK = _rx(r"^ *(?:Latency \(ms\)|response time):")
@@ -328,9 +330,12 @@ def _summary_block(text: str, pos: int) -> dict[str, Any]:
     s["events"] = int(m.group(1)) if m else None
     if "Throughput:" in text and _THROUGHPUT.search(text, pos):
         s["layout"] = "1.1"
-        if s["tps"] is None:
-            m = _EPS.search(text, pos)
-            s["tps"] = _num(m.group(1)) if m else None
+    elif s["layout"] is None and _GENERAL.search(text, pos):
+        s["layout"] = "1.0"
+    if s["tps"] is None:
+        # Tests without a DB driver (e.g. cpu) count events, not transactions.
+        m = _EPS.search(text, pos)
+        s["tps"] = _num(m.group(1)) if m else None
 
     lat_block = _LAT_BLOCK.search(text, pos)
     lat_at = lat_block.end() if lat_block else -1
@@ -394,9 +399,11 @@ def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
     header's ``Number of threads``, else the largest thread count of the interval lines
     (``threads_running`` falls as workers finish, and a cumulative report hook prints 0:
     sysbench issue 194), else None. ``tps`` and ``qps`` are sysbench's own "per sec." figures
-    (1.1 without ``transactions:``: ``events/s (eps)``; 0.5: read/write requests plus other
-    operations per second). ``percentile`` is None when ``--percentile=0`` turned percentiles
-    off; interval ``lat_ms`` is then NaN.
+    (0.5: ``qps`` is read/write requests plus other operations per second); a test without a
+    DB driver prints no transactions, and ``tps`` is then its events per second (1.0
+    ``events per second:``, 1.1 ``events/s (eps):``), as its ``eps:`` interval lines are.
+    ``percentile`` is None when ``--percentile=0`` turned percentiles off; interval ``lat_ms``
+    is then NaN.
     """
     text = normalise_text(text)
     rows, hook, first, last = _interval_table(text)
