@@ -111,3 +111,25 @@ def test_engine_reaches_sbtest_database(mariadb_engine):
     with mariadb_engine.connect() as c:
         assert c.exec_driver_sql("SELECT DATABASE()").scalar_one() == "sbtest"
     assert isinstance(mariadb_engine, sa.Engine)
+
+
+def test_dynamic_options_change_without_restart(fresh):
+    s = EmbeddedServer(
+        name="lifecycle", root=fresh.root, options={"innodb_flush_log_at_trx_commit": 1}
+    ).ensure()
+    pid = s.pid
+    b = EmbeddedServer(
+        name="lifecycle", root=fresh.root, options={"innodb_flush_log_at_trx_commit": 2}
+    ).ensure()
+    assert b.pid == pid
+    assert _query(b, "SELECT @@innodb_flush_log_at_trx_commit") == 2
+    assert b.status()["options"]["innodb_flush_log_at_trx_commit"] == 2
+    # a read-only variable cannot be SET GLOBAL: the server restarts with it
+    c = EmbeddedServer(
+        name="lifecycle",
+        root=fresh.root,
+        options={"innodb_flush_log_at_trx_commit": 2, "performance_schema": 1},
+    ).ensure()
+    assert c.pid != pid
+    assert _query(c, "SELECT @@performance_schema") == 1
+    assert _query(c, "SELECT @@innodb_flush_log_at_trx_commit") == 2

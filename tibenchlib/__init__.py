@@ -5,31 +5,32 @@ The public API is listed here once; modules are named for what they hold (params
 run, parse, prepare, sweep, stats, compare, plots...).
 """
 
-from . import phases, plots
+from . import compare, envcapture, phases, plots, saturation, stats, steady
+from .envcapture import capture_database, capture_host, config_diff, environment_tables
 from .params import ParamsError, Study, load_study
 from .server import EmbeddedServer, embedded
+from .stats import compare_arms, fieller_ratio, holm, summarize_cells, t_interval, welch_p
 from .store import Store
 from .sweep import plan, sweep_table
 
 __version__ = "0.1.0"
 
 
-def summarize_cells(*args, **kwargs):
-    """Per-cell mean with a Student t interval: see :func:`tibenchlib.stats.summarize_cells`."""
-    from .stats import summarize_cells as f
-
-    return f(*args, **kwargs)
-
-
-def environment_tables(*args, **kwargs):
-    """The reports' environment tables: see :func:`tibenchlib.envcapture.environment_tables`."""
-    from .envcapture import environment_tables as f
-
-    return f(*args, **kwargs)
-
-
 __all__ = [
     "EmbeddedServer",
+    "capture_database",
+    "capture_host",
+    "compare",
+    "compare_arms",
+    "config_diff",
+    "envcapture",
+    "fieller_ratio",
+    "holm",
+    "saturation",
+    "stats",
+    "steady",
+    "t_interval",
+    "welch_p",
     "ParamsError",
     "Store",
     "Study",

@@ -201,13 +201,20 @@ class EmbeddedServer:
             "stale": bool(st) and not running,
         }
 
-    def ensure(self) -> EmbeddedServer:
-        """Start the server, or reuse the running one when its configuration matches."""
+    def ensure(self, dynamic: bool = True) -> EmbeddedServer:
+        """Start the server, or reuse the running one when its configuration matches.
+
+        With ``dynamic``, options that differ from the running server's are applied with
+        ``SET GLOBAL`` when every one of them is dynamic (A/B arms then alternate without a
+        restart and a cold buffer pool); otherwise the server restarts on the same data.
+        """
         st = self._state()
         if st and _pid_alive(st.get("pid")):
             same = {k: st.get(k) for k in ("options", "prefix")} == self._wanted()
             if same and self._ping(st["port"]):
                 log.info("reusing embedded MariaDB pid %s on port %s", st["pid"], st["port"])
+                return self
+            if dynamic and self._apply_dynamic(st):
                 return self
             log.info("embedded MariaDB configuration changed: restarting")
             self.stop()
@@ -240,6 +247,40 @@ class EmbeddedServer:
         return stopped
 
     # -- internals ---------------------------------------------------------------------------
+    def _apply_dynamic(self, st: dict) -> bool:
+        """SET GLOBAL the changed options if all are dynamic; record them. False: restart."""
+        want = self._wanted()
+        if st.get("prefix") != want["prefix"]:
+            return False
+        old, new = st.get("options", {}), want["options"]
+        if set(old) != set(new):
+            return False  # an option removed cannot be reset to a default we do not know
+        changed = {k: v for k, v in new.items() if old.get(k) != v}
+        try:
+            conn = self._root_connect(first=False)
+        except pymysql.MySQLError:
+            return False
+        applied: dict = {}
+        try:
+            with conn.cursor() as c:
+                for k, v in changed.items():
+                    name = str(k).replace("-", "_")
+                    try:
+                        c.execute(
+                            f"SET GLOBAL `{name}` = %s", (int(v) if isinstance(v, bool) else v,)
+                        )
+                    except pymysql.MySQLError:
+                        # not dynamic (or not valid at run time): undo and restart instead
+                        for k2, v2 in applied.items():
+                            c.execute(f"SET GLOBAL `{k2}` = %s", (v2,))
+                        return False
+                    applied[name] = old.get(k)
+        finally:
+            conn.close()
+        self.state_path.write_text(json.dumps({**st, "options": new}, indent=1, sort_keys=True))
+        log.info("embedded MariaDB: SET GLOBAL %s (no restart)", ", ".join(map(str, changed)))
+        return True
+
     def _clean_stale(self, st: dict) -> None:
         for p in (self.socket_path, self.root / "mysqld.pid"):
             p.unlink(missing_ok=True)
