@@ -374,7 +374,7 @@ def report_table(cmp_df: pd.DataFrame, lang: str = "en", notes: bool = True) -> 
     arms, like the reports' "v5.1.4 TPS"; ``lang`` is "en" or "zh".
     """
     L = _labels(lang)
-    d = cmp_df.sort_values(["workload", "threads"], na_position="first")
+    d = cmp_df
     metric = str(d["metric"].iloc[0]) if "metric" in d and len(d) else "tps"
     a = str(d["baseline"].iloc[0]) if "baseline" in d and len(d) else "A"
     b = str(d["candidate"].iloc[0]) if "candidate" in d and len(d) else "B"

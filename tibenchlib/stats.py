@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 CELL_KEYS = ["workload", "arm", "threads"]
+N_WARN = 5  # fewer runs per cell than this: warn (wide intervals, low power)
 T_METHOD = "Student t, df=n-1"
 FIELLER_METHOD = {
     "ratio": "Fieller, Welch-Satterthwaite df at the ratio estimate; Welch t p, Holm",
@@ -248,7 +249,11 @@ def holm(pvalues: Sequence[float | None]) -> np.ndarray:
     p = np.array([np.nan if v is None else v for v in pvalues], dtype=float)
     out = np.full(p.shape, np.nan)
     ok = np.isfinite(p)
-    if ok.any():
+    if ok.sum() == 1:
+        # Holm of one p is that p; skipping statsmodels here matters because its holm branch
+        # runs gc.collect() on every call (~0.1 s in a loaded process, x thousands in simulations)
+        out[ok] = p[ok]
+    elif ok.any():
         out[ok] = multipletests(p[ok], method="holm")[1]
     return out
 
@@ -306,7 +311,7 @@ def summarize_cells(
     metric: str = "tps",
     level: float = 0.95,
     cv_warn: float = 0.10,
-    n_warn: int = 5,
+    n_warn: int = N_WARN,
     outlier_z: float = 3.5,
     outlier_rel: float = 0.05,
 ) -> pd.DataFrame:
@@ -486,7 +491,10 @@ def compare_arms(
     a = cells[cells["arm"] == baseline].drop(columns="arm")
     b = cells[cells["arm"] == candidate].drop(columns="arm")
     m = a.merge(b, on=["workload", "threads"], how="outer", suffixes=("_a", "_b"))
-    m = m.sort_values(["workload", "threads"], na_position="first").reset_index(drop=True)
+    # workloads in the order the runs list them (the reports' order), threads ascending
+    order = {w: i for i, w in enumerate(dict.fromkeys(_key((w,))[0] for w in runs["workload"]))}
+    m["_order"] = [order.get(_key((w,))[0], -1) for w in m["workload"]]
+    m = m.sort_values(["_order", "threads"]).drop(columns="_order").reset_index(drop=True)
     for s in ("_a", "_b"):
         m["n" + s] = m["n" + s].fillna(0).astype(int)
         m["n_failed" + s] = m["n_failed" + s].fillna(0).astype(int)
@@ -548,11 +556,17 @@ def compare_arms(
     warns = []
     for i, row in m.iterrows():
         w: list[str] = []
+        na, nb = row["n_a"], row["n_b"]
+        if min(na, nb) == 1:
+            w.append(f"n={na}+{nb}: point estimate only, no interval")
+        elif 1 < min(na, nb) < N_WARN:
+            w.append(f"n={na}+{nb}: fewer than {N_WARN} runs per arm, wide interval, low power")
         for arm, s in ((baseline, "_a"), (candidate, "_b")):
             if row["n" + s] == 0:
                 w.append(f"{arm}: no runs at {row['threads']} threads")
             for x in row["warnings" + s] if isinstance(row["warnings" + s], list) else []:
-                w.append(f"{arm}: {x}")
+                if not x.startswith("n="):  # said once for both arms above
+                    w.append(f"{arm}: {x}")
         if row["n_a"] >= 2 and row["n_b"] >= 2 and not bounded[i]:
             w.append("Fieller interval unbounded: baseline mean not distinguishable from 0")
         if verdict[i] not in ("better", "worse") and np.isfinite(p_adj[i]) and p_adj[i] < alpha:
