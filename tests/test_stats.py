@@ -217,7 +217,12 @@ def test_compare_arms_verdict_rules():
     }  # fmt: skip
     cmp = compare_arms(_runs(cells), "A", "B").set_index("threads")
     assert cmp["verdict"].to_dict() == {
-        1: "better", 2: "worse", 3: "equivalent", 4: "inconclusive", 5: "~", 6: "n/a"
+        1: "better",
+        2: "worse",
+        3: "equivalent",
+        4: "inconclusive",
+        5: "~",
+        6: "n/a",
     }
     lo, hi = cmp.loc[5, ["ci_low_pct", "ci_high_pct"]]
     assert hi - lo <= 8 and (lo < -2 or hi > 2)  # "~": neither within +-2 % nor wider than 4δ
