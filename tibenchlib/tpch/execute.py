@@ -205,6 +205,10 @@ class _Session:
                 if timer:
                     timer.cancel()
             seconds_main = time.perf_counter() - t0
+            if status == "ok" and fired.is_set():
+                # Some statements (SLEEP) end quietly when killed: still past the limit.
+                status, rows = "timeout", None
+                error = f"killed by the client watchdog after {self.timeout_s:g} s"
             for stmt in q.teardown:
                 try:
                     cur.execute(stmt)
