@@ -126,7 +126,9 @@ def load_summary_csv(path: str | Path, workload: str | None = None) -> pd.DataFr
         df[col] = num
     df["threads"] = df["threads"].astype(int)
     df["arm"] = df["arm"].astype(str).str.strip()
-    df["workload"] = df["workload"].where(df["workload"].notna(), None)
+    df["workload"] = pd.Series(
+        [None if pd.isna(w) else str(w).strip() for w in df["workload"]], dtype=object
+    )
     if "repeat" not in df.columns:
         df["repeat"] = df.groupby(["workload", "arm", "threads"], dropna=False).cumcount() + 1
     df["status"] = "ok"
@@ -171,6 +173,7 @@ def _summary_row(f: Path, arm: str) -> dict:
         "lat_avg_ms": lat.get("avg") if isinstance(lat, dict) else None,
         "qps": s.get("qps"),
         "status": s.get("status") or "ok",
+        "error": s.get("error"),
         "run_id": str(f),
         "file": str(s.get("file") or f),
     }

@@ -1,0 +1,272 @@
+"""Comparison tables: seed 000's published tables reproduced, inputs, formatting, export."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tibenchlib.compare import (
+    JSON_COLUMNS,
+    compare_arms_table,
+    compare_from_csv,
+    compare_log_dirs,
+    compare_table,
+    export,
+    format_ci,
+    load_summary_csv,
+    report_summary,
+    report_table,
+    runs_from_log_dirs,
+    to_markdown,
+)
+from tibenchlib.stats import summarize_improvement
+
+FIX = Path(__file__).parent / "fixtures"
+SEED = FIX / "seed000"
+LOGS = FIX / "sysbench" / "mariadb"
+
+
+@pytest.fixture(scope="module")
+def seed_cmp() -> pd.DataFrame:
+    return compare_from_csv(SEED / "summary.csv", "v5.1.4", "v6.0.0")
+
+
+# -- seed 000 ---------------------------------------------------------------------------------
+
+
+def test_seed000_improvement_column_to_the_rounding(seed_cmp):
+    pub = pd.read_csv(SEED / "published_improvement.csv")
+    got = seed_cmp.merge(pub, on=["workload", "threads"], validate="1:1")
+    assert len(got) == 24
+    # plain recomputation from the CSV's TPS figures
+    raw = pd.read_csv(SEED / "summary.csv").pivot_table(
+        index=["workload", "threads"], columns="arm", values="tps"
+    )
+    plain = (raw["v6.0.0"] / raw["v5.1.4"] - 1) * 100
+    np.testing.assert_allclose(
+        got.set_index(["workload", "threads"])["improvement_pct_x"], plain.loc[
+            got.set_index(["workload", "threads"]).index
+        ]
+    )  # fmt: skip
+    np.testing.assert_array_equal(got["improvement_pct_x"].round(2), got["improvement_pct_y"])
+    assert (got["published"] == got["improvement_pct_x"].map(lambda x: f"{x:.2f}%")).all()
+
+
+def test_seed000_summary_means(seed_cmp):
+    pub = pd.read_csv(SEED / "published_summary.csv", dtype={"table7_pct": str}).set_index(
+        "workload"
+    )
+    col = pd.read_csv(SEED / "published_improvement.csv").groupby("workload")["improvement_pct"]
+    s = summarize_improvement(seed_cmp).set_index("workload")
+    # point select: 5.055 is the mean of the rounded column, 5.057 the mean from TPS figures
+    assert round(col.mean()["oltp_point_select"], 3) == 5.055 == pub.loc["oltp_point_select",
+                                                                         "section_pct"]  # fmt: skip
+    assert round(s.loc["oltp_point_select", "mean_improvement_pct"], 3) == 5.057
+    for wl, row in pub.iterrows():
+        assert abs(col.mean()[wl] - row["section_pct"]) <= 0.005 + 1e-9  # printed rounded
+        assert f"{s.loc[wl, 'mean_improvement_pct']:.2f}" == row["table7_pct"]
+    # and the geometric mean the reports do not print
+    raw = pd.read_csv(SEED / "summary.csv")
+    ps = raw[raw["workload"] == "oltp_point_select"].pivot(
+        index="threads", columns="arm", values="tps"
+    )
+    g = np.exp(np.log(ps["v6.0.0"] / ps["v5.1.4"]).mean())
+    assert s.loc["oltp_point_select", "geomean_improvement_pct"] == pytest.approx((g - 1) * 100)
+    assert np.isnan(s.loc["oltp_point_select", "geo_ci_low_pct"])
+
+
+def test_seed000_single_runs_get_no_invented_intervals(seed_cmp):
+    assert (seed_cmp["verdict"] == "n/a").all()
+    assert seed_cmp[["ci_low_pct", "ci_high_pct", "p_value", "p_adjusted"]].isna().all().all()
+    rows = json.loads(seed_cmp[JSON_COLUMNS].to_json(orient="records"))
+    assert list(rows[0]) == JSON_COLUMNS
+    assert rows[0]["workload"] == "oltp_point_select" and rows[0]["threads"] == 150
+    assert rows[0]["ci_low_pct"] is None and rows[0]["p_adjusted"] is None
+    assert rows[0]["baseline_tps"] == 296958 and rows[0]["n_baseline"] == 1
+    t = report_table(seed_cmp[seed_cmp["workload"] == "oltp_point_select"])
+    assert list(t.columns) == [
+        "Threads", "v5.1.4 TPS", "v6.0.0 TPS", "v5.1.4 95% latency (ms)",
+        "v6.0.0 95% latency (ms)", "TPS improvement (%)", "p (Holm)", "Verdict", "Notes",
+    ]  # fmt: skip
+    assert t.iloc[0].tolist()[:8] == [
+        150, "296958", "291233", "0.75", "0.73", "-1.93% [n/a] (n=1+1)", "n/a", "n/a (n=1)"
+    ]  # fmt: skip
+
+
+def test_seed000_tables_in_chinese_keep_report_order(seed_cmp):
+    t = report_table(seed_cmp, lang="zh")
+    assert list(t.columns[:3]) == ["测试场景", "压测线程", "v5.1.4 TPS"]
+    assert "TPS 提升(%)" in t.columns and "结论" in t.columns
+    assert list(dict.fromkeys(t["测试场景"])) == [
+        "oltp_point_select", "oltp_update_non_index", "oltp_update_index", "oltp_read_write"
+    ]  # fmt: skip
+    s = report_summary(seed_cmp, lang="zh")
+    assert s.iloc[0, 1] == "+5.06%" and s.iloc[0, 2] == "+4.99% [n/a]"
+
+
+# -- replicated data ---------------------------------------------------------------------------
+
+
+def _csv(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "t.csv"
+    p.write_text(text)
+    return p
+
+
+def test_replicated_csv_known_answer_and_format(tmp_path):
+    p = _csv(
+        tmp_path,
+        "workload,threads,arm,tps,lat_p95_ms,repeat\n"
+        + "".join(
+            f"w,8,{arm},{v},{lat},{i + 1}\n"
+            for arm, vals, lat in (("A", [1000, 1020, 990], 10), ("B", [1050, 1068, 1041], 9))
+            for i, v in enumerate(vals)
+        ),
+    )
+    cmp = compare_table(p, "A", "B")
+    r = cmp.iloc[0]
+    assert r["verdict"] == "better" and round(r["p_value"], 4) == 0.0142
+    assert report_table(cmp)["TPS improvement (%)"][0] == "+4.95% [+1.6, +8.4] (n=3+3)"
+    lat = compare_table(p, "A", "B", metric="lat_p95_ms").iloc[0]
+    assert lat["improvement_pct"] == pytest.approx(10.0)  # 10 ms -> 9 ms: 10 % lower
+    assert "95% latency" not in " ".join(
+        report_table(compare_table(p, "A", "B", metric="lat_p95_ms")).columns
+    )
+
+
+def test_format_ci():
+    assert format_ci(5.0612, 2.01, 8.24, 3, 3) == "+5.06% [+2.0, +8.2] (n=3+3)"
+    assert format_ci(-1.234, -3.0, 0.55) == "-1.23% [-3.0, +0.6]"
+    assert format_ci(1.88, None, None, 1, 1) == "+1.88% [n/a] (n=1+1)"
+    assert format_ci(1.88, float("nan"), 2.0) == "+1.88% [n/a]"
+    assert format_ci(None) == "n/a"
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+
+def test_load_summary_csv_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.csv"):
+        load_summary_csv(tmp_path / "nope.csv")
+    p = _csv(tmp_path, "workload,threads,arm\nw,8,A\n")
+    with pytest.raises(ValueError, match=r"t\.csv: missing column\(s\) tps"):
+        load_summary_csv(p)
+    p = _csv(tmp_path, "workload,threads,arm,tps\nw,8,A,1000\nw,8,B,fast\n")
+    with pytest.raises(ValueError, match="column 'tps', data row 2: 'fast'"):
+        load_summary_csv(p)
+    p = _csv(tmp_path, "workload,threads,arm,tps\nw,8,A,1000\nw,8,B,1100\n")
+    with pytest.raises(ValueError, match="arm 'C' not found"):
+        compare_table(p, "A", "C")
+    with pytest.raises(ValueError, match="workload 'x' not found"):
+        load_summary_csv(p, workload="x")
+
+
+def test_load_summary_csv_lenient_parts(tmp_path):
+    p = _csv(
+        tmp_path,
+        'workload, threads, arm, tps, note\nw,8,A,"296,958",x\nw,8,A,"297,000",y\n,16,B,5,z\n',
+    )
+    df = load_summary_csv(p)
+    assert df["tps"].tolist() == [296958, 297000, 5]
+    assert df["repeat"].tolist() == [1, 2, 1] and (df["status"] == "ok").all()
+    assert pd.isna(df["workload"].iloc[2]) and "note" in df.columns
+    cmp = compare_table(df.assign(arm=["A", "B", "B"], threads=8), "A", "B")
+    assert cmp["workload"].isna().tolist() == [False, True]  # unknown workload stays null
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+def test_export_csv_and_markdown(tmp_path, seed_cmp):
+    t = report_table(seed_cmp.head(2), lang="zh")
+    csv, md = export(t, tmp_path / "out" / "table")
+    assert csv.name == "table.csv" and md.name == "table.md"
+    back = pd.read_csv(csv, encoding="utf-8-sig")
+    assert list(back.columns) == list(t.columns) and len(back) == 2
+    lines = md.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("| 压测线程 | v5.1.4 TPS") and lines[1].startswith("|---|")
+    assert len(lines) == 4
+    raw_csv, _ = export(seed_cmp.head(1), tmp_path / "raw")  # list cells joined
+    assert "n=1+1: point estimate only" in raw_csv.read_text(encoding="utf-8-sig")
+    assert to_markdown(pd.DataFrame({"a": ["x|y"]})).splitlines()[2] == "| x\\|y |"
+
+
+# -- sysbench logs ----------------------------------------------------------------------------
+
+
+def _dirs(tmp_path: Path, base: list[str], cand: list[str]) -> tuple[Path, Path]:
+    out = []
+    for name, files in (("v1", base), ("v2", cand)):
+        d = tmp_path / name
+        d.mkdir()
+        for f in files:
+            shutil.copy(LOGS / f, d / f)
+        out.append(d)
+    return out[0], out[1]
+
+
+def test_runs_from_log_dirs(tmp_path):
+    from tibenchlib.parse.sysbench import parse_sysbench_file
+
+    b, c = _dirs(
+        tmp_path,
+        ["point_select-t2-ri1-hist.txt", "point_select-t2-report-json.txt",
+         "point_select-t2-report-csv.txt", "read_write-t4-ri1-server-killed.txt",
+         "read_write-t4-ri1-p99-hist.txt"],
+        ["point_select-t2-events2000.txt", "point_select-t2-rate200-ri1.txt",
+         "point_select-t2-percentile0.txt"],
+    )  # fmt: skip
+    runs = runs_from_log_dirs(b, c, workload="oltp_point_select")
+    assert set(runs["arm"]) == {"v1", "v2"} and (runs["workload"] == "oltp_point_select").all()
+    one = runs[runs["run_id"].str.endswith("point_select-t2-ri1-hist.txt")].iloc[0]
+    s = parse_sysbench_file(LOGS / "point_select-t2-ri1-hist.txt").summary
+    assert one["tps"] == s["tps"] and one["threads"] == 2
+    assert one["lat_p95_ms"] == s["latency_ms"]["percentile_value"]
+    p99 = runs[runs["run_id"].str.endswith("p99-hist.txt")].iloc[0]
+    assert pd.isna(p99["lat_p95_ms"])  # a 99th percentile is not a p95
+    killed = runs[runs["run_id"].str.endswith("server-killed.txt")].iloc[0]
+    assert killed["status"] == "failed" and killed["threads"] == 4
+    cmp = compare_log_dirs(b, c, workload="oltp_point_select").set_index("threads")
+    assert cmp.loc[2, "n_baseline"] == 3 and cmp.loc[2, "n_candidate"] == 3
+    assert cmp.loc[4, "n_baseline"] == 1 and cmp.loc[4, "n_candidate"] == 0
+    assert cmp.loc[4, "verdict"] == "n/a"
+    assert any("1 failed" in w for w in cmp.loc[4, "warnings"])
+    assert cmp.loc[2, "baseline_tps"] == pytest.approx(np.mean([12607.91, 7189.63, 6641.12]))
+
+
+def test_log_dir_errors(tmp_path):
+    b, c = _dirs(tmp_path, ["point_select-t2-ri1-hist.txt"], [])
+    with pytest.raises(ValueError, match=r"v2: no sysbench logs .*empty directory"):
+        runs_from_log_dirs(b, c)
+    with pytest.raises(FileNotFoundError, match="missing"):
+        runs_from_log_dirs(b, tmp_path / "missing")
+    (c / "notes.txt").write_text("these are not sysbench results\n")
+    with pytest.raises(ValueError, match=r"notes\.txt: no thread count"):
+        runs_from_log_dirs(b, c)
+
+
+# -- phase compare ----------------------------------------------------------------------------
+
+
+def test_compare_arms_table_for_a_study():
+    from tibenchlib.params import Arm, Study
+
+    rows = [
+        {"run_key": f"{arm}-{i}", "phase": "sweep", "workload": "oltp_point_select",
+         "arm": arm, "threads": 2, "repeat": i + 1, "tps": v, "status": "ok"}
+        for arm, vals in (("slow", [1000, 1020, 990]), ("fast", [1050, 1068, 1041]))
+        for i, v in enumerate(vals)
+    ]  # fmt: skip
+    rows.append({**rows[0], "run_key": "numa-1", "phase": "numa", "tps": 1.0})
+    study = Study(study="t", arms=[Arm(label="slow"), Arm(label="fast")])
+    cmp = compare_arms_table(pd.DataFrame(rows), study)
+    assert len(cmp) == 1 and cmp["baseline"][0] == "slow" and cmp["verdict"][0] == "better"
+    assert round(cmp["improvement_pct"][0], 2) == 4.95
+    one = Study(study="t1", arms=[Arm(label="slow")])
+    with pytest.raises(ValueError, match="one arm only"):
+        compare_arms_table(pd.DataFrame(rows), one)
