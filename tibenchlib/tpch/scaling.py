@@ -29,20 +29,61 @@ from .. import paths
 from ..stats import fieller_ratio, t_interval
 
 SUMMARY_COLUMNS = [
-    "query", "arm", "mode", "n", "status", "mean_s", "ci_low_s", "ci_high_s",
-    "improvement_pct", "ci_low_pct", "ci_high_pct", "verified",
-    "ratio", "ratio_ci_low", "ratio_ci_high", "speedup", "speedup_ci_low", "speedup_ci_high",
-    "units", "ideal_speedup", "efficiency", "efficiency_ci_low", "efficiency_ci_high",
-    "not_scaled", "warnings",
+    "query",
+    "arm",
+    "mode",
+    "n",
+    "status",
+    "mean_s",
+    "ci_low_s",
+    "ci_high_s",
+    "improvement_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "verified",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "units",
+    "ideal_speedup",
+    "efficiency",
+    "efficiency_ci_low",
+    "efficiency_ci_high",
+    "not_scaled",
+    "warnings",
 ]
 #: The columns ``tibench run --phase tpch_scaling --json`` prints (issue 6, section 5).
 CLI_COLUMNS = SUMMARY_COLUMNS[:12]
 OVERALL_COLUMNS = [
-    "mode", "arm", "n_queries", "excluded", "geomean_s", "geomean_ci_low_s",
-    "geomean_ci_high_s", "geomean_ratio", "ratio_ci_low", "ratio_ci_high", "improvement_pct",
-    "ci_low_pct", "ci_high_pct", "speedup", "speedup_ci_low", "speedup_ci_high", "efficiency",
-    "efficiency_ci_low", "efficiency_ci_high", "not_scaled", "total_s", "total_ratio",
-    "total_ratio_ci_low", "total_ratio_ci_high", "total_improvement_pct", "total_ci_low_pct",
+    "mode",
+    "arm",
+    "n_queries",
+    "excluded",
+    "geomean_s",
+    "geomean_ci_low_s",
+    "geomean_ci_high_s",
+    "geomean_ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "improvement_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "efficiency",
+    "efficiency_ci_low",
+    "efficiency_ci_high",
+    "not_scaled",
+    "total_s",
+    "total_ratio",
+    "total_ratio_ci_low",
+    "total_ratio_ci_high",
+    "total_improvement_pct",
+    "total_ci_low_pct",
     "total_ci_high_pct",
 ]
 _STATUS_RANK = {"ok": 0, "timeout": 1, "error": 2}
@@ -173,20 +214,43 @@ def _summary_row(query, mode, arm, g, base_obs, is_base, unit, base, level) -> d
     if len(ok) == 1:
         warnings.append("n = 1: no interval")
     row = {
-        "query": int(query), "arm": arm, "mode": mode, "n": n, "status": status,
-        "mean_s": ti["mean"], "ci_low_s": ti["ci_low"], "ci_high_s": ti["ci_high"],
+        "query": int(query),
+        "arm": arm,
+        "mode": mode,
+        "n": n,
+        "status": status,
+        "mean_s": ti["mean"],
+        "ci_low_s": ti["ci_low"],
+        "ci_high_s": ti["ci_high"],
         "verified": _all_verified(g["verified"]),
-        "units": unit.get(arm), "ideal_speedup": None, "not_scaled": None,
+        "units": unit.get(arm),
+        "ideal_speedup": None,
+        "not_scaled": None,
     }
-    for k in ("improvement_pct", "ci_low_pct", "ci_high_pct", "ratio", "ratio_ci_low",
-              "ratio_ci_high", "speedup", "speedup_ci_low", "speedup_ci_high", "efficiency",
-              "efficiency_ci_low", "efficiency_ci_high"):
+    for k in (
+        "improvement_pct",
+        "ci_low_pct",
+        "ci_high_pct",
+        "ratio",
+        "ratio_ci_low",
+        "ratio_ci_high",
+        "speedup",
+        "speedup_ci_low",
+        "speedup_ci_high",
+        "efficiency",
+        "efficiency_ci_low",
+        "efficiency_ci_high",
+    ):
         row[k] = None
     ideal = unit.get(arm, math.nan) / unit.get(base, math.nan)
     row["ideal_speedup"] = None if math.isnan(ideal) else ideal
     if is_base:
-        row.update(ratio=1.0, improvement_pct=0.0, speedup=1.0,
-                   efficiency=1.0 if row["ideal_speedup"] else None)
+        row.update(
+            ratio=1.0,
+            improvement_pct=0.0,
+            speedup=1.0,
+            efficiency=1.0 if row["ideal_speedup"] else None,
+        )
     elif base_obs is not None and status == "ok" and set(base_obs["status"]) == {"ok"}:
         base_t = base_obs["seconds"].to_numpy(float)
         fr = _ratio_interval(ok, base_t, level)
@@ -285,18 +349,25 @@ def overall_summary(
         all_ok = status.unstack("arm").reindex(columns=order).fillna(False).all(axis=1)
         good = sorted(all_ok[all_ok].index)
         excluded = sorted(set(mobs["query"]) - set(good))
-        cells = {(q, a): g["seconds"].to_numpy(float)
-                 for (q, a), g in mobs[mobs["query"].isin(good)].groupby(["query", "arm"])}
+        cells = {
+            (q, a): g["seconds"].to_numpy(float)
+            for (q, a), g in mobs[mobs["query"].isin(good)].groupby(["query", "arm"])
+        }
         base_moments = {q: _log_moments(cells[(q, base)]) for q in good}
         for a in order:
-            rows.append(_overall_row(mode, a, base, good, excluded, cells, base_moments,
-                                     mobs, unit, level))
+            rows.append(
+                _overall_row(mode, a, base, good, excluded, cells, base_moments, mobs, unit, level)
+            )
     return pd.DataFrame(rows).reindex(columns=OVERALL_COLUMNS)
 
 
 def _overall_row(mode, arm, base, good, excluded, cells, base_moments, mobs, unit, level):
-    row: dict = {"mode": mode, "arm": arm, "n_queries": len(good),
-                 "excluded": ",".join(f"Q{q}" for q in excluded) or None}
+    row: dict = {
+        "mode": mode,
+        "arm": arm,
+        "n_queries": len(good),
+        "excluded": ",".join(f"Q{q}" for q in excluded) or None,
+    }
     if not good:
         return row
     q_count = len(good)
@@ -307,8 +378,14 @@ def _overall_row(mode, arm, base, good, excluded, cells, base_moments, mobs, uni
     ideal = unit.get(arm, math.nan) / unit.get(base, math.nan)
     ideal = None if math.isnan(ideal) else ideal
     if arm == base:
-        row.update(geomean_ratio=1.0, improvement_pct=0.0, speedup=1.0,
-                   efficiency=1.0 if ideal else None, total_ratio=1.0, total_improvement_pct=0.0)
+        row.update(
+            geomean_ratio=1.0,
+            improvement_pct=0.0,
+            speedup=1.0,
+            efficiency=1.0 if ideal else None,
+            total_ratio=1.0,
+            total_improvement_pct=0.0,
+        )
     else:
         diffs = [m - base_moments[q][0] for q, (m, _, _) in zip(good, moments, strict=True)]
         parts = []
@@ -320,8 +397,11 @@ def _overall_row(mode, arm, base, good, excluded, cells, base_moments, mobs, uni
         row.update({("geomean_ratio" if k == "ratio" else k): v for k, v in fields.items()})
         tot_arm, tot_base = _rep_totals(mobs, arm, good), _rep_totals(mobs, base, good)
         tr = _ratio_interval(tot_arm, tot_base, level)
-        row.update(total_ratio=tr["ratio"], total_ratio_ci_low=tr["ci_low"],
-                   total_ratio_ci_high=tr["ci_high"])
+        row.update(
+            total_ratio=tr["ratio"],
+            total_ratio_ci_low=tr["ci_low"],
+            total_ratio_ci_high=tr["ci_high"],
+        )
         if tr["ratio"] is not None:
             row["total_improvement_pct"] = (1 - tr["ratio"]) * 100
             if tr["ci_low"] is not None and tr["ci_high"] is not None:
@@ -369,17 +449,19 @@ def seed002_runs(table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Report 002's times as run rows (one repeat, power mode, arm = instance count), ready
     for :func:`query_summary`."""
     t = load_seed002() if table is None else table
-    return pd.DataFrame({
-        "arm": t["tiflash_instances"].astype(str),
-        "mode": "power",
-        "stream": 0,
-        "rep": 1,
-        "warmup": False,
-        "query": t["query"].str.removeprefix("Q").astype(int),
-        "status": "ok",
-        "seconds": t["seconds"].astype(float),
-        "verified": None,
-    })
+    return pd.DataFrame(
+        {
+            "arm": t["tiflash_instances"].astype(str),
+            "mode": "power",
+            "stream": 0,
+            "rep": 1,
+            "warmup": False,
+            "query": t["query"].str.removeprefix("Q").astype(int),
+            "status": "ok",
+            "seconds": t["seconds"].astype(float),
+            "verified": None,
+        }
+    )
 
 
 def improvement_pct(t_base: float, t_arm: float) -> float:

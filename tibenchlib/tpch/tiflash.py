@@ -39,8 +39,13 @@ from .schema import TABLES
 TIFLASH_SESSION: dict[str, str] = {"tidb_isolation_read_engines": "tiflash,tidb"}
 
 REPLICA_COLUMNS = [
-    "table_schema", "table_name", "table_id", "replica_count", "location_labels",
-    "available", "progress",
+    "table_schema",
+    "table_name",
+    "table_id",
+    "replica_count",
+    "location_labels",
+    "available",
+    "progress",
 ]
 
 
@@ -277,8 +282,15 @@ def check_plans(
             for s in session_sql(settings):
                 cur.execute(s)
         for q in queries or all_queries():
-            row = {"query": q.number, "reads_tiflash": None, "tiflash_tables": None,
-                   "tikv_tables": None, "task_kinds": None, "plan": None, "error": None}
+            row = {
+                "query": q.number,
+                "reads_tiflash": None,
+                "tiflash_tables": None,
+                "tikv_tables": None,
+                "task_kinds": None,
+                "plan": None,
+                "error": None,
+            }
             try:
                 text, plan = explain(conn, q)
                 row.update(plan_summary(plan), plan=text)
@@ -376,8 +388,10 @@ def wait_regions_stable(
         for poll in range(1_000_000):
             counts = tiflash_region_counts(parse_pd_stores(fetch()))
             elapsed = clock() - start
-            history += [{"poll": poll, "elapsed_s": elapsed, "store_id": k, "region_count": v}
-                        for k, v in sorted(counts.items())]
+            history += [
+                {"poll": poll, "elapsed_s": elapsed, "store_id": k, "region_count": v}
+                for k, v in sorted(counts.items())
+            ]
             enough = expected_stores is None or len(counts) == expected_stores
             same = same + 1 if counts == previous and counts else 0
             bar.update(1)
