@@ -52,6 +52,8 @@ def test_notebook_executes(phase):
     executed.append(phase)
 
 
+@pytest.mark.notebook
+@pytest.mark.slow
 def test_every_notebook_is_executed_by_the_suite():
     on_disk = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
     known = set(PHASE_NOTEBOOKS.values())

@@ -87,6 +87,17 @@ def improvement_bars(cmp: pd.DataFrame, *, delta_pct: float = 2.0, title: str | 
         ax.axhspan(-delta_pct, delta_pct, color="0.85", label=f"±{delta_pct:g}% (δ)")
         ax.axhline(0, color="0.3", lw=0.8)
         ax.errorbar(list(x), d["improvement_pct"], yerr=[lo, hi], fmt="o", capsize=4)
+        for xi, (_, r) in zip(x, d.iterrows(), strict=True):
+            if r["ci_low_pct"] is None or r["ci_low_pct"] != r["ci_low_pct"]:
+                # no interval: n < 2, or Fieller unbounded (baseline mean not clear of 0)
+                ax.annotate(
+                    "no interval",
+                    (xi, r["improvement_pct"]),
+                    fontsize=7,
+                    textcoords="offset points",
+                    xytext=(4, 4),
+                    color="0.35",
+                )
         ax.set_xticks(list(x), [str(t) for t in d["threads"]])
         ax.set_xlabel("client threads")
         ax.set_ylabel("improvement % (95% Fieller)")

@@ -172,8 +172,10 @@ def run_row(
         status, error = "failed", f"timeout after {outcome.wall_s:.0f} s"
     elif outcome.missing:
         status, error = "failed", f"{outcome.missing} is not installed"
-    elif outcome.returncode not in (0, None) and status == "ok":
-        status, error = "failed", f"sysbench exited {outcome.returncode}"
+    elif outcome.returncode not in (0, None):
+        # e.g. a segfault (139) leaves a log without FATAL and without a summary
+        status = "failed"
+        error = f"{error + '; ' if error else ''}sysbench exited {outcome.returncode}"
     lat = s.get("latency_ms") or {}
     pct = {}
     hist = getattr(parsed, "histogram", None)

@@ -1,1 +1,39 @@
 """Parsers: text in, tidy tables out. Pure functions, no I/O beyond reading a path given."""
+
+from .sysbench import (
+    HISTOGRAM_BUCKET_RATIO,
+    INTERVAL_COLUMNS,
+    SysbenchResult,
+    histogram_percentiles,
+    parse_sysbench,
+    parse_sysbench_file,
+)
+from .tidb import (
+    parse_cluster_hardware,
+    parse_cluster_info,
+    parse_cluster_systeminfo,
+    parse_explain,
+    parse_pd_stores,
+    parse_show_config,
+    parse_show_variables,
+    parse_tiflash_replica,
+    plan_reads_tiflash,
+)
+
+__all__ = [
+    "HISTOGRAM_BUCKET_RATIO",
+    "INTERVAL_COLUMNS",
+    "SysbenchResult",
+    "histogram_percentiles",
+    "parse_cluster_hardware",
+    "parse_cluster_info",
+    "parse_cluster_systeminfo",
+    "parse_explain",
+    "parse_pd_stores",
+    "parse_show_config",
+    "parse_show_variables",
+    "parse_sysbench",
+    "parse_sysbench_file",
+    "parse_tiflash_replica",
+    "plan_reads_tiflash",
+]
