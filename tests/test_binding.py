@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -182,3 +183,28 @@ def test_gone_process_cannot_be_verified():
     p.wait()
     with pytest.raises(BindingError, match="is process"):
         binding.verify_binding(p.pid, "unbound")
+
+
+@needs_numactl
+@needs_numa
+def test_a_repinned_thread_is_seen():
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two usable CPUs")
+    code = (
+        "import os, threading, time\n"
+        "def pin():\n"
+        "    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+        "    time.sleep(30)\n"
+        "threading.Thread(target=pin, daemon=True).start()\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.2)
+        with pytest.raises(BindingError, match="some threads run on other CPUs"):
+            binding.verify_binding(p.pid, "unbound")
+    finally:
+        p.kill()
+        p.wait()

@@ -315,7 +315,8 @@ def read_binding(pid: int, proc_root: str | os.PathLike = "/proc") -> dict:
     dict
         ``cpus_allowed`` (list of int), ``mems_allowed`` (list of int, the cpuset's memory
         nodes), ``mem_policy`` (the policy string of most mappings, e.g. ``"bind:0"``) and
-        ``mem_policies`` (each distinct policy string and how many mappings carry it).
+        ``mem_policies`` (each distinct policy string and how many mappings carry it) and
+        ``thread_cpus`` (the distinct ``Cpus_allowed_list`` values of its threads).
 
     Raises
     ------
@@ -350,11 +351,20 @@ def read_binding(pid: int, proc_root: str | os.PathLike = "/proc") -> dict:
         policy = pol[0] if not rest.startswith("prefer (many)") else " ".join(pol[:2])
         counts[policy] += 1
     mem_policy = counts.most_common(1)[0][0] if counts else "unknown"
+    # A server may re-pin some of its threads; every thread's list is compared, not only the
+    # main thread's.
+    thread_cpus: set[str] = set()
+    for task in (base / "task").glob("[0-9]*"):
+        text = _read(task / "status")
+        tm = re.search(r"^Cpus_allowed_list:\s*(\S+)", text or "", re.M)
+        if tm:
+            thread_cpus.add(tm.group(1))
     return {
         "cpus_allowed": cpus,
         "mems_allowed": mems,
         "mem_policy": mem_policy,
         "mem_policies": dict(counts),
+        "thread_cpus": sorted(thread_cpus),
     }
 
 
@@ -452,6 +462,10 @@ def verify_binding(
             problems.append(f"memory policy is {seen['mem_policy']!r}, expected 'default'")
         if want != reference_cpus:
             notes.append(f"restricted to {len(want)} of {len(reference_cpus)} CPUs")
+
+    others = [c for c in seen["thread_cpus"] if parse_cpulist(c) != sorted(cpus)]
+    if others:
+        problems.append(f"some threads run on other CPUs: {', '.join(others)}")
 
     verified = not problems
     detail = (
