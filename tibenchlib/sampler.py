@@ -117,6 +117,16 @@ class ProcessSampler:
             self.t0 = now_wall
         # Monotonic clock from here on; t0 maps onto it once.
         self._mono0 = now_mono - (now_wall - self.t0)
+        # Fresh baselines, so the first row of a process watched long before covers one
+        # interval, like everyone else's.
+        with self._lock:
+            items = list(self._procs.items())
+        for source, proc in items:
+            try:
+                ct = proc.cpu_times()
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+            self._last[source] = (time.monotonic(), ct.user, ct.system)
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="tibench-sampler", daemon=True)
         self._thread.start()

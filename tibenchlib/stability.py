@@ -331,6 +331,7 @@ def cpu_vs_throughput(
     capacity: float = 0.90,
     guideline: float = 0.60,
     flat_gain_pct: float = 5.0,
+    run_col: str = "run_id",
 ) -> pd.DataFrame:
     """The server's CPU against throughput at each thread count.
 
@@ -342,9 +343,9 @@ def cpu_vs_throughput(
     Parameters
     ----------
     samples
-        Sampler rows with ``run_id`` added.
+        Sampler rows with the run's key (``run_col``) added.
     runs
-        One row per run: ``run_id``, ``threads``, ``tps`` (and optionally ``workload``,
+        One row per run: the key, ``threads``, ``tps`` (and optionally ``workload``,
         ``policy``).
     capacity
         Node share at which the node counts as full (report 000: 25% of a 4-node host was the
@@ -354,6 +355,8 @@ def cpu_vs_throughput(
         under 60%).
     flat_gain_pct
         TPS gain from the previous thread count below which throughput counts as flat.
+    run_col
+        The column naming the run in both tables (the catalog's is ``run_key``).
 
     Returns
     -------
@@ -365,16 +368,16 @@ def cpu_vs_throughput(
     """
     s = samples[samples["source"] == server_source]
     per_run = (
-        s.groupby("run_id")
+        s.groupby(run_col)
         .agg(cpu_pct=("cpu_pct", "mean"), cores_allowed=("cores_allowed", "max"))
         .reset_index()
     )
     keys = [k for k in ("workload", "policy") if k in runs.columns]
-    df = runs.merge(per_run, on="run_id", how="left")
+    df = runs.merge(per_run, on=run_col, how="left")
     agg = (
         df.groupby([*keys, "threads"], dropna=False)
         .agg(
-            n_runs=("run_id", "count"),
+            n_runs=(run_col, "count"),
             tps=("tps", "median"),
             cpu_pct=("cpu_pct", "median"),
             cores_allowed=("cores_allowed", "max"),
