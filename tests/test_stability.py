@@ -190,3 +190,12 @@ def test_cpu_vs_throughput_flags_the_node_ceiling():
     assert out["ceiling"].tolist() == [False, False, True]
     assert out["over_guideline"].tolist() == [False, True, True]
     assert "ceiling" in out["note"].iloc[2] and "24% of host" in out["note"].iloc[2]
+    # The catalog names runs by run_key.
+    keyed = cpu_vs_throughput(
+        pd.DataFrame(samples).rename(columns={"run_id": "run_key"}),
+        pd.DataFrame(runs).rename(columns={"run_id": "run_key"}),
+        node_cpus=32,
+        host_cpus=128,
+        run_col="run_key",
+    )
+    assert keyed["ceiling"].tolist() == [False, False, True]
