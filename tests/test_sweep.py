@@ -143,7 +143,9 @@ def test_sweep_runs_stores_and_resumes(tmp_path, data_dir, sysbench_bin):
     # the exact command is kept, without the password or the credentials file's path
     assert all("--config-file=<0600 credentials file>" in c for c in runs["command"])
     assert all(Path(p).is_file() for p in runs["log_path"])
-    assert set(store.intervals("sw")["run_key"]) == set(runs["run_key"])
+    counts = store.intervals("sw").groupby("run_key").size()
+    assert all(counts.get(r.run_key, 0) == r.n_intervals for r in runs.itertuples())
+    assert runs["n_intervals"].sum() > 0  # a 1-s run may lose its only line (sysbench)
     smp = store.read("samples", "sw")
     assert {"server", "client"} <= set(smp["source"])
     # again: nothing to do, nothing re-run
@@ -207,7 +209,7 @@ def test_auth_failure_is_a_failed_run(tmp_path, data_dir, sysbench_bin, mariadb)
         ctx.conn = bad
         row = run_one(ctx, RunSpec("a", "oltp_point_select", 1, 1))
         assert row["status"] == "failed"
-        assert "Access denied" in row["error"]
+        assert "Access denied" in row["error"] and "error 1045" in row["error"]
     finally:
         del os.environ["TB_TEST_PW"]
 

@@ -28,11 +28,17 @@ def _fail(msg: str, code: int = 2) -> int:
 # -- run ---------------------------------------------------------------------------------------
 def cmd_run(a) -> int:
     from . import phases
-    from .notebook import execute_phase_notebook
+    from .notebook import PHASE_NOTEBOOKS, execute_phase_notebook
+    from .paths import notebooks_dir
     from .sweep import estimate, plan
 
     study = load_study(a.params)
     selected = a.phase or list(study.phases)
+    if not a.phase and not a.in_process:
+        absent = [p for p in selected if not (notebooks_dir() / PHASE_NOTEBOOKS[p]).exists()]
+        for p in absent:
+            print(f"tibench: phase {p} has no notebook in this version: skipped", file=sys.stderr)
+        selected = [p for p in selected if p not in absent]
     for p in selected:
         if p not in PHASES:
             return _fail(f"unknown phase '{p}' (phases: {', '.join(PHASES)})")

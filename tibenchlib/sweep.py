@@ -131,7 +131,13 @@ def check_run(summary: dict, iv: pd.DataFrame, expected_s: float | None, interva
     """
     warnings: list[str] = []
     if summary.get("status") != "ok":
-        return "failed", summary.get("error") or "failed", warnings
+        error = summary.get("error") or "failed"
+        # sysbench's first FATAL is often the generic "unable to connect"; the server's own
+        # error ("error 1045: Access denied ...") is what a DBA needs to see.
+        server_err = next((f for f in summary.get("fatal") or [] if f.startswith("error ")), None)
+        if server_err and server_err not in error:
+            error = f"{error} ({server_err})"
+        return "failed", error, warnings
     tps = summary.get("tps") or 0.0
     if tps <= 0 or not summary.get("events"):
         return "degenerate", "zero throughput: no transaction completed", warnings
@@ -276,6 +282,35 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
     return row
 
 
+def warmup_runs(ctx) -> None:
+    """Unrecorded sysbench runs of ``warmup_s`` seconds, one per workload at its largest thread
+    count, so that caches and the server's thread pools are in their working state."""
+    study = ctx.study
+    for w in study.workloads:
+        spec = RunSpec(ctx.arm.label, w, max(study.threads_for(w)), 0)
+        path = (
+            paths.study_dir(study.study)
+            / "raw"
+            / "warmup"
+            / (spec.run_key.replace("/", "__") + ".log")
+        )
+        with secret_config_file(ctx.conn) as cfg:
+            cmd = sysbench_command(
+                w,
+                ctx.conn,
+                tables=study.dataset.tables,
+                table_size=study.dataset.table_size,
+                threads=spec.threads,
+                time_s=int(max(1, round(study.warmup_s))),
+                rand_type=study.rand_type,
+                extra=study.extra_args,
+                config_file=cfg,
+            )
+            out = execute(cmd, path, timeout_s=study.warmup_s * 1.5 + 60)
+        if out.returncode != 0:
+            log.warning("warm-up run %s exited %s (log %s)", spec.run_key, out.returncode, path)
+
+
 def _sampler(ctx):
     """Per-second CPU/RSS of the local server (when tibench runs it) and the sysbench client."""
     from .sampler import ProcessSampler
@@ -325,6 +360,8 @@ def sweep(
                     prepare(ctx, progress=False)
                 elif study.dataset.warmup:
                     warm(ctx)
+                if study.warmup_s:
+                    warmup_runs(ctx)
                 last_end = None
             if study.dataset.reset == "reprepare" and spec.workload in WRITE_WORKLOADS:
                 prepare(ctx, force=True, progress=False)
