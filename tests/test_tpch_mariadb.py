@@ -147,3 +147,10 @@ def test_session_settings_apply_to_every_connection(loaded, tpch_engine):
     assert df.rows.tolist() == [1]
     df = run_queries(tpch_engine, [probe], repeats=1, warmup=False, progress=False)
     assert df.rows.tolist() == [0]
+
+
+def test_prepare_reuses_loaded_tables_without_files(loaded, tpch_engine, tmp_path):
+    # As after 'tiup bench tpch prepare': no generated files, counts checked against SF 0.01.
+    steps = load.prepare(tpch_engine, 0.01, directory=tmp_path / "none", progress=False)
+    assert steps.step.tolist() == ["reuse"]
+    assert not (tmp_path / "none").exists()

@@ -78,3 +78,28 @@ def test_only_q15_has_several_statements():
     for q in Q.queries():
         assert bool(q.setup) == (q.number == 15)
         assert ";" not in q.sql
+
+
+def test_check_counts():
+    from tibenchlib.tpch.load import check_counts
+
+    good = {
+        "region": 5,
+        "nation": 25,
+        "supplier": 1000,
+        "customer": 15000,
+        "part": 20000,
+        "partsupp": 80000,
+        "orders": 150000,
+        "lineitem": 600572,
+    }
+    assert check_counts(good, 0.1).ok.all()
+    bad = check_counts({**good, "lineitem": 600571}, 0.1)
+    assert bad.set_index("table").loc["lineitem", "detail"] == "600571 rows, 600572 expected"
+    assert not check_counts({**good, "orders": None}, 0.1).set_index("table").loc["orders", "ok"]
+    # An SF without a known lineitem count: lines per order must be plausible (1-7, mean 4).
+    sf2 = {k: (v if k in ("region", "nation") else v * 20) for k, v in good.items()}
+    state = check_counts(sf2, 2).set_index("table")
+    assert state.ok.all() and "lines/order" in state.loc["lineitem", "detail"]
+    assert not check_counts({**sf2, "lineitem": 3_000_000}, 2).ok.all()
+    assert check_counts(good, 0.1, lineitem_rows=600_000).ok.sum() == 7
