@@ -123,7 +123,7 @@ class Dataset(_Model):
 class Arm(_Model):
     """One side of a comparison: a label, and what differs (server options, binding, target)."""
 
-    label: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.+-]+$")]
+    label: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.:+-]+$")]
     server_options: dict[str, Scalar] = {}
     cpu_binding: str | None = None
     target: Target | None = None
@@ -144,7 +144,9 @@ class NumaParams(_Model):
     threads: list[PosInt] = [2]
     repeats: PosInt = 3
     duration_s: PosInt = 5
-    prometheus_url: str | None = None
+    topology_file: str | None = None
+    host_memory_gb: Annotated[float, Field(gt=0)] | None = None
+    host_numa_nodes: PosInt | None = None
 
 
 class TpchParams(_Model):
@@ -183,6 +185,7 @@ class Study(_Model):
     seed: int = 1
     run_timeout_s: Annotated[float, Field(gt=0)] | None = None
     sample_resources: bool = True
+    prometheus_url: str | None = None
 
     arms: Annotated[list[Arm], Field(min_length=1)] = [Arm(label="default")]
     phases: list[Literal[PHASES]] = list(PHASES)  # type: ignore[valid-type]

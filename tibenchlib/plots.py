@@ -109,3 +109,19 @@ def improvement_bars(cmp: pd.DataFrame, *, delta_pct: float = 2.0, title: str | 
         fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def tps_with_dips(run_intervals: pd.DataFrame, events: pd.DataFrame, *, title: str = ""):
+    """One run's interval TPS over time with its dip (orange) and floor (red) events shaded:
+    report 000's "TPS 掉底" made visible."""
+    fig, ax = plt.subplots(figsize=(9, 3.2))
+    ax.plot(run_intervals["t"], run_intervals["tps"], lw=1, color="0.2")
+    for e in events.itertuples() if len(events) else []:
+        color = "tab:red" if e.kind == "floor" else "tab:orange"
+        ax.axvspan(e.start, e.end, color=color, alpha=0.3, lw=0)
+    ax.set_xlabel("seconds into the run")
+    ax.set_ylabel("interval TPS")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig

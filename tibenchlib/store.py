@@ -15,6 +15,9 @@ Tables (documented in the README):
 ``environment``    environment captures (JSON) per study × arm.
 ``prepare_steps``  prepare / ANALYZE / warm-up / verify steps with their timings.
 ``tpch_queries``   TPC-H query executions: query, arm, mode, stream, repeat, status, seconds.
+``bindings``       NUMA/CPU binding of the server as verified from /proc, per policy block.
+``numa_memory``    ``numastat -p`` of the server per NUMA node, before and after each policy block.
+``cluster_metrics`` Prometheus range queries over each run's window (tidb/tikv/pd/tiflash CPU, RSS).
 """
 
 from __future__ import annotations
@@ -154,6 +157,42 @@ tpch_queries = sa.Table(
     sa.Column("verified", sa.Boolean),
     sa.Column("error", sa.Text),
     sa.Column("at", sa.Float),
+)
+
+bindings = sa.Table(
+    "bindings",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("policy", _S),
+    sa.Column("pid", sa.Integer),
+    sa.Column("verified", sa.Boolean),
+    sa.Column("cpus_allowed", sa.Text),
+    sa.Column("mem_policy", sa.Text),
+    sa.Column("detail", sa.Text),
+    sa.Column("at", sa.Float),
+)
+numa_memory = sa.Table(
+    "numa_memory",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("policy", _S),
+    sa.Column("when", _S),
+    sa.Column("at", sa.Float),
+    sa.Column("table_json", sa.Text),
+    sa.Column("warnings_json", sa.Text),
+)
+
+cluster_metrics = sa.Table(
+    "cluster_metrics",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("run_key", _S, index=True),
+    sa.Column("component", _S),
+    sa.Column("metric", _S),
+    sa.Column("instance", _S),
+    sa.Column("job", _S),
+    sa.Column("t", sa.Float),
+    sa.Column("value", sa.Float),
 )
 
 _RUN_COLS = {c.name for c in runs.columns}

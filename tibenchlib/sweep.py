@@ -43,10 +43,12 @@ class RunSpec:
     threads: int
     repeat: int
     seq: int = 0
+    phase: str = "sweep"
 
     @property
     def run_key(self) -> str:
-        return f"{self.arm}/{self.workload}/t{self.threads}/r{self.repeat}"
+        key = f"{self.arm}/{self.workload}/t{self.threads}/r{self.repeat}"
+        return key if self.phase == "sweep" else f"{self.phase}/{key}"
 
 
 def plan(
@@ -193,7 +195,7 @@ def run_row(
     row = {
         "study": study.study,
         "run_key": spec.run_key,
-        "phase": "sweep",
+        "phase": spec.phase,
         "arm": spec.arm,
         "workload": spec.workload,
         "threads": spec.threads,
@@ -276,6 +278,17 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
         if cb["warning"] and cb["n"]:
             warnings.append(cb["warning"])
         row["warnings_json"] = json.dumps(warnings)
+    if study.prometheus_url:
+        from .prometheus import collect_run_metrics
+
+        metrics, warns = collect_run_metrics(
+            study.prometheus_url, outcome.started_at, outcome.finished_at
+        )
+        row["warnings_json"] = json.dumps(json.loads(row["warnings_json"]) + warns)
+        if len(metrics):
+            ctx.store.append(
+                "cluster_metrics", metrics.assign(study=study.study, run_key=spec.run_key)
+            )
     ctx.store.record_run(row, iv)
     if sampler is not None and len(samples):
         ctx.store.append("samples", samples.assign(study=study.study, run_key=spec.run_key))
