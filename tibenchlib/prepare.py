@@ -21,8 +21,8 @@ from tqdm.auto import tqdm
 
 from . import paths
 from .db import secret_config_file
-from .safety import DestructiveRefused
 from .run import display_command, execute, sysbench_command
+from .safety import DestructiveRefused
 
 
 class PrepareError(RuntimeError):
