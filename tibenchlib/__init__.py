@@ -2,65 +2,109 @@
 databases, run as papermill-parameterized notebooks over this library.
 
 The public API is listed here once; modules are named for what they hold (params, server, store,
-run, parse, prepare, sweep, stats, compare, plots...).
+run, parse, prepare, sweep, stats, compare, plots...). Names are imported on first use, so the
+command line starts without loading pandas, SciPy and matplotlib it may not need.
 """
 
-from . import compare, envcapture, phases, plots, saturation, stats, steady
-from .compare import export, load_summary_csv, report_table
-from .envcapture import capture_database, capture_host, config_diff, environment_tables
-from .params import ParamsError, Study, load_study
-from .saturation import usl_fit
-from .server import EmbeddedServer, embedded
-from .stats import (
-    VERDICTS,
-    compare_arms,
-    fieller_ratio,
-    holm,
-    summarize_cells,
-    summarize_improvement,
-    t_interval,
-    welch_p,
-)
-from .steady import mser5, steady_state_table, steady_state_tps
-from .store import Store
-from .sweep import plan, sweep_table
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
+#: public name → module that defines it ("" for a submodule of that name)
+_API = {
+    # parameters, servers, catalog
+    "ParamsError": "params",
+    "Study": "params",
+    "load_study": "params",
+    "EmbeddedServer": "server",
+    "embedded": "server",
+    "Store": "store",
+    # phases and sweeps
+    "phases": "",
+    "plan": "sweep",
+    "sweep_table": "sweep",
+    # environment
+    "envcapture": "",
+    "capture_database": "envcapture",
+    "capture_host": "envcapture",
+    "config_diff": "envcapture",
+    "environment_tables": "envcapture",
+    # statistics
+    "stats": "",
+    "VERDICTS": "stats",
+    "compare_arms": "stats",
+    "fieller_ratio": "stats",
+    "holm": "stats",
+    "summarize_cells": "stats",
+    "summarize_improvement": "stats",
+    "t_interval": "stats",
+    "welch_p": "stats",
+    "steady": "",
+    "mser5": "steady",
+    "steady_state_table": "steady",
+    "steady_state_tps": "steady",
+    "saturation": "",
+    "usl_fit": "saturation",
+    # comparison tables and plots
+    "compare": "",
+    "export": "compare",
+    "load_summary_csv": "compare",
+    "report_table": "compare",
+    "plots": "",
+    # NUMA, TPC-H
+    "binding": "",
+    "numa": "",
+    "stability": "",
+    "tpch": "",
+}
+__all__ = sorted(_API)
 
-__all__ = [
-    "VERDICTS",
-    "export",
-    "load_summary_csv",
-    "mser5",
-    "report_table",
-    "steady_state_table",
-    "steady_state_tps",
-    "summarize_improvement",
-    "usl_fit",
-    "EmbeddedServer",
-    "capture_database",
-    "capture_host",
-    "compare",
-    "compare_arms",
-    "config_diff",
-    "envcapture",
-    "fieller_ratio",
-    "holm",
-    "saturation",
-    "stats",
-    "steady",
-    "t_interval",
-    "welch_p",
-    "ParamsError",
-    "Store",
-    "Study",
-    "embedded",
-    "environment_tables",
-    "load_study",
-    "phases",
-    "plan",
-    "plots",
-    "summarize_cells",
-    "sweep_table",
-]
+
+def __getattr__(name: str):
+    if name not in _API:
+        raise AttributeError(f"module 'tibenchlib' has no attribute {name!r}")
+    mod = importlib.import_module(f".{_API[name] or name}", __name__)
+    value = mod if not _API[name] else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
+    from . import (
+        binding,
+        compare,
+        envcapture,
+        numa,
+        phases,
+        plots,
+        saturation,
+        stability,
+        stats,
+        steady,
+        tpch,
+    )
+    from .compare import export, load_summary_csv, report_table
+    from .envcapture import capture_database, capture_host, config_diff, environment_tables
+    from .params import ParamsError, Study, load_study
+    from .saturation import usl_fit
+    from .server import EmbeddedServer, embedded
+    from .stats import (
+        VERDICTS,
+        compare_arms,
+        fieller_ratio,
+        holm,
+        summarize_cells,
+        summarize_improvement,
+        t_interval,
+        welch_p,
+    )
+    from .steady import mser5, steady_state_table, steady_state_tps
+    from .store import Store
+    from .sweep import plan, sweep_table
