@@ -121,8 +121,13 @@ def test_timeouts_are_reported_and_excluded():
     assert row.status == "timeout"
     assert pd.isna(row.improvement_pct) and pd.isna(row.ci_low_pct)
     assert "1 of 3 repeats timeout" in row.warnings
+    base_bad = (runs.arm == "a") & (runs["query"] == 3)
+    runs.loc[base_bad, "status"] = "error"
+    s = S.query_summary(runs)
+    base3 = s[(s.arm == "a") & (s["query"] == 3)].iloc[0]
+    assert base3.status == "error" and pd.isna(base3.improvement_pct)
     o = S.overall_summary(runs)
-    assert (o.n_queries == 2).all() and (o.excluded == "Q2").all()
+    assert (o.n_queries == 1).all() and (o.excluded == "Q2,Q3").all()
 
 
 def test_warmup_rows_are_ignored():

@@ -244,7 +244,7 @@ def _summary_row(query, mode, arm, g, base_obs, is_base, unit, base, level) -> d
         row[k] = None
     ideal = unit.get(arm, math.nan) / unit.get(base, math.nan)
     row["ideal_speedup"] = None if math.isnan(ideal) else ideal
-    if is_base:
+    if is_base and status == "ok":
         row.update(
             ratio=1.0,
             improvement_pct=0.0,
