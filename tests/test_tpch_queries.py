@@ -103,3 +103,11 @@ def test_check_counts():
     assert state.ok.all() and "lines/order" in state.loc["lineitem", "detail"]
     assert not check_counts({**sf2, "lineitem": 3_000_000}, 2).ok.all()
     assert check_counts(good, 0.1, lineitem_rows=600_000).ok.sum() == 7
+
+
+def test_benchmark_params_scale_q11_fraction():
+    p = Q.benchmark_params(100)
+    assert p == {11: {"FRACTION": "1e-06"}}
+    q = Q.queries([11], p)[0]
+    assert "* 1e-06" in q.sql and not q.validation
+    assert Q.queries([11], Q.benchmark_params(1))[0].validation

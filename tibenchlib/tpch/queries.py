@@ -144,3 +144,13 @@ def with_view(q: Query, view: str) -> Query:
         return q
     overrides = {k: v for k, v in q.params.items() if v != validation_params(q.number).get(k)}
     return query(q.number, overrides, view)
+
+
+def benchmark_params(scale_factor: float) -> dict[int, dict[str, object]]:
+    """Overrides for a benchmark (not validation) run: Q11's FRACTION = 0.0001 / SF.
+
+    At SF 100 the validation value 0.0001 leaves Q11 with no qualifying part (each part holds
+    far less than 0.01% of a nation's stock value), while the work done is the same. Answers
+    are then not verified (``Query.validation`` is False).
+    """
+    return {11: {"FRACTION": f"{0.0001 / scale_factor:.12g}"}}
