@@ -156,7 +156,11 @@ class TpchParams(_Model):
     queries: list[Annotated[int, Field(ge=1, le=22)]] = list(range(1, 23))
     arms: list[str] = ["cpus:0", "unbound"]
     modes: list[Literal["power", "throughput"]] = ["power", "throughput"]
-    tiflash_replicas: int | None = None
+    streams: PosInt = 2
+    session_settings: dict[str, Scalar] = {}
+    tiflash_replicas: PosInt | None = None
+    pd_url: str | None = None
+    scale_out_commands: dict[str, str] = {}
 
 
 class Study(_Model):

@@ -125,3 +125,79 @@ def tps_with_dips(run_intervals: pd.DataFrame, events: pd.DataFrame, *, title: s
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def query_times(summary: pd.DataFrame, *, mode: str = "power", title: str | None = None):
+    """Grouped bars of per-query mean time per arm with t-interval whiskers (report 002's bars)."""
+    d = summary[summary["mode"] == mode]
+    arms = list(dict.fromkeys(d["arm"]))
+    queries = sorted(d["query"].unique())
+    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(queries) * len(arms)), 3.6))
+    width = 0.8 / max(len(arms), 1)
+    for i, (arm, color) in enumerate(zip(arms, sns.color_palette(), strict=False)):
+        g = d[d["arm"] == arm].set_index("query").reindex(queries)
+        x = [q + (i - (len(arms) - 1) / 2) * width for q in queries]
+        lo = (g["mean_s"] - g["ci_low_s"]).clip(lower=0).fillna(0)
+        hi = (g["ci_high_s"] - g["mean_s"]).fillna(0)
+        ax.bar(x, g["mean_s"], width, yerr=[lo, hi], capsize=2, label=str(arm), color=color)
+    ax.set_xticks(queries, [f"Q{q}" for q in queries], fontsize=8)
+    ax.set_ylabel("mean time (s), 95% t interval")
+    ax.set_title(title or f"TPC-H query times, {mode}")
+    ax.legend(title="arm", fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+def query_improvement(summary: pd.DataFrame, *, mode: str = "power", title: str | None = None):
+    """Improvement % per query against the base arm, Fieller interval bars, zero line."""
+    base = summary[summary["mode"] == mode]["arm"].iloc[0] if len(summary) else None
+    d = summary[(summary["mode"] == mode) & (summary["arm"] != base)]
+    arms = list(dict.fromkeys(d["arm"]))
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    width = 0.8 / max(len(arms), 1)
+    for i, (arm, color) in enumerate(zip(arms, sns.color_palette()[1:], strict=False)):
+        g = d[d["arm"] == arm].sort_values("query")
+        x = g["query"] + (i - (len(arms) - 1) / 2) * width
+        lo = (g["improvement_pct"] - g["ci_low_pct"]).fillna(0)
+        hi = (g["ci_high_pct"] - g["improvement_pct"]).fillna(0)
+        ax.errorbar(
+            x,
+            g["improvement_pct"],
+            yerr=[lo, hi],
+            fmt="o",
+            capsize=2,
+            color=color,
+            label=f"{arm} vs {base}",
+        )
+    ax.axhline(0, color="0.3", lw=0.8)
+    qs = sorted(d["query"].unique())
+    ax.set_xticks(qs, [f"Q{q}" for q in qs], fontsize=8)
+    ax.set_ylabel("(t_base − t_arm) / t_base, %")
+    ax.set_title(title or f"improvement per query, {mode} (95% Fieller)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+def speedup(overall: pd.DataFrame, units: dict, *, title: str | None = None):
+    """Geometric-mean speedup against scale units (instances, cores) with the ideal line."""
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    base_units = None
+    for mode, g in overall.groupby("mode", sort=False):
+        g = g.assign(u=g["arm"].map(units)).sort_values("u")
+        base_units = g["u"].iloc[0]
+        lo = (g["speedup"] - g["speedup_ci_low"]).fillna(0)
+        hi = (g["speedup_ci_high"] - g["speedup"]).fillna(0)
+        ax.errorbar(g["u"], g["speedup"], yerr=[lo, hi], marker="o", capsize=3, label=mode)
+    if base_units:
+        us = sorted(set(units.values()))
+        ax.plot(us, [u / base_units for u in us], ls="--", color="0.5", label="ideal (linear)")
+    ax.set_xlabel("scale units (TiFlash instances / cores)")
+    ax.set_ylabel("speedup (geometric mean)")
+    ax.set_title(title or "speedup against the base arm")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig

@@ -155,6 +155,8 @@ tpch_queries = sa.Table(
     sa.Column("status", _S),
     sa.Column("seconds", sa.Float),
     sa.Column("verified", sa.Boolean),
+    sa.Column("verify_detail", sa.Text),
+    sa.Column("rows", sa.Integer),
     sa.Column("error", sa.Text),
     sa.Column("at", sa.Float),
 )

@@ -89,8 +89,7 @@ def open_arm(study: Study, arm: Arm | str, *, yes: bool = False, store: Store | 
         raise TargetError(
             f"cannot connect to {conn.masked_url()} for arm '{arm.label}': {e.orig}"
         ) from None
-    if server is None:
-        _ensure_database(conn)
+    _ensure_database(conn)
     store.record_arm(
         study.study,
         arm.label,

@@ -1,5 +1,6 @@
 """Parsers: text in, tidy tables out. Pure functions, no I/O beyond reading a path given."""
 
+from .gotpc import parse_tpch_output, tpch_summary
 from .sysbench import (
     HISTOGRAM_BUCKET_RATIO,
     INTERVAL_COLUMNS,
@@ -35,5 +36,7 @@ __all__ = [
     "parse_sysbench",
     "parse_sysbench_file",
     "parse_tiflash_replica",
+    "parse_tpch_output",
     "plan_reads_tiflash",
+    "tpch_summary",
 ]

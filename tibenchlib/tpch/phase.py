@@ -1,0 +1,261 @@
+"""Phase ``tpch_scaling``: the 22 verified TPC-H queries over scaling arms.
+
+On TiDB the arms are TiFlash instance counts (report 002: 3 → 4 → 5): between arms the user
+scales the cluster (tibench waits, runs one arm per call: ``--arm 4``) or tibench runs the
+configured scale-out command and waits until the TiFlash stores' region counts settle; replicas
+are set, waited for, the read engines set to ``tiflash,tidb`` and every plan checked to read from
+TiFlash. On the embedded MariaDB the arms are CPU sets (the binding machinery of the NUMA phase):
+MariaDB runs each query on one thread, so *power* times (one query at a time) are not expected to
+change between arms, while *throughput* (one concurrent stream per core) is.
+
+Every execution lands in the catalog's ``tpch_queries`` as it finishes; an interrupted phase
+resumes at the first (arm, mode) block not complete.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import time
+
+import pandas as pd
+
+from .. import paths
+from ..binding import parse_policy, verify_binding
+from ..params import Arm, Study
+from ..store import Store
+from . import datagen, scaling
+from .execute import run_queries
+from .queries import query
+
+log = logging.getLogger(__name__)
+
+
+def database_name(scale_factor: float) -> str:
+    return "tpch_sf" + datagen.sf_label(scale_factor).replace(".", "_")
+
+
+def arm_cores(label: str) -> int:
+    """Cores an embedded arm may use: the CPU list's length, or the host's for other policies."""
+    p = parse_policy(label)
+    if p.kind == "cpus":
+        return len(p.cpus or ())
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def _arm_study(study: Study, label: str, embedded: bool) -> Study:
+    db = database_name(study.tpch_scaling.scale_factor)
+    target = study.target.model_copy(update={"database": db})
+    if embedded:
+        binding = None if parse_policy(label).kind == "unbound" else label
+        arm = Arm(label=label, cpu_binding=binding)
+    else:
+        arm = Arm(label=label)
+    return study.model_copy(update={"arms": [arm], "target": target})
+
+
+def _done_blocks(store: Store, study: Study, expect: dict[tuple[str, str], int]) -> set:
+    df = store.read("tpch_queries", study.study)
+    if not len(df):
+        return set()
+    measured = df[df["repeat"] > 0].groupby(["arm", "mode"]).size()
+    return {k for k, n in expect.items() if measured.get(k, 0) >= n}
+
+
+def run_tpch_phase(
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    progress: bool = True,
+    **_,
+) -> pd.DataFrame:
+    """Prepare the TPC-H data, run every arm × mode, and return the §5 rows."""
+    from ..target import open_arm
+    from . import load
+
+    p = study.tpch_scaling
+    store = Store.for_study(study)
+    store.record_study(study.study, study.model_dump(mode="json"))
+    embedded = study.target.kind == "embedded"
+    labels = [parse_policy(a).label for a in p.arms] if embedded else list(p.arms)
+    if arms:
+        labels = [a for a in labels if a in arms or (embedded and parse_policy(a).label in arms)]
+    qs = [query(n) for n in p.queries]
+    streams = {a: (arm_cores(a) if embedded else p.streams) for a in labels}
+    expect = {
+        (a, m): len(qs) * p.repeats * (streams[a] if m == "throughput" else 1)
+        for a in labels
+        for m in p.modes
+    }
+    done = set() if redo else _done_blocks(store, study, expect)
+    prepared = False
+    for label in labels:
+        if all((label, m) in done for m in p.modes):
+            continue
+        if not embedded and label in p.scale_out_commands:
+            _scale_out(study, label, yes)
+        ctx = open_arm(_arm_study(study, label, embedded), label, yes=yes, store=store)
+        settings = dict(p.session_settings)
+        if ctx.server is not None:
+            verify_binding(ctx.server.pid, parse_policy(label))
+        if not prepared:
+            load.prepare(ctx.engine(), p.scale_factor, progress=progress, guard=ctx.guard)
+            prepared = True
+        if ctx.info.is_tidb:
+            settings.update(_tiflash_arm(ctx, study, label, qs, progress))
+        for mode in p.modes:
+            if (label, mode) in done:
+                continue
+            _clear_block(store, study, label, mode)
+
+            def record(row: dict, label=label, mode=mode) -> None:
+                store.upsert("tpch_queries", _catalog_row(study, label, mode, row))
+
+            run_queries(
+                ctx.engine(),
+                qs,
+                repeats=p.repeats,
+                timeout_s=p.query_timeout_s,
+                mode=mode,
+                streams=streams[label] if mode == "throughput" else None,
+                session_settings=settings,
+                on_result=record,
+                scale_factor=p.scale_factor,
+                arm=label,
+                progress=progress,
+            )
+    return summarize(study, store)
+
+
+def _catalog_row(study: Study, arm: str, mode: str, r: dict) -> dict:
+    return {
+        "study": study.study,
+        "arm": arm,
+        "mode": mode,
+        "query": int(r["query"]),
+        "stream": int(r["stream"]),
+        "repeat": int(r["rep"]),
+        "status": r["status"],
+        "seconds": r["seconds"],
+        "verified": r["verified"],
+        "verify_detail": r.get("verify_detail"),
+        "rows": r.get("rows"),
+        "error": r.get("error"),
+        "at": r.get("started_at") or time.time(),
+    }
+
+
+def _clear_block(store: Store, study: Study, arm: str, mode: str) -> None:
+    import sqlalchemy as sa
+
+    from ..store import tpch_queries as t
+
+    with store.engine.begin() as c:
+        c.execute(
+            t.delete().where(sa.and_(t.c.study == study.study, t.c.arm == arm, t.c.mode == mode))
+        )
+
+
+def _scale_out(study: Study, label: str, yes: bool) -> None:
+    from ..run import execute
+    from ..safety import guard_destructive
+
+    cmd = study.tpch_scaling.scale_out_commands[label]
+    guard_destructive(
+        f"run `{cmd}` (scale the cluster for arm {label})",
+        embedded=False,
+        allowed=study.allow_destructive or yes,
+        target=study.target.url or "",
+    )
+    out = execute(
+        shlex.split(cmd), paths.study_dir(study.study) / "raw" / "tpch" / f"scale-{label}.log"
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"scale-out command for arm {label} exited {out.returncode}: {cmd}")
+
+
+def _tiflash_arm(ctx, study: Study, label: str, qs, progress: bool) -> dict:
+    """Settle regions, set and wait for replicas, check plans; return the session settings."""
+    from . import tiflash
+
+    p = study.tpch_scaling
+    if p.pd_url:
+        tiflash.wait_regions_stable(tiflash.pd_stores_fetcher(p.pd_url), progress=progress)
+    if p.tiflash_replicas:
+        tiflash.set_replicas(ctx.engine(), p.tiflash_replicas, guard=ctx.guard)
+        tiflash.wait_for_replicas(ctx.engine(), p.tiflash_replicas, progress=progress)
+    settings = dict(tiflash.TIFLASH_SESSION)
+    plans = tiflash.check_plans(ctx.engine(), qs, session_settings=settings)
+    stores = tiflash.tiflash_store_count(ctx.engine())
+    out = paths.study_dir(study.study) / "results" / "tpch_plans"
+    out.mkdir(parents=True, exist_ok=True)
+    plans.assign(arm=label, tiflash_stores=stores).to_csv(out / f"{label}.csv", index=False)
+    log.info("arm %s: %s TiFlash stores", label, stores)
+    return settings
+
+
+def runs_frame(store: Store, study: Study) -> pd.DataFrame:
+    """The catalog's executions in :func:`.execute.run_queries`'s column names."""
+    df = store.read("tpch_queries", study.study)
+    if not len(df):
+        return df
+    return df.rename(columns={"repeat": "rep", "at": "started_at"}).assign(
+        warmup=lambda d: d["rep"] == 0
+    )
+
+
+def elapsed_summary(runs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """Throughput of each arm and mode over whole query sets.
+
+    Per repeat: the wall time of its whole set of streams (first start to last finish) and its
+    rate, queries per hour = 3600 × queries / wall time; the unit of replication is the repeat.
+    Per arm: mean wall time and mean rate with t intervals, and the rate against the first arm,
+    (mean rate_arm / mean rate_base − 1) × 100 with the Fieller interval of that ratio. Rates, not
+    wall times, are compared because arms may run different numbers of streams (one per core).
+    """
+    from ..stats import fieller_ratio, t_interval
+
+    el = scaling.run_elapsed(runs)
+    el = el.assign(qph=3600 * el["queries"] / el["elapsed_s"])
+    rows = []
+    for mode, g in el.groupby("mode", sort=False):
+        base = g.loc[g["arm"] == order[0], "qph"].to_numpy() if order else []
+        for arm in [a for a in order if a in set(g["arm"])]:
+            sel = g[g["arm"] == arm]
+            t, q = t_interval(sel["elapsed_s"]), t_interval(sel["qph"])
+            row = {
+                "mode": mode, "arm": arm, "n": t["n"], "queries": int(sel["queries"].iloc[0]),
+                "elapsed_s": t["mean"], "elapsed_ci_low_s": t["ci_low"],
+                "elapsed_ci_high_s": t["ci_high"], "queries_per_hour": q["mean"],
+                "qph_ci_low": q["ci_low"], "qph_ci_high": q["ci_high"],
+                "qph_improvement_pct": None, "ci_low_pct": None, "ci_high_pct": None,
+            }  # fmt: skip
+            if arm != order[0] and len(base):
+                f = fieller_ratio(sel["qph"].to_numpy(), base)
+                row["qph_improvement_pct"] = (f["ratio"] - 1) * 100
+                if f["ci_low"] is not None and f["ci_high"] is not None:
+                    row["ci_low_pct"] = (f["ci_low"] - 1) * 100
+                    row["ci_high_pct"] = (f["ci_high"] - 1) * 100
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summarize(study: Study, store: Store | None = None) -> pd.DataFrame:
+    """The §5 rows for every query, arm and mode (first arm = base)."""
+    store = store or Store.for_study(study)
+    runs = runs_frame(store, study)
+    if not len(runs):
+        return pd.DataFrame(columns=scaling.CLI_COLUMNS)
+    order = [a for a in _arm_order(study) if a in set(runs["arm"])]
+    units = {a: float(arm_cores(a)) for a in order} if study.target.kind == "embedded" else None
+    summary = scaling.query_summary(runs[~runs["warmup"]], order, units=units)
+    return scaling.cli_rows(summary)
+
+
+def _arm_order(study: Study) -> list[str]:
+    if study.target.kind == "embedded":
+        return [parse_policy(a).label for a in study.tpch_scaling.arms]
+    return list(study.tpch_scaling.arms)
