@@ -107,3 +107,38 @@ def test_server_start_status_stop(tmp_path):
     finally:
         stopped = json.loads(tibench("server", "stop", "--json", env=env).stdout)
     assert not stopped["running"]
+
+
+def test_compare_study_arm_references(tmp_path):
+    from tibenchlib.store import Store
+
+    for study, arm, values in (
+        ("v514", "tidb", (1000, 1020, 990)),
+        ("v600", "tidb", (1050, 1068, 1041)),
+    ):
+        st = Store(f"sqlite:///{tmp_path / study / 'results.sqlite'}")
+        for i, v in enumerate(values, 1):
+            st.record_run(
+                {
+                    "study": study,
+                    "run_key": f"{arm}/oltp_point_select/t8/r{i}",
+                    "phase": "sweep",
+                    "arm": arm,
+                    "workload": "oltp_point_select",
+                    "threads": 8,
+                    "repeat": i,
+                    "seq": i,
+                    "status": "ok",
+                    "tps": v,
+                }
+            )
+    env = {"TIBENCH_DATA": str(tmp_path)}
+    r = tibench("compare", "v514/tidb", "v600/tidb", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    (row,) = json.loads(r.stdout)
+    assert row["workload"] == "oltp_point_select" and row["threads"] == 8
+    assert row["improvement_pct"] == pytest.approx(4.95, abs=0.01)
+    r = tibench("compare", "v514/tidb", "v600/nope", "--json", env=env)
+    assert r.returncode == 1 and "arm 'nope' not found in study 'v600'" in r.stderr
+    r = tibench("compare", "v514/tidb", "v999/tidb", "--json", env=env)
+    assert r.returncode == 1 and "study 'v999' has no catalog" in r.stderr

@@ -163,10 +163,8 @@ def cmd_compare(a) -> int:
         )
     else:
         if not (a.baseline and a.candidate):
-            return _fail("give BASELINE and CANDIDATE (log directories), or --table FILE.csv")
-        df = cmpmod.compare_log_dirs(
-            a.baseline, a.candidate, delta_pct=a.delta, workload=a.workload
-        )
+            return _fail("give BASELINE and CANDIDATE (log directories or STUDY/ARM), or --table")
+        df = cmpmod.compare_refs(a.baseline, a.candidate, delta_pct=a.delta, workload=a.workload)
     if a.json:
         cols = [c for c in cmpmod.JSON_COLUMNS if c in df.columns]
         _print_json(json.loads(df[cols].to_json(orient="records")))
@@ -210,8 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
     pa.set_defaults(func=cmd_parse)
 
     c = sub.add_parser("compare", help="A/B comparison with Fieller intervals")
-    c.add_argument("baseline", nargs="?", help="directory of baseline sysbench logs")
-    c.add_argument("candidate", nargs="?", help="directory of candidate sysbench logs")
+    c.add_argument(
+        "baseline", nargs="?", help="baseline: a directory of sysbench logs or STUDY/ARM"
+    )
+    c.add_argument("candidate", nargs="?", help="candidate: a directory of logs or STUDY/ARM")
     c.add_argument("--table", help="summary CSV: workload, threads, arm, tps[, lat_p95_ms, repeat]")
     c.add_argument("--baseline", dest="baseline_name", help="baseline arm name (with --table)")
     c.add_argument("--candidate", dest="candidate_name", help="candidate arm name (with --table)")

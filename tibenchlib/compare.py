@@ -223,6 +223,42 @@ def runs_from_log_dirs(
     return df.reset_index(drop=True)
 
 
+def runs_from_study_arm(ref: str, results_url: str | None = None) -> pd.DataFrame:
+    """The sweep runs of one arm of a tibench study, from its catalog: ``STUDY/ARM``.
+
+    The arms of two different studies can be compared this way (e.g. a study per version, the
+    way report 000 tested v5.1.4, destroyed the cluster and deployed v6.0.0).
+    """
+    from .store import Store, default_url
+
+    study, sep, arm = ref.partition("/")
+    if not sep or not study or not arm:
+        raise ValueError(f"{ref!r}: expected STUDY/ARM (or a directory of sysbench logs)")
+    url = results_url or default_url(study)
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
+        raise FileNotFoundError(f"{ref}: study {study!r} has no catalog at {url}")
+    runs = Store(url).runs(study, phase="sweep")
+    if not len(runs) or arm not in set(runs["arm"]):
+        known = sorted(set(runs["arm"])) if len(runs) else []
+        raise ValueError(f"{ref}: arm {arm!r} not found in study {study!r} (arms: {known})")
+    return runs[runs["arm"] == arm].assign(arm=ref, run_id=lambda d: d["run_key"])
+
+
+def compare_refs(
+    baseline: str, candidate: str, delta_pct: float = 2.0, workload: str | None = None, **kw
+) -> pd.DataFrame:
+    """``tibench compare BASELINE CANDIDATE``: each side a directory of sysbench logs or a
+    ``STUDY/ARM`` reference to a tibench catalog."""
+    if Path(baseline).is_dir() and Path(candidate).is_dir():
+        return compare_log_dirs(baseline, candidate, delta_pct, workload, **kw)
+    if Path(baseline).is_dir() or Path(candidate).is_dir():
+        raise ValueError("compare two log directories or two STUDY/ARM references, not a mix")
+    runs = pd.concat([runs_from_study_arm(baseline), runs_from_study_arm(candidate)])
+    if workload is not None:
+        runs = runs[runs["workload"] == workload]
+    return compare_arms(runs, baseline, candidate, delta=delta_pct / 100, **kw)
+
+
 # --------------------------------------------------------------------------------------------
 # comparisons
 
