@@ -84,6 +84,8 @@ def test_check_run_flags_failed_and_degenerate_runs():
     assert st == "degenerate" and "latency flat at 0" in err
     st, err, _ = check_run(ok, _iv([100.0] * 3), 10, 1)
     assert st == "degenerate" and "3 of 10" in err
+    assert check_run(ok, _iv([100.0] * 3), 4, 1)[0] == "ok"  # only the last line lost
+    assert check_run(ok, _iv([100.0] * 2), 4, 1)[0] == "degenerate"
     st, _, warns = check_run(ok, _iv([100.0] * 19 + [0.0]), 20, 1)
     assert st == "ok" and warns[0] == "1 of 20 intervals had zero TPS"
     st, _, warns = check_run(ok, _iv([100.0, 10.0] * 5), 10, 1)

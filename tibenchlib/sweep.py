@@ -158,7 +158,8 @@ def check_run(summary: dict, iv: pd.DataFrame, expected_s: float | None, interva
                 warnings.append(f"interval TPS varies by {cv:.0%} (CV) within the run")
     if expected_s and interval_s:
         want = int(expected_s // interval_s)
-        if want >= 3 and len(iv) < 0.8 * want:
+        # sysbench 1.0 often drops a run's last report line: one missing line is normal
+        if want >= 3 and len(iv) < min(0.8 * want, want - 1):
             return "degenerate", f"aborted: {len(iv)} of {want} intervals reported", warnings
     if summary.get("errors"):
         warnings.append(f"{summary['errors']:g} ignored errors")
