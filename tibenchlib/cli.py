@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 
@@ -223,8 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate(signum, frame):
+    # SIGTERM unwinds like Ctrl-C: papermill shuts its kernel down, children die with us, and
+    # what was measured is already in the catalog.
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     logging.basicConfig(
         level=logging.DEBUG if a.verbose else logging.INFO,
         stream=sys.stderr,
