@@ -34,7 +34,7 @@ from .sampler import numastat_per_node
 from .stability import stability_by_run
 from .stats import compare_arms
 from .store import Store
-from .sweep import RunSpec, run_one, study_lock
+from .sweep import RunSpec, progress_line, run_one, study_lock
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +120,9 @@ def run_numa_phase(
         done = store.run_status(study.study)
         todo = [s for s in specs if redo or s.run_key not in done]
         bar = tqdm(total=len(todo), desc="numa", disable=not progress, unit="run")
+        t_start = time.monotonic()
         ctx, block_pid = None, None
-        for spec in todo:
+        for k, spec in enumerate(todo, start=1):
             if ctx is None or ctx.arm.label != spec.arm:
                 if ctx is not None and ctx.server:
                     _numastat(store, study, ctx, "after")
@@ -150,6 +151,8 @@ def run_numa_phase(
             if row["status"] != "ok":
                 log.warning("%s: %s: %s", spec.run_key, row["status"], row["error"])
             bar.update(1)
+            if not progress:
+                progress_line(k, len(todo), t_start, row)
         if ctx is not None and ctx.server:
             _numastat(store, study, ctx, "after")
         bar.close()

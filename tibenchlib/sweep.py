@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import random
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -325,6 +326,15 @@ def warmup_runs(ctx) -> None:
             log.warning("warm-up run %s exited %s (log %s)", spec.run_key, out.returncode, path)
 
 
+def progress_line(done: int, total: int, t0: float, row: dict) -> None:
+    """One plain line per finished run on stderr, for batch runs without a progress bar
+    (papermill forwards it to the terminal and keeps it in the executed notebook)."""
+    elapsed = time.monotonic() - t0
+    eta = f", ETA {(total - done) * elapsed / done / 60:.1f} min" if done else ""
+    tps = f"{row['tps']:.0f} TPS" if row.get("tps") else row["status"]
+    print(f"run {done}/{total} {row['run_key']}: {tps}{eta}", file=sys.stderr, flush=True)
+
+
 def _sampler(ctx):
     """Per-second CPU/RSS of the local server (when tibench runs it) and the sysbench client."""
     from .sampler import ProcessSampler
@@ -363,8 +373,9 @@ def sweep(
         )
         ctx = None
         bar = tqdm(total=len(todo), desc=f"sweep {study.study}", disable=not progress, unit="run")
+        t_start = time.monotonic()
         last_end = None
-        for spec in todo:
+        for k, spec in enumerate(todo, start=1):
             if ctx is None or ctx.arm.label != spec.arm:
                 ctx = open_arm(study, spec.arm, yes=yes, store=store)
                 eng = ctx.engine()
@@ -387,6 +398,8 @@ def sweep(
             if row["status"] != "ok":
                 log.warning("%s: %s: %s", spec.run_key, row["status"], row["error"])
             bar.update(1)
+            if not progress:
+                progress_line(k, len(todo), t_start, row)
         bar.close()
     df = store.runs(study.study)
     keys = {s.run_key for s in specs}
