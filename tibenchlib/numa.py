@@ -100,7 +100,7 @@ def run_numa_phase(
     **_,
 ) -> pd.DataFrame:
     """Run (or resume) the NUMA cells and return one row per policy × workload × threads."""
-    from .prepare import dataset_state, matches, prepare, warm
+    from .prepare import ensure_ready
     from .target import open_arm
 
     store = Store.for_study(study)
@@ -137,13 +137,7 @@ def run_numa_phase(
                         )
                         raise
                     store.append("bindings", [_binding_row(study, spec.arm, block_pid, res)])
-                eng = ctx.engine()
-                ok = matches(dataset_state(eng, study.dataset.tables), study.dataset.table_size)
-                eng.dispose()
-                if not ok:
-                    prepare(ctx, progress=False)
-                elif study.dataset.warmup:
-                    warm(ctx)
+                ensure_ready(ctx)
                 if ctx.server:
                     _numastat(store, study, ctx, "before")
             bar.set_postfix_str(f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}")

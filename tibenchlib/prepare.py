@@ -141,6 +141,20 @@ def prepare(ctx, *, force: bool | None = None, progress: bool = True) -> pd.Data
     return pd.DataFrame(steps)[["step", "table_name", "status", "seconds", "detail"]]
 
 
+def ensure_ready(ctx) -> None:
+    """Before runs on a freshly opened arm: prepare when the data set does not match, else
+    warm the (possibly just restarted, cold) buffer pool."""
+    engine = ctx.engine()
+    try:
+        ok = matches(dataset_state(engine, ctx.study.dataset.tables), ctx.study.dataset.table_size)
+    finally:
+        engine.dispose()
+    if not ok:
+        prepare(ctx, progress=False)
+    elif ctx.study.dataset.warmup:
+        warm(ctx)
+
+
 def warm(ctx) -> float:
     """Warm-up SQL only (after a server restart the buffer pool is cold). Returns seconds."""
     t0 = time.perf_counter()

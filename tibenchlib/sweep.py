@@ -354,7 +354,7 @@ def sweep(
     store: Store | None = None,
 ) -> pd.DataFrame:
     """Run (or resume) the study's sweep; returns the catalog's runs of the planned cells."""
-    from .prepare import dataset_state, matches, prepare, warm
+    from .prepare import ensure_ready, prepare
     from .target import open_arm
 
     store = store or Store.for_study(study)
@@ -378,13 +378,7 @@ def sweep(
         for k, spec in enumerate(todo, start=1):
             if ctx is None or ctx.arm.label != spec.arm:
                 ctx = open_arm(study, spec.arm, yes=yes, store=store)
-                eng = ctx.engine()
-                ok = matches(dataset_state(eng, study.dataset.tables), study.dataset.table_size)
-                eng.dispose()
-                if not ok:
-                    prepare(ctx, progress=False)
-                elif study.dataset.warmup:
-                    warm(ctx)
+                ensure_ready(ctx)
                 if study.warmup_s:
                     warmup_runs(ctx)
                 last_end = None
