@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PARAMS ?= params/demo.yaml
 
 .DEFAULT_GOAL := help
-.PHONY: help setup demo test test-fast lint format lab clean-data server-stop
+.PHONY: help setup demo test test-fast lint format lab bench clean-data server-stop
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ lint: setup ## ruff check and format check
 
 format: setup ## ruff format
 	$(BIN)/ruff format tibenchlib tests benchmarks
+
+bench: setup ## run every performance script in benchmarks/ (prints measured ratios)
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 lab: setup ## JupyterLab on notebooks/
 	$(BIN)/jupyter lab notebooks/
