@@ -203,7 +203,7 @@ def test_auth_failure_is_a_failed_run(tmp_path, data_dir, sysbench_bin, mariadb)
     os.environ["TB_TEST_PW"] = good.password
     try:
         phases.prepare(study, progress=False)
-        from tibenchlib.sweep import run_one, RunSpec
+        from tibenchlib.sweep import RunSpec, run_one
         from tibenchlib.target import open_arm
 
         ctx = open_arm(study, "a")

@@ -1107,9 +1107,23 @@ def save_capture(capture: Mapping[str, Any], path: str | Path) -> Path:
 
 # Variables that differ between any two captures without being configuration.
 _VOLATILE = frozenset(
-    {"gtid_binlog_pos", "gtid_binlog_state", "gtid_current_pos", "gtid_slave_pos", "timestamp",
-     "pid_file", "port", "socket", "server_uid", "server_id", "hostname", "log_error",
-     "general_log_file", "slow_query_log_file", "innodb_buffer_pool_load_at_startup"}
+    {
+        "gtid_binlog_pos",
+        "gtid_binlog_state",
+        "gtid_current_pos",
+        "gtid_slave_pos",
+        "timestamp",
+        "pid_file",
+        "port",
+        "socket",
+        "server_uid",
+        "server_id",
+        "hostname",
+        "log_error",
+        "general_log_file",
+        "slow_query_log_file",
+        "innodb_buffer_pool_load_at_startup",
+    }
 )
 
 
