@@ -311,23 +311,29 @@ def ratio_report(num: list[float], den: list[float], num_name: str, den_name: st
 
 
 def efficiency_report(
-    num: list[tuple[float, Account]], den: list[tuple[float, Account]], num_name: str, den_name: str
+    num: list[tuple[float, Account]],
+    den: list[tuple[float, Account]],
+    num_name: str,
+    den_name: str,
+    duration_s: float,
 ) -> dict:
-    """Print the ratio of TPS per core used by the server and sysbench (Fieller); return it.
+    """Print the ratio of transactions per CPU-second of server + sysbench (Fieller); return it.
 
-    On a saturated shared host a run's TPS follows the CPU share it gets; TPS per core it used
-    is what a transaction costs, and varies much less. It shows whether an arm makes the same
-    work dearer; it cannot show a run slowed by waiting (that lowers TPS and CPU together).
+    On a saturated shared host a run's TPS follows the CPU share it gets; transactions per
+    CPU-second it used is what a transaction costs, and varies much less. It shows whether an
+    arm makes the same work dearer; it cannot show a run slowed by waiting (that lowers TPS and
+    CPU together). Transactions are TPS × ``duration_s``; the CPU is counted over the call's
+    whole wall time, which for tibench includes parse and catalog write (server idle then).
     """
 
     def eff(rows: list[tuple[float, Account]]) -> list[float]:
-        return [tps / (acc.server + acc.client) for tps, acc in rows]
+        return [tps * duration_s / ((a.server + a.client) * a.wall_s) for tps, a in rows]
 
     en, ed = eff(num), eff(den)
     f = fieller_ratio(en, ed)
     tn, td = t_interval(en), t_interval(ed)
     print(
-        f"TPS per core used by server + sysbench: {num_name} {tn['mean']:.0f} "
+        f"transactions per CPU-second of server + sysbench: {num_name} {tn['mean']:.0f} "
         f"(CV {tn['sd'] / tn['mean']:.1%}), {den_name} {td['mean']:.0f} "
         f"(CV {td['sd'] / td['mean']:.1%}); ratio {f['ratio']:.4f}, 95% Fieller {fmt_iv(f)}"
     )
@@ -443,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
             *([(r[2], r[3]) for r in rows if r[1] == arm] for arm in ("tibench", "bare")),
             "tibench",
             "bare",
+            a.duration,
         )
         for arm in ("tibench", "bare"):
             accs = [r[3] for r in rows if r[1] == arm]

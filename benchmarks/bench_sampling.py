@@ -98,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         tps = {arm: [r[2] for r in rows if r[1] == arm] for arm in ("on", "off")}
         res = ratio_report(tps["on"], tps["off"], "on", "off")
         efficiency_report(
-            *([(r[2], r[3]) for r in rows if r[1] == arm] for arm in ("on", "off")), "on", "off"
+            *([(r[2], r[3]) for r in rows if r[1] == arm] for arm in ("on", "off")),
+            "on",
+            "off",
+            a.duration,
         )
         for arm in ("on", "off"):
             accs = [r[3] for r in rows if r[1] == arm]
