@@ -286,3 +286,46 @@ def test_killed_mid_sweep_resumes_without_loss_or_repeats(tmp_path, data_dir, sy
     for rec in before.itertuples():
         assert after.loc[rec.run_key, "started_at"] == rec.started_at
     assert len(after) == 8
+
+
+def test_estimate_counts_warmup_runs_and_dataset_growth_is_accepted():
+    from tibenchlib.prepare import matches
+
+    s = _study(warmup_s=3, duration_s=10, cooldown_s=0)
+    specs = plan(s)  # interleaved: arms a, b, a, b -> 4 openings × 2 workloads
+    assert estimate(s, specs)["eta_s"] == pytest.approx(16 * 11 + 4 * 2 * 4)
+    state = pd.DataFrame(
+        {"table": ["sbtest1"], "exists": [True], "rows": [1005], "k_index": [True]}
+    )
+    assert not matches(state, 1000) and matches(state, 1000, grown_ok=True)
+    assert not matches(state.assign(rows=999), 1000, grown_ok=True)
+
+
+@pytest.mark.slow
+def test_cooldown_holds_across_arm_switches_and_inserts_do_not_reprepare(
+    tmp_path, data_dir, sysbench_bin
+):
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+
+    f = _write_params(
+        tmp_path,
+        study="cool",
+        workloads=["oltp_insert"],
+        threads=[1],
+        repeats=2,
+        duration_s=1,
+        cooldown_s=1.5,
+        arms=[
+            {"label": "a"},
+            {"label": "b", "server_options": {"innodb_flush_log_at_trx_commit": 2}},
+        ],
+    )
+    study = load_study(f)
+    df = phases.sweep(study, progress=False)
+    assert (df["status"] == "ok").all()
+    runs = Store.for_study(study).runs("cool")
+    gaps = runs["started_at"].to_numpy()[1:] - runs["finished_at"].to_numpy()[:-1]
+    assert (gaps >= 1.5).all(), gaps
+    steps = Store.for_study(study).read("prepare_steps", "cool")
+    assert (steps["step"] == "prepare").sum() == 1, "inserts must not re-create the tables"

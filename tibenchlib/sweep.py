@@ -92,6 +92,10 @@ def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None
     """ETA and disk estimate of a plan (logs: ~130 bytes a second, histogram ~40 KB a run)."""
     d = duration_s or study.duration_s
     secs = len(specs) * (d + RUN_OVERHEAD_S) + max(len(specs) - 1, 0) * study.cooldown_s
+    if study.warmup_s:
+        # one unrecorded warm-up run per workload each time an arm is (re)opened
+        switches = sum(1 for i, s in enumerate(specs) if i == 0 or s.arm != specs[i - 1].arm)
+        secs += switches * len(study.workloads) * (study.warmup_s + RUN_OVERHEAD_S)
     per_log = 130 * d / study.report_interval_s + (40_000 if study.histogram else 2_000)
     return {"runs": len(specs), "eta_s": secs, "disk_bytes": int(len(specs) * per_log)}
 
@@ -170,14 +174,15 @@ def check_run(summary: dict, iv: pd.DataFrame, expected_s: float | None, interva
 
 
 def run_row(
-    study: Study, spec: RunSpec, parsed, outcome, cmd: list[str]
+    study: Study, spec: RunSpec, parsed, outcome, cmd: list[str], duration_s: float | None = None
 ) -> tuple[dict, pd.DataFrame]:
     """The catalog row of one run from its parsed log (pure apart from the parser's result)."""
     from .parse.sysbench import histogram_percentiles
 
     s = parsed.summary
     iv = parsed.intervals if parsed.intervals is not None else pd.DataFrame()
-    status, error, warnings = check_run(s, iv, study.duration_s, study.report_interval_s)
+    expected = duration_s or study.duration_s
+    status, error, warnings = check_run(s, iv, expected, study.report_interval_s)
     if outcome.timed_out:
         status, error = "failed", f"timeout after {outcome.wall_s:.0f} s"
     elif outcome.missing:
@@ -270,7 +275,7 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
             if sampler is not None:
                 sampler.stop()
     parsed = parse_sysbench_file(path)
-    row, iv = run_row(study, spec, parsed, outcome, cmd)
+    row, iv = run_row(study, spec, parsed, outcome, cmd, duration_s=d)
     if sampler is not None:
         samples = sampler.samples
         warnings = json.loads(row["warnings_json"]) + sampler.warnings
@@ -381,14 +386,14 @@ def sweep(
                 ensure_ready(ctx)
                 if study.warmup_s:
                     warmup_runs(ctx)
-                last_end = None
             if study.dataset.reset == "reprepare" and spec.workload in WRITE_WORKLOADS:
                 prepare(ctx, force=True, progress=False)
             if last_end is not None and study.cooldown_s:
-                time.sleep(max(0.0, study.cooldown_s - (time.monotonic() - last_end)))
+                # counted from the end of the previous run, across arm switches too
+                time.sleep(max(0.0, study.cooldown_s - (time.time() - last_end)))
             bar.set_postfix_str(f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}")
             row = run_one(ctx, spec)
-            last_end = time.monotonic()
+            last_end = row["finished_at"]
             if row["status"] != "ok":
                 log.warning("%s: %s: %s", spec.run_key, row["status"], row["error"])
             bar.update(1)
