@@ -60,3 +60,17 @@ def test_readme_gives_the_two_commands_and_ci_calls_make_test():
     readme = (ROOT / "README.md").read_text()
     assert "make demo" in readme and "make test" in readme
     assert "make test" in (ROOT / ".ci/run").read_text()
+
+
+def test_ruff_lint_and_format_hold():
+    import shutil
+    import sys
+
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    dirs = ["tibenchlib", "tests", "benchmarks"]
+    check = subprocess.run([ruff, "check", *dirs], cwd=ROOT, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout[-3000:]
+    fmt = subprocess.run(
+        [ruff, "format", "--check", *dirs], cwd=ROOT, capture_output=True, text=True
+    )
+    assert fmt.returncode == 0, fmt.stdout[-3000:]
