@@ -21,10 +21,6 @@ from .store import Store
 log = logging.getLogger(__name__)
 
 
-class PhaseUnavailable(NotImplementedError):
-    """A phase whose implementation has not landed yet."""
-
-
 def results_dir(study: Study | str) -> Path:
     name = study if isinstance(study, str) else study.study
     return paths.study_dir(name) / "results"
@@ -163,35 +159,30 @@ def sweep(
 
 
 def compare(study: Study, **_) -> pd.DataFrame:
-    """A/B comparison of the study's arms (baseline vs candidate) over the sweep's runs."""
-    try:
-        from .compare import compare_arms_table
-    except ImportError as e:
-        raise PhaseUnavailable(f"phase compare is not available yet ({e})") from None
-    store = Store.for_study(study)
-    runs = store.runs(study.study)
+    """A/B comparison of the study's arm pairs over the sweep's runs (Fieller, Welch, Holm)."""
+    from .compare import compare_arms_table
+
+    runs = Store.for_study(study).runs(study.study, phase="sweep")
     if not len(runs):
-        raise RuntimeError(f"study '{study.study}' has no runs: run phase sweep first")
+        raise RuntimeError(f"study '{study.study}' has no sweep runs: run phase sweep first")
     df = compare_arms_table(runs, study)
     write_results(study, "compare", df)
     return df
 
 
 def numa(study: Study, **kw) -> pd.DataFrame:
-    try:
-        from .numa import run_numa_phase
-    except ImportError as e:
-        raise PhaseUnavailable(f"phase numa is not available yet ({e})") from None
+    """Binding policies against unbound: see :mod:`tibenchlib.numa`."""
+    from .numa import run_numa_phase
+
     df = run_numa_phase(study, **kw)
     write_results(study, "numa", df)
     return df
 
 
 def tpch_scaling(study: Study, **kw) -> pd.DataFrame:
-    try:
-        from .tpch.phase import run_tpch_phase
-    except ImportError as e:
-        raise PhaseUnavailable(f"phase tpch_scaling is not available yet ({e})") from None
+    """TPC-H over scaling arms: see :mod:`tibenchlib.tpch.phase`."""
+    from .tpch.phase import run_tpch_phase
+
     df = run_tpch_phase(study, **kw)
     write_results(study, "tpch_scaling", df)
     return df
