@@ -12,6 +12,8 @@ have sysbench || need+=(sysbench)
 have numactl || need+=(numactl)
 have prometheus || need+=(prometheus)
 have prometheus-node-exporter || need+=(prometheus-node-exporter)
+# Debian's own python3 needs python3-venv for `python3 -m venv` (ensurepip)
+python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
