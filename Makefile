@@ -30,7 +30,10 @@ demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB
 
 test: setup ## the full test suite, notebooks included (nbval)
 	$(BIN)/python -m pytest -q tests
-	$(BIN)/python -m pytest -q --nbval-lax data/ci/notebooks --nbval-current-env -p no:cacheprovider
+	@# nbval re-executes the executed CI notebooks (a resume: everything is already measured),
+	@# then the embedded server they used is stopped whatever the outcome
+	$(BIN)/python -m pytest -q --nbval-lax data/ci/notebooks --nbval-current-env \
+		-p no:cacheprovider; status=$$?; $(BIN)/tibench server stop >/dev/null; exit $$status
 
 test-fast: setup ## the tests that need no server or notebook
 	$(BIN)/python -m pytest -q tests -m "not slow and not notebook"
