@@ -390,8 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     from tibenchlib.db import secret_config_file
-    from tibenchlib.run import display_command, sysbench_command
-    from tibenchlib.sweep import RunSpec, run_one
+    from tibenchlib.run import display_command
+    from tibenchlib.sweep import RunSpec, run_one, study_command
 
     header("bench_overhead: TPS driven by tibench (run_one) ÷ the same sysbench command bare")
     with private_data(a.keep):
@@ -399,20 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         with private_server(study) as server, captured_samplers() as samplers:
             ctx = open_prepared(study)
             with secret_config_file(ctx.conn) as cfg:
-                cmd = sysbench_command(
-                    a.workload,
-                    ctx.conn,
-                    tables=study.dataset.tables,
-                    table_size=study.dataset.table_size,
-                    threads=a.threads,
-                    time_s=study.duration_s,
-                    report_interval_s=study.report_interval_s,
-                    percentile=study.percentile,
-                    rand_type=study.rand_type,
-                    histogram=study.histogram,
-                    extra=study.extra_args,
-                    config_file=cfg,
-                )
+                cmd = study_command(study, ctx.conn, a.workload, a.threads, study.duration_s, cfg)
                 print(f"command: {display_command(cmd)}")
                 for _ in range(a.warmup_runs):
                     print(f"warm-up run (bare, discarded): {bare_run(cmd):.1f} TPS")

@@ -103,8 +103,7 @@ def run_numa_phase(
     from .prepare import ensure_ready
     from .target import open_arm
 
-    store = Store.for_study(study)
-    store.record_study(study.study, study.model_dump(mode="json"))
+    store = Store.for_study(study, record=True)
     only = [parse_policy(a).label for a in arms] if arms else None
     embedded = study.target.kind == "embedded"
     if not embedded and not only:

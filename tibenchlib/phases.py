@@ -52,8 +52,7 @@ def environment(
     from .envcapture import capture_database, capture_host, host_summary, save_capture
     from .target import open_arm
 
-    store = Store.for_study(study)
-    store.record_study(study.study, study.model_dump(mode="json"))
+    store = Store.for_study(study, record=True)
     rows = []
     for label in arms or [a.label for a in study.arms]:
         ctx = open_arm(study, label, yes=yes, store=store)
@@ -96,8 +95,7 @@ def prepare(
     from .prepare import prepare as prepare_arm
     from .target import open_arm
 
-    store = Store.for_study(study)
-    store.record_study(study.study, study.model_dump(mode="json"))
+    store = Store.for_study(study, record=True)
     out = []
     seen: set[str] = set()
     for label in arms or [a.label for a in study.arms]:

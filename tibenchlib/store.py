@@ -217,8 +217,12 @@ class Store:
         self._lock = threading.Lock()
 
     @classmethod
-    def for_study(cls, study) -> Store:
-        return cls(study.results_url or default_url(study.study))
+    def for_study(cls, study, *, record: bool = False) -> Store:
+        """The study's catalog; with ``record``, its validated parameters are (re)written too."""
+        store = cls(study.results_url or default_url(study.study))
+        if record:
+            store.record_study(study.study, study.model_dump(mode="json"))
+        return store
 
     # -- writes ------------------------------------------------------------------------------
     def _upsert(self, table: sa.Table, row: dict, keys: dict) -> None:

@@ -173,6 +173,41 @@ def check_run(summary: dict, iv: pd.DataFrame, expected_s: float | None, interva
     return "ok", None, warnings
 
 
+def study_command(
+    study: Study,
+    conn,
+    workload: str,
+    threads: int,
+    time_s: int,
+    config_file,
+    *,
+    report: bool = True,
+) -> list[str]:
+    """The sysbench command of one run of ``study`` (``report=False``: a warm-up run without
+    report interval, percentile or histogram)."""
+    extra = (
+        {
+            "report_interval_s": study.report_interval_s,
+            "percentile": study.percentile,
+            "histogram": study.histogram,
+        }
+        if report
+        else {}
+    )
+    return sysbench_command(
+        workload,
+        conn,
+        tables=study.dataset.tables,
+        table_size=study.dataset.table_size,
+        threads=threads,
+        time_s=time_s,
+        rand_type=study.rand_type,
+        extra=study.extra_args,
+        config_file=config_file,
+        **extra,
+    )
+
+
 def run_row(
     study: Study, spec: RunSpec, parsed, outcome, cmd: list[str], duration_s: float | None = None
 ) -> tuple[dict, pd.DataFrame]:
@@ -255,20 +290,7 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
             sampler.start()
 
     with secret_config_file(ctx.conn) as cfg:
-        cmd = sysbench_command(
-            spec.workload,
-            ctx.conn,
-            tables=study.dataset.tables,
-            table_size=study.dataset.table_size,
-            threads=spec.threads,
-            time_s=d,
-            report_interval_s=study.report_interval_s,
-            percentile=study.percentile,
-            rand_type=study.rand_type,
-            histogram=study.histogram,
-            extra=study.extra_args,
-            config_file=cfg,
-        )
+        cmd = study_command(study, ctx.conn, spec.workload, spec.threads, d, cfg)
         try:
             outcome = execute(cmd, path, timeout_s=timeout, on_start=started)
         finally:
@@ -315,16 +337,14 @@ def warmup_runs(ctx) -> None:
             / (spec.run_key.replace("/", "__") + ".log")
         )
         with secret_config_file(ctx.conn) as cfg:
-            cmd = sysbench_command(
-                w,
+            cmd = study_command(
+                study,
                 ctx.conn,
-                tables=study.dataset.tables,
-                table_size=study.dataset.table_size,
-                threads=spec.threads,
-                time_s=int(max(1, round(study.warmup_s))),
-                rand_type=study.rand_type,
-                extra=study.extra_args,
-                config_file=cfg,
+                w,
+                spec.threads,
+                int(max(1, round(study.warmup_s))),
+                cfg,
+                report=False,
             )
             out = execute(cmd, path, timeout_s=study.warmup_s * 1.5 + 60)
         if out.returncode != 0:
@@ -362,8 +382,10 @@ def sweep(
     from .prepare import ensure_ready, prepare
     from .target import open_arm
 
-    store = store or Store.for_study(study)
-    store.record_study(study.study, study.model_dump(mode="json"))
+    if store is None:
+        store = Store.for_study(study, record=True)
+    else:
+        store.record_study(study.study, study.model_dump(mode="json"))
     specs = plan(study, arms=arms)
     with study_lock(study.study):
         done = store.run_status(study.study)

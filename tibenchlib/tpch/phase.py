@@ -77,8 +77,7 @@ def run_tpch_phase(
     from . import load
 
     p = study.tpch_scaling
-    store = Store.for_study(study)
-    store.record_study(study.study, study.model_dump(mode="json"))
+    store = Store.for_study(study, record=True)
     embedded = study.target.kind == "embedded"
     labels = [parse_policy(a).label for a in p.arms] if embedded else list(p.arms)
     if arms:
