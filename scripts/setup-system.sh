@@ -12,6 +12,9 @@ have sysbench || need+=(sysbench)
 have numactl || need+=(numactl)
 have prometheus || need+=(prometheus)
 have prometheus-node-exporter || need+=(prometheus-node-exporter)
+# a CJK font, so plots with Chinese labels (lang: zh) render every glyph
+{ [ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto 2>/dev/null | grep -qi cjk; } \
+  || need+=(fonts-noto-cjk)
 # Debian's own python3 needs python3-venv for `python3 -m venv` (ensurepip)
 python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 
@@ -44,5 +47,6 @@ cat >&2 <<MSG
 tibench setup: missing ${need[*]} and no apt-get here. Install them with your package manager:
   dnf:  sudo dnf install -y mariadb-server mariadb sysbench numactl golang-github-prometheus node-exporter
   brew: brew install mariadb sysbench prometheus node_exporter   (numactl: Linux only)
+  fonts: google-noto-sans-cjk-fonts (dnf), font-noto-sans-cjk (brew cask)
 MSG
 exit 1
