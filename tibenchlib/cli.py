@@ -174,6 +174,28 @@ def cmd_compare(a) -> int:
     return 0
 
 
+# -- report ------------------------------------------------------------------------------------
+def cmd_report(a) -> int:
+    from .notebook import PHASE_NOTEBOOKS
+    from .report import html
+
+    out = html.build_report(a.study, lang=a.lang, fmt=a.format)
+    for phase in PHASE_NOTEBOOKS:
+        st = html.phase_status(a.study, phase)
+        print(f"{phase:<14} {html.TEXT[a.lang][st.state]}", file=sys.stderr)
+    print(f"figures and tables: {html.report_dir(a.study)}", file=sys.stderr)
+    print(out)
+    return 0
+
+
+def _add_report_parser(sub) -> None:
+    rp = sub.add_parser("report", help="one self-contained HTML report of a study, to send")
+    rp.add_argument("study", help="the study's name (its directory under data/)")
+    rp.add_argument("--lang", choices=["en", "zh"], default="en", help="language of the report")
+    rp.add_argument("--format", choices=["html"], default="html", help="output format")
+    rp.set_defaults(func=cmd_report)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tibench", description=__doc__.splitlines()[0])
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
@@ -221,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--lang", choices=["en", "zh"], default="en")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_compare)
+    _add_report_parser(sub)
     return p
 
 

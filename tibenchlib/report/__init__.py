@@ -1,0 +1,1 @@
+"""Reports for people: tables, the HTML study report."""

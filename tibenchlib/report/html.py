@@ -1,0 +1,363 @@
+"""``tibench report STUDY``: one self-contained HTML file a DBA can send.
+
+The study's executed notebooks (``data/<study>/notebooks/``) are joined in phase order,
+environment first, behind a table of contents and the headline table of each phase, and rendered
+by nbconvert without code cells. A phase not run, failed or still running gets a section that
+says so. Every figure is also written as PNG (and SVG when the notebook holds one) under
+``data/<study>/report/figures/``, every table as CSV and Markdown under
+``data/<study>/report/tables/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import html as _html
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+
+from .. import paths
+from ..compare import export, report_table
+from ..notebook import PHASE_NOTEBOOKS
+
+__all__ = ["PhaseStatus", "phase_status", "build_report", "report_dir", "TEXT"]
+
+#: The report's own words; the notebooks keep the language they were executed in.
+TEXT = {
+    "en": {
+        "title": "tibench report: study {study}",
+        "toc": "Contents",
+        "headlines": "Headlines",
+        "phase": {
+            "environment": "Environment",
+            "prepare": "Prepare",
+            "sweep": "Sweep",
+            "compare": "A/B comparison",
+            "numa": "NUMA",
+            "tpch_scaling": "TPC-H scaling",
+        },
+        "done": "done",
+        "not_run": "not run",
+        "running": "in progress",
+        "failed": "failed",
+        "not_run_text": "This phase has not been run. Run it with `{cmd}`.",
+        "running_text": (
+            "This phase was still running when the report was built (its notebook was last "
+            "written at {when}): what follows is partial. Build the report again when it ends."
+        ),
+        "failed_text": "This phase failed: `{error}`. Its notebook is `{path}`.",
+        "no_headline": "No table in this phase.",
+        "generated": "Built from the executed notebooks under `data/{study}/notebooks/`.",
+        "figures": "Figures (PNG, SVG) and tables (CSV, Markdown): `data/{study}/report/`.",
+    },
+    "zh": {
+        "title": "tibench 测试报告:{study}",
+        "toc": "目录",
+        "headlines": "主要结果",
+        "phase": {
+            "environment": "测试环境",
+            "prepare": "数据准备",
+            "sweep": "压测",
+            "compare": "A/B 对比",
+            "numa": "NUMA 绑定",
+            "tpch_scaling": "TPC-H 扩展",
+        },
+        "done": "已完成",
+        "not_run": "未运行",
+        "running": "运行中",
+        "failed": "失败",
+        "not_run_text": "此阶段尚未运行。运行命令:`{cmd}`。",
+        "running_text": (
+            "生成报告时此阶段仍在运行(notebook 最后写入于 {when}),以下结果不完整。"
+            "运行结束后请重新生成报告。"
+        ),
+        "failed_text": "此阶段运行失败:`{error}`。notebook:`{path}`。",
+        "no_headline": "此阶段没有表格。",
+        "generated": "根据 `data/{study}/notebooks/` 下已执行的 notebook 生成。",
+        "figures": "图片(PNG、SVG)和表格(CSV、Markdown)位于 `data/{study}/report/`。",
+    },
+}
+
+
+@dataclass
+class PhaseStatus:
+    """One phase as the report shows it: ``state`` is done, not_run, running or failed."""
+
+    phase: str
+    state: str
+    path: Path
+    nb: nbformat.NotebookNode | None = None
+    error: str = ""
+    when: str = ""
+    figures: list[Path] = field(default_factory=list)
+
+
+def report_dir(study: str) -> Path:
+    return paths.study_dir(study) / "report"
+
+
+def _texts(lang: str) -> dict:
+    if lang not in TEXT:
+        raise ValueError(f"lang must be one of {', '.join(TEXT)}, not {lang!r}")
+    return TEXT[lang]
+
+
+def phase_status(study: str, phase: str) -> PhaseStatus:
+    """Read one phase's executed notebook and say whether it ran, is running or failed.
+
+    papermill writes the executed copy as it goes: ``end_time`` stays empty and cells are
+    marked ``running``/``pending`` until it ends, and ``exception`` is set when a cell failed.
+    """
+    p = paths.study_dir(study) / "notebooks" / PHASE_NOTEBOOKS[phase]
+    if not p.exists():
+        return PhaseStatus(phase, "not_run", p)
+    try:
+        nb = nbformat.read(p, as_version=4)
+    except (json.JSONDecodeError, nbformat.reader.NotJSONError) as e:
+        # caught mid-write by papermill
+        return PhaseStatus(phase, "running", p, error=str(e))
+    pm = nb.metadata.get("papermill", {})
+    cell_states = {c.metadata.get("papermill", {}).get("status") for c in nb.cells}
+    when = str(pm.get("end_time") or pm.get("start_time") or "")
+    if pm.get("exception") or any(
+        o.get("output_type") == "error" for c in nb.cells for o in c.get("outputs", [])
+    ):
+        errs = [
+            f"{o.get('ename')}: {o.get('evalue')}"
+            for c in nb.cells
+            for o in c.get("outputs", [])
+            if o.get("output_type") == "error"
+        ]
+        return PhaseStatus(
+            phase, "failed", p, nb, error=(errs or ["see the notebook"])[0], when=when
+        )
+    if pm and (not pm.get("end_time") or cell_states & {"running", "pending"}):
+        return PhaseStatus(phase, "running", p, nb, when=when)
+    return PhaseStatus(phase, "done", p, nb, when=when)
+
+
+# ------------------------------------------------------------------------------- notebooks
+
+
+def _is_table(o) -> bool:
+    return "<table" in "".join(o.get("data", {}).get("text/html", ""))
+
+
+def _headline(nb: nbformat.NotebookNode) -> list:
+    """The outputs that lead the phase: those of a cell tagged ``headline``, else the first
+    table (with the sentence displayed just before it in the same cell)."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    tagged = [c for c in code if "headline" in c.metadata.get("tags", [])]
+    for c in tagged or code:
+        outs = [o for o in c.get("outputs", []) if o.get("output_type") != "stream"]
+        for i, o in enumerate(outs):
+            if _is_table(o) or tagged:
+                return copy.deepcopy(outs if tagged else outs[max(0, i - 1) : i + 1])
+    return []
+
+
+def _img(data: dict, alt: str) -> str:
+    # nbconvert's lab template writes no alt text: the report embeds its figures itself
+    if "image/png" in data:
+        src = "data:image/png;base64," + "".join(data["image/png"]).replace("\n", "")
+    else:
+        svg = "".join(data["image/svg+xml"]).encode()
+        src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+    return f'<img src="{src}" alt="{_html.escape(alt)}" style="max-width:100%">'
+
+
+def _figure_stem(phase: str, n: int) -> str:
+    return f"{list(PHASE_NOTEBOOKS).index(phase):02d}_{phase}_{n:02d}"
+
+
+def _body_cells(nb: nbformat.NotebookNode, phase: str) -> list:
+    """The phase's cells without papermill's parameter cells (their source names local paths);
+    each figure gets an alternative text naming its file under ``report/figures/``."""
+    out = []
+    n = 0
+    for c in nb.cells:
+        tags = c.metadata.get("tags", [])
+        if c.cell_type == "code" and {"parameters", "injected-parameters"} & set(tags):
+            continue
+        c = copy.deepcopy(c)
+        if c.cell_type == "markdown":
+            # phase titles become level-2 headings under the report's own level-1 sections
+            c.source = re.sub(r"^(#{1,5}) ", r"#\1 ", c.source, flags=re.M)
+        for o in c.get("outputs", []):
+            data = o.get("data", {})
+            if "image/png" in data or "image/svg+xml" in data:
+                n += 1
+                o["data"] = {
+                    "text/html": _img(data, f"{phase} figure {n}: {_figure_stem(phase, n)}")
+                }
+        out.append(c)
+    return out
+
+
+def _save_figures(st: PhaseStatus, out: Path) -> list[Path]:
+    files = []
+    n = 0
+    for c in st.nb.cells if st.nb else []:
+        for o in c.get("outputs", []):
+            data = o.get("data", {})
+            if "image/png" not in data and "image/svg+xml" not in data:
+                continue
+            n += 1
+            stem = out / _figure_stem(st.phase, n)
+            if "image/png" in data:
+                p = stem.with_suffix(".png")
+                p.write_bytes(base64.b64decode("".join(data["image/png"])))
+                files.append(p)
+            if "image/svg+xml" in data:
+                p = stem.with_suffix(".svg")
+                p.write_text("".join(data["image/svg+xml"]), encoding="utf-8")
+                files.append(p)
+    return files
+
+
+def _html_tables(nb: nbformat.NotebookNode) -> list[pd.DataFrame]:
+    from bs4 import BeautifulSoup
+
+    frames = []
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            if not _is_table(o):
+                continue
+            soup = BeautifulSoup("".join(o["data"]["text/html"]), "html.parser")
+            for t in soup.find_all("table"):
+                rows = [
+                    [cell.get_text(" ", strip=True) for cell in tr.find_all(["th", "td"])]
+                    for tr in t.find_all("tr")
+                ]
+                rows = [r for r in rows if r]
+                if len(rows) < 2:
+                    continue
+                width = max(len(r) for r in rows)
+                rows = [r + [""] * (width - len(r)) for r in rows]
+                frames.append(pd.DataFrame(rows[1:], columns=rows[0]))
+    return frames
+
+
+def _save_tables(st: PhaseStatus, out: Path, lang: str, study: str) -> list[Path]:
+    files: list[Path] = []
+    idx = list(PHASE_NOTEBOOKS).index(st.phase)
+    for k, df in enumerate(_html_tables(st.nb) if st.nb else [], 1):
+        files += export(df, out / f"{idx:02d}_{st.phase}_{k:02d}")
+    res = paths.study_dir(study) / "results" / "compare.json"
+    if st.phase == "compare" and res.exists():
+        cmp = pd.read_json(res)
+        if len(cmp):
+            files += export(report_table(cmp, lang=lang), out / f"{idx:02d}_compare_{lang}")
+    return files
+
+
+# ---------------------------------------------------------------------------------- report
+
+
+def _md(text: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_markdown_cell(text)
+
+
+def _section_cells(st: PhaseStatus, n: int, T: dict, study: str) -> list:
+    title = T["phase"][st.phase]
+    head = f'<a id="phase-{st.phase}"></a>\n\n# {n}. {title} ({T[st.state]})'
+    cells = [_md(head)]
+    if st.state == "not_run":
+        cmd = f"tibench run PARAMS --phase {st.phase}"
+        cells.append(_md(T["not_run_text"].format(cmd=cmd)))
+        return cells
+    if st.state == "running":
+        cells.append(_md("**" + T["running_text"].format(when=st.when or "?") + "**"))
+    if st.state == "failed":
+        rel = st.path.relative_to(paths.ROOT) if st.path.is_relative_to(paths.ROOT) else st.path
+        cells.append(_md("**" + T["failed_text"].format(error=st.error, path=rel) + "**"))
+    return cells + (_body_cells(st.nb, st.phase) if st.nb else [])
+
+
+def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
+    T = _texts(lang)
+    cells = [_md(f"# {T['title'].format(study=study)}\n\n{T['generated'].format(study=study)} "
+                 f"{T['figures'].format(study=study)}")]  # fmt: skip
+    toc = [f"## {T['toc']}", "", f"- [{T['headlines']}](#headlines)"]
+    for i, st in enumerate(statuses, 1):
+        toc.append(f"- [{i}. {T['phase'][st.phase]}](#phase-{st.phase}) — {T[st.state]}")
+    cells.append(_md("\n".join(toc)))
+    cells.append(_md(f'<a id="headlines"></a>\n\n## {T["headlines"]}'))
+    for i, st in enumerate(statuses, 1):
+        cells.append(_md(f"### {i}. {T['phase'][st.phase]} ({T[st.state]})"))
+        outs = _headline(st.nb) if st.nb else []
+        if outs:
+            cell = nbformat.v4.new_code_cell("")
+            cell.outputs = [nbformat.from_dict(o) for o in outs]
+            cells.append(cell)
+        elif st.state == "done":
+            cells.append(_md(T["no_headline"]))
+        elif st.state == "not_run":
+            cmd = f"tibench run PARAMS --phase {st.phase}"
+            cells.append(_md(T["not_run_text"].format(cmd=cmd)))
+    for i, st in enumerate(statuses, 1):
+        cells += _section_cells(st, i, T, study)
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["title"] = T["title"].format(study=study)
+    return nb
+
+
+def _render(nb: nbformat.NotebookNode, lang: str) -> str:
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(
+        template_name="lab", exclude_input=True, exclude_input_prompt=True,
+        exclude_output_prompt=True, embed_images=True,
+    )  # fmt: skip
+    body, _ = exporter.from_notebook_node(nb)
+    # Self-contained and readable offline: drop the scripts fetched from CDNs (require.js,
+    # MathJax); the report has no widgets or formulas that need them.
+    body = re.sub(r"<script[^>]*\bsrc=\"https?://[^\"]*\"[^>]*>\s*</script>", "", body)
+    body = re.sub(r"<script[^>]*>(?:(?!</script>).)*?https?://cdn(?:(?!</script>).)*</script>", "",
+                  body, flags=re.S)  # fmt: skip
+    body = re.sub(r'<html lang="[^"]*"', f'<html lang="{"zh-CN" if lang == "zh" else "en"}"', body)
+    return body
+
+
+def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
+    """Write ``data/<study>/report/<study>.html`` with figures and tables beside it.
+
+    Parameters
+    ----------
+    study
+        The study's name (its directory under ``data/``).
+    lang
+        "en" or "zh": the report's own headings and sentences, and the A/B table for pasting.
+    fmt
+        "html" only, for now.
+
+    Returns
+    -------
+    Path
+        The HTML file.
+    """
+    _texts(lang)  # an unknown language fails before anything is written
+    if fmt != "html":
+        raise ValueError(f"format must be 'html', not {fmt!r}")
+    sdir = paths.study_dir(study)
+    if not sdir.exists():
+        raise FileNotFoundError(f"no study {study!r}: {sdir} does not exist (run it first)")
+    out = report_dir(study)
+    figs, tabs = out / "figures", out / "tables"
+    for d in (figs, tabs):
+        d.mkdir(parents=True, exist_ok=True)
+        for old in d.iterdir():
+            old.unlink()
+    statuses = [phase_status(study, p) for p in PHASE_NOTEBOOKS]
+    for st in statuses:
+        st.figures = _save_figures(st, figs)
+        _save_tables(st, tabs, lang, study)
+    page = _render(_report_notebook(study, statuses, lang), lang)
+    target = out / f"{study}.html"
+    target.write_text(page, encoding="utf-8")
+    return target
