@@ -41,6 +41,7 @@ TEXT = {
             "numa": "NUMA",
             "tpch_scaling": "TPC-H scaling",
         },
+        "section": "{n}. {title} ({state})",
         "done": "done",
         "not_run": "not run",
         "running": "in progress",
@@ -67,6 +68,7 @@ TEXT = {
             "numa": "NUMA 绑定",
             "tpch_scaling": "TPC-H 扩展",
         },
+        "section": "{n}. {title}({state})",
         "done": "已完成",
         "not_run": "未运行",
         "running": "运行中",
@@ -239,7 +241,11 @@ def _html_tables(nb: nbformat.NotebookNode) -> list[pd.DataFrame]:
                     continue
                 width = max(len(r) for r in rows)
                 rows = [r + [""] * (width - len(r)) for r in rows]
-                frames.append(pd.DataFrame(rows[1:], columns=rows[0]))
+                df = pd.DataFrame(rows[1:], columns=rows[0])
+                first = df.iloc[:, 0].tolist()
+                if rows[0][0] == "" and first == [str(i) for i in range(len(df))]:
+                    df = df.iloc[:, 1:]  # pandas' row numbers: nothing to paste
+                frames.append(df)
     return frames
 
 
@@ -265,7 +271,8 @@ def _md(text: str) -> nbformat.NotebookNode:
 
 def _section_cells(st: PhaseStatus, n: int, T: dict, study: str) -> list:
     title = T["phase"][st.phase]
-    head = f'<a id="phase-{st.phase}"></a>\n\n# {n}. {title} ({T[st.state]})'
+    sec = T["section"].format(n=n, title=title, state=T[st.state])
+    head = f'<a id="phase-{st.phase}"></a>\n\n# {sec}'
     cells = [_md(head)]
     if st.state == "not_run":
         cmd = f"tibench run PARAMS --phase {st.phase}"
@@ -289,7 +296,8 @@ def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
     cells.append(_md("\n".join(toc)))
     cells.append(_md(f'<a id="headlines"></a>\n\n## {T["headlines"]}'))
     for i, st in enumerate(statuses, 1):
-        cells.append(_md(f"### {i}. {T['phase'][st.phase]} ({T[st.state]})"))
+        sec = T["section"].format(n=i, title=T["phase"][st.phase], state=T[st.state])
+        cells.append(_md(f"### {sec}"))
         outs = _headline(st.nb) if st.nb else []
         if outs:
             cell = nbformat.v4.new_code_cell("")
