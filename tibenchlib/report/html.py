@@ -22,7 +22,7 @@ import nbformat
 import pandas as pd
 
 from .. import paths
-from ..compare import export, report_table
+from ..compare import export, report_table, to_markdown
 from ..notebook import PHASE_NOTEBOOKS
 
 __all__ = ["PhaseStatus", "phase_status", "build_report", "report_dir", "TEXT"]
@@ -249,16 +249,22 @@ def _html_tables(nb: nbformat.NotebookNode) -> list[pd.DataFrame]:
     return frames
 
 
+def _compare_table(study: str, lang: str) -> pd.DataFrame | None:
+    res = paths.study_dir(study) / "results" / "compare.json"
+    if not res.exists():
+        return None
+    cmp = pd.read_json(res)
+    return report_table(cmp, lang=lang) if len(cmp) else None
+
+
 def _save_tables(st: PhaseStatus, out: Path, lang: str, study: str) -> list[Path]:
     files: list[Path] = []
     idx = list(PHASE_NOTEBOOKS).index(st.phase)
     for k, df in enumerate(_html_tables(st.nb) if st.nb else [], 1):
         files += export(df, out / f"{idx:02d}_{st.phase}_{k:02d}")
-    res = paths.study_dir(study) / "results" / "compare.json"
-    if st.phase == "compare" and res.exists():
-        cmp = pd.read_json(res)
-        if len(cmp):
-            files += export(report_table(cmp, lang=lang), out / f"{idx:02d}_compare_{lang}")
+    people = _compare_table(study, lang) if st.phase == "compare" else None
+    if people is not None:
+        files += export(people, out / f"{idx:02d}_compare_{lang}")
     return files
 
 
@@ -269,13 +275,26 @@ def _md(text: str) -> nbformat.NotebookNode:
     return nbformat.v4.new_markdown_cell(text)
 
 
-def _section_cells(st: PhaseStatus, n: int, T: dict, study: str) -> list:
+def _params_hint(statuses: list[PhaseStatus]) -> str:
+    """The study file the executed notebooks were given (papermill records it), for the
+    command that runs a missing phase; ``PARAMS`` when no phase has run."""
+    for st in statuses:
+        pp = (st.nb.metadata.get("papermill", {}).get("parameters", {}) if st.nb else {}).get(
+            "params_path"
+        )
+        if pp:
+            p = Path(pp)
+            return str(p.relative_to(paths.ROOT)) if p.is_relative_to(paths.ROOT) else str(p)
+    return "PARAMS"
+
+
+def _section_cells(st: PhaseStatus, n: int, T: dict, study: str, params: str) -> list:
     title = T["phase"][st.phase]
     sec = T["section"].format(n=n, title=title, state=T[st.state])
     head = f'<a id="phase-{st.phase}"></a>\n\n# {sec}'
     cells = [_md(head)]
     if st.state == "not_run":
-        cmd = f"tibench run PARAMS --phase {st.phase}"
+        cmd = f"tibench run {params} --phase {st.phase}"
         cells.append(_md(T["not_run_text"].format(cmd=cmd)))
         return cells
     if st.state == "running":
@@ -288,6 +307,7 @@ def _section_cells(st: PhaseStatus, n: int, T: dict, study: str) -> list:
 
 def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
     T = _texts(lang)
+    params = _params_hint(statuses)
     cells = [_md(f"# {T['title'].format(study=study)}\n\n{T['generated'].format(study=study)} "
                  f"{T['figures'].format(study=study)}")]  # fmt: skip
     toc = [f"## {T['toc']}", "", f"- [{T['headlines']}](#headlines)"]
@@ -299,17 +319,21 @@ def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
         sec = T["section"].format(n=i, title=T["phase"][st.phase], state=T[st.state])
         cells.append(_md(f"### {sec}"))
         outs = _headline(st.nb) if st.nb else []
-        if outs:
+        people = _compare_table(study, lang) if st.phase == "compare" and st.nb else None
+        if people is not None:
+            # the seeds' A/B table, in the report's language, from the phase's results
+            cells.append(_md(to_markdown(people)))
+        elif outs:
             cell = nbformat.v4.new_code_cell("")
             cell.outputs = [nbformat.from_dict(o) for o in outs]
             cells.append(cell)
         elif st.state == "done":
             cells.append(_md(T["no_headline"]))
         elif st.state == "not_run":
-            cmd = f"tibench run PARAMS --phase {st.phase}"
+            cmd = f"tibench run {params} --phase {st.phase}"
             cells.append(_md(T["not_run_text"].format(cmd=cmd)))
     for i, st in enumerate(statuses, 1):
-        cells += _section_cells(st, i, T, study)
+        cells += _section_cells(st, i, T, study, params)
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["title"] = T["title"].format(study=study)
     return nb
