@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import re
 
 import matplotlib
@@ -99,7 +100,7 @@ def test_report_html_sections_in_phase_order_without_code(study):
     page = out.read_text(encoding="utf-8")
     assert CODE_MARK not in page and "params/x.yaml" not in page
     # contents first, then headlines, then each phase in the study's order, every one present
-    toc = page.index("Contents")
+    toc = page.index('href="#headlines"')  # the contents list links the headlines first
     heads = [page.index(f'id="phase-{p}"') for p in PHASE_NOTEBOOKS]
     assert toc < page.index('id="headlines"') < heads[0] and heads == sorted(heads)
     assert all(f'href="#phase-{p}"' in page for p in PHASE_NOTEBOOKS)
@@ -146,3 +147,15 @@ def test_report_errors_name_the_study_and_the_option(tmp_path, monkeypatch):
         html.build_report("s2", lang="fr")
     with pytest.raises(ValueError, match="format must be 'html', not 'pdf'"):
         html.build_report("s2", fmt="pdf")
+
+
+def test_a_run_in_progress_is_said_at_the_top(study):
+    from tibenchlib.sweep import study_lock
+
+    assert html.study_in_progress(study) is None
+    with study_lock(study):
+        assert html.study_in_progress(study) == os.getpid()
+        page = html.build_report(study).read_text(encoding="utf-8")
+    assert f"in progress (pid {os.getpid()})" in page
+    assert page.index("in progress (pid") < page.index('href="#headlines"')
+    assert html.study_in_progress(study) is None

@@ -14,6 +14,7 @@ import base64
 import copy
 import html as _html
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from .. import paths
 from ..compare import export, report_table, to_markdown
 from ..notebook import PHASE_NOTEBOOKS
 
-__all__ = ["PhaseStatus", "phase_status", "build_report", "report_dir", "TEXT"]
+__all__ = ["PhaseStatus", "phase_status", "study_in_progress", "build_report", "report_dir", "TEXT"]
 
 #: The report's own words; the notebooks keep the language they were executed in.
 TEXT = {
@@ -53,6 +54,10 @@ TEXT = {
         ),
         "failed_text": "This phase failed: `{error}`. Its notebook is `{path}`.",
         "no_headline": "No table in this phase.",
+        "live": (
+            "A tibench run of this study is in progress (pid {pid}): phases may be incomplete;"
+            " build the report again when it ends."
+        ),
         "generated": "Built from the executed notebooks under `data/{study}/notebooks/`.",
         "figures": "Figures (PNG, SVG) and tables (CSV, Markdown): `data/{study}/report/`.",
     },
@@ -80,6 +85,7 @@ TEXT = {
         ),
         "failed_text": "此阶段运行失败:`{error}`。notebook:`{path}`。",
         "no_headline": "此阶段没有表格。",
+        "live": "此测试正在运行(pid {pid}):部分阶段可能不完整,运行结束后请重新生成报告。",
         "generated": "根据 `data/{study}/notebooks/` 下已执行的 notebook 生成。",
         "figures": "图片(PNG、SVG)和表格(CSV、Markdown)位于 `data/{study}/report/`。",
     },
@@ -141,6 +147,24 @@ def phase_status(study: str, phase: str) -> PhaseStatus:
     if pm and (not pm.get("end_time") or cell_states & {"running", "pending"}):
         return PhaseStatus(phase, "running", p, nb, when=when)
     return PhaseStatus(phase, "done", p, nb, when=when)
+
+
+def study_in_progress(study: str) -> int | None:
+    """The pid holding the study's run lock (``data/<study>/.lock``, taken by ``tibench run``
+    while it measures), or None. Read from ``/proc/locks``: taking the lock to test it would
+    make a run starting at that moment fail."""
+    lock = paths.study_dir(study) / ".lock"
+    try:
+        st = lock.stat()
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in table.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[1] == "FLOCK" and f[5] == dev:
+            return int(f[4])
+    return None
 
 
 # ------------------------------------------------------------------------------- notebooks
@@ -308,8 +332,11 @@ def _section_cells(st: PhaseStatus, n: int, T: dict, study: str, params: str) ->
 def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
     T = _texts(lang)
     params = _params_hint(statuses)
+    pid = study_in_progress(study)
     cells = [_md(f"# {T['title'].format(study=study)}\n\n{T['generated'].format(study=study)} "
                  f"{T['figures'].format(study=study)}")]  # fmt: skip
+    if pid:
+        cells.append(_md("**" + T["live"].format(pid=pid) + "**"))
     toc = [f"## {T['toc']}", "", f"- [{T['headlines']}](#headlines)"]
     for i, st in enumerate(statuses, 1):
         toc.append(f"- [{i}. {T['phase'][st.phase]}](#phase-{st.phase}) — {T[st.state]}")
