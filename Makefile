@@ -38,6 +38,10 @@ test: setup ## the full test suite, notebooks included (nbval)
 	$(BIN)/python -m pytest -q --nbval-lax data/ci/notebooks --nbval-current-env \
 		-p no:cacheprovider; status=$$?; $(BIN)/tibench server stop >/dev/null; exit $$status
 
+.PHONY: report
+report: setup ## the HTML report of the study in PARAMS, under data/<study>/report/
+	$(BIN)/tibench report $$(basename $(PARAMS) .yaml)
+
 test-fast: setup ## the tests that need no server or notebook
 	$(BIN)/python -m pytest -q tests -m "not slow and not notebook"
 
