@@ -159,3 +159,14 @@ def test_a_run_in_progress_is_said_at_the_top(study):
     assert f"in progress (pid {os.getpid()})" in page
     assert page.index("in progress (pid") < page.index('href="#headlines"')
     assert html.study_in_progress(study) is None
+
+
+def test_a_cell_tagged_headline_leads_its_phase(study):
+    p = paths.study_dir(study) / "notebooks" / PHASE_NOTEBOOKS["prepare"]
+    nb = nbformat.read(p, as_version=4)
+    nb.cells[3].metadata["tags"] = ["headline"]  # the figure, not the first table
+    nbformat.write(nb, p)
+    page = html.build_report(study).read_text(encoding="utf-8")
+    first_section = page.index('id="phase-environment"')
+    assert page.index('alt="prepare: headline figure"') < first_section
+    assert page.index("Headline of prepare notebook") > first_section

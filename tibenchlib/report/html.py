@@ -352,6 +352,9 @@ def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
             cells.append(_md(to_markdown(people)))
         elif outs:
             cell = nbformat.v4.new_code_cell("")
+            for o in outs:
+                if {"image/png", "image/svg+xml"} & set(o.get("data", {})):
+                    o["data"] = {"text/html": _img(o["data"], f"{st.phase}: headline figure")}
             cell.outputs = [nbformat.from_dict(o) for o in outs]
             cells.append(cell)
         elif st.state == "done":
