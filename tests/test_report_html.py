@@ -170,3 +170,19 @@ def test_a_cell_tagged_headline_leads_its_phase(study):
     first_section = page.index('id="phase-environment"')
     assert page.index('alt="prepare: headline figure"') < first_section
     assert page.index("Headline of prepare notebook") > first_section
+
+
+def test_tables_for_pasting_from_pandas_html_of_every_shape():
+    from bs4 import BeautifulSoup
+
+    def frame(df, **kw):
+        return html._table_frame(BeautifulSoup(df.to_html(**kw), "html.parser").find("table"))
+
+    cols = pd.MultiIndex.from_product([["TPS", "p95 (ms)"], ["A", "B"]])
+    wide = pd.DataFrame([[1, 2, 0.5, 0.6], [3, 4, 0.7, 0.8]], columns=cols)
+    got = frame(wide.rename_axis("threads"))
+    assert list(got.columns) == ["threads", "TPS A", "TPS B", "p95 (ms) A", "p95 (ms) B"]
+    dup = pd.DataFrame([[1, 2]], columns=["x", "x"])
+    assert list(frame(dup).columns) == ["x", "x (2)"]
+    assert list(frame(dup, index=False).iloc[0]) == ["1", "2"]
+    assert frame(pd.DataFrame({"a": []})) is None

@@ -246,6 +246,46 @@ def _save_figures(st: PhaseStatus, out: Path) -> list[Path]:
     return files
 
 
+def _cells(tr) -> list[str]:
+    out = []
+    for cell in tr.find_all(["th", "td"]):
+        span = int(cell.get("colspan", 1) or 1)
+        out += [cell.get_text(" ", strip=True)] * span
+    return out
+
+
+def _unique(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n} ({seen[n]})")
+    return out
+
+
+def _table_frame(t) -> pd.DataFrame | None:
+    """One HTML table as text cells: header rows (``thead``; several for pandas' column or
+    index names) joined per column, pandas' row numbers dropped, names made unique."""
+    head = t.find("thead")
+    hrows = [_cells(tr) for tr in head.find_all("tr")] if head else []
+    body = t.find("tbody") or t
+    rows = [r for r in (_cells(tr) for tr in body.find_all("tr")) if r]
+    if not hrows:
+        if len(rows) < 2:
+            return None
+        hrows, rows = rows[:1], rows[1:]
+    if not rows:
+        return None
+    width = max(len(r) for r in hrows + rows)
+    hrows = [r + [""] * (width - len(r)) for r in hrows]
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    names = [" ".join(x for x in col if x) for col in zip(*hrows, strict=True)]
+    df = pd.DataFrame(rows, columns=_unique(names))
+    if names[0] == "" and df.iloc[:, 0].tolist() == [str(i) for i in range(len(df))]:
+        df = df.iloc[:, 1:]  # pandas' row numbers: nothing to paste
+    return df
+
+
 def _html_tables(nb: nbformat.NotebookNode) -> list[pd.DataFrame]:
     from bs4 import BeautifulSoup
 
@@ -255,21 +295,7 @@ def _html_tables(nb: nbformat.NotebookNode) -> list[pd.DataFrame]:
             if not _is_table(o):
                 continue
             soup = BeautifulSoup("".join(o["data"]["text/html"]), "html.parser")
-            for t in soup.find_all("table"):
-                rows = [
-                    [cell.get_text(" ", strip=True) for cell in tr.find_all(["th", "td"])]
-                    for tr in t.find_all("tr")
-                ]
-                rows = [r for r in rows if r]
-                if len(rows) < 2:
-                    continue
-                width = max(len(r) for r in rows)
-                rows = [r + [""] * (width - len(r)) for r in rows]
-                df = pd.DataFrame(rows[1:], columns=rows[0])
-                first = df.iloc[:, 0].tolist()
-                if rows[0][0] == "" and first == [str(i) for i in range(len(df))]:
-                    df = df.iloc[:, 1:]  # pandas' row numbers: nothing to paste
-                frames.append(df)
+            frames += [df for df in map(_table_frame, soup.find_all("table")) if df is not None]
     return frames
 
 
