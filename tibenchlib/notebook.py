@@ -338,6 +338,8 @@ def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
         df["warnings"] = [json.loads(w or "[]") for w in df.pop("warnings_json")]
         return df
     if phase == "compare":
+        if not phase_stored(study, "sweep", arms):
+            return pd.DataFrame()
         return phases.compare(study)
     if phase == "numa":
         from .numa import analyze

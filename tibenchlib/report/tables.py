@@ -251,7 +251,9 @@ def compare_table(cmp: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
     ]
     out[L["p"]] = [fmt_p(x) for x in d["p_adjusted"]]
     out[L["verdict"]] = list(d["verdict"])
-    out[L["n"]] = [f"{_int(x)} + {_int(y)}" for x, y in zip(d["n_baseline"], d["n_candidate"])]
+    out[L["n"]] = [
+        f"{_int(x)} + {_int(y)}" for x, y in zip(d["n_baseline"], d["n_candidate"], strict=True)
+    ]
     if "warnings" in d:
         out[L["notes"]] = [fmt_notes(w) for w in d["warnings"]]
     return out
@@ -276,7 +278,9 @@ def sweep_table(
             L["arm"]: d["arm"],
             L["threads"]: [fmt_num(t, 0) for t in d["threads"]],
             L["n"]: [_int(x) for x in d["n"]],
-            L["tps_ci"]: [fmt_ci(*r) for r in zip(d["tps"], d["tps_ci_low"], d["tps_ci_high"])],
+            L["tps_ci"]: [
+                fmt_ci(*r) for r in zip(d["tps"], d["tps_ci_low"], d["tps_ci_high"], strict=True)
+            ],
         }
     )
     if "qps" in d:
@@ -285,7 +289,10 @@ def sweep_table(
         out[L["lat_avg"]] = [fmt_num(x) for x in d["lat_avg_ms"]]
     if "lat_p95_ms" in d:
         out[L["p95_ci"]] = [
-            fmt_ci(*r) for r in zip(d["lat_p95_ms"], d["lat_p95_ms_ci_low"], d["lat_p95_ms_ci_high"])
+            fmt_ci(*r)
+            for r in zip(
+                d["lat_p95_ms"], d["lat_p95_ms_ci_low"], d["lat_p95_ms_ci_high"], strict=True
+            )
         ]
     if "cv" in d:
         out[L["cv"]] = [fmt_num(100 * x, 1) if _ok(x) else "n/a" for x in d["cv"]]
@@ -322,9 +329,12 @@ def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             ],
             L["dips"].format(a="unbound", b="policy"): [
                 f"{_int(x)} → {_int(y)}"
-                for x, y in zip(rows["dips_baseline"], rows["dips_candidate"])
+                for x, y in zip(rows["dips_baseline"], rows["dips_candidate"], strict=True)
             ],
-            L["n"]: [f"{_int(x)} + {_int(y)}" for x, y in zip(rows["n_baseline"], rows["n_candidate"])],
+            L["n"]: [
+                f"{_int(x)} + {_int(y)}"
+                for x, y in zip(rows["n_baseline"], rows["n_candidate"], strict=True)
+            ],
             L["notes"]: [fmt_notes(w) for w in rows["warnings"]],
         }
     )
@@ -343,14 +353,17 @@ def tpch_overall_table(overall: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             L["arm"]: d["arm"],
             L["queries"]: [_int(x) for x in d["n_queries"]],
             L["geomean"]: [
-                fmt_ci(*r) for r in zip(d["geomean_s"], d["geomean_ci_low_s"], d["geomean_ci_high_s"])
+                fmt_ci(*r)
+                for r in zip(
+                    d["geomean_s"], d["geomean_ci_low_s"], d["geomean_ci_high_s"], strict=True
+                )
             ],
             L["t_imp"]: [
                 fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
             ],
             L["speedup"]: [
                 fmt_ci(*r, digits=2)
-                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"])
+                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
             ],
             L["efficiency"]: [fmt_num(100 * x, 0) if _ok(x) else "n/a" for x in d["efficiency"]],
             L["notes"]: [fmt_notes(w) for w in d.get("warnings", [None] * len(d))],
@@ -371,10 +384,15 @@ def tpch_elapsed_table(el: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             L["queries"]: [_int(x) for x in el["queries"]],
             L["elapsed"]: [
                 fmt_ci(*r)
-                for r in zip(el["elapsed_s"], el["elapsed_ci_low_s"], el["elapsed_ci_high_s"])
+                for r in zip(
+                    el["elapsed_s"], el["elapsed_ci_low_s"], el["elapsed_ci_high_s"], strict=True
+                )
             ],
             L["qph"]: [
-                fmt_ci(*r) for r in zip(el["queries_per_hour"], el["qph_ci_low"], el["qph_ci_high"])
+                fmt_ci(*r)
+                for r in zip(
+                    el["queries_per_hour"], el["qph_ci_low"], el["qph_ci_high"], strict=True
+                )
             ],
             L["qph_imp"]: [
                 fmt_pct_ci(r.qph_improvement_pct, r.ci_low_pct, r.ci_high_pct)
@@ -396,13 +414,15 @@ def tpch_query_table(summary: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             L["mode"]: d["mode"],
             L["arm"]: d["arm"],
             L["n"]: [_int(x) for x in d["n"]],
-            L["mean_s"]: [fmt_ci(*r) for r in zip(d["mean_s"], d["ci_low_s"], d["ci_high_s"])],
+            L["mean_s"]: [
+                fmt_ci(*r) for r in zip(d["mean_s"], d["ci_low_s"], d["ci_high_s"], strict=True)
+            ],
             L["t_imp"]: [
                 fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
             ],
             L["speedup"]: [
                 fmt_ci(*r, digits=2)
-                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"])
+                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
             ],
             L["notes"]: [fmt_notes(w) for w in d["warnings"]],
         }
