@@ -119,6 +119,8 @@ def _errors(nb: dict) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(PHASE_NOTEBOOKS.values()))
 def test_notebook_runs_in_jupyterlab(browser, lab, name):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     url, token = lab
     path = _ci_copy(name)
     rel = path.relative_to(ROOT)
@@ -126,8 +128,13 @@ def test_notebook_runs_in_jupyterlab(browser, lab, name):
     page = browser.new_page(viewport={"width": 1400, "height": 1600})
     try:
         page.goto(f"{url}/lab/tree/{rel}?token={token}", timeout=120_000)
-        indicator = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
-        indicator.first.wait_for(timeout=120_000)
+        # JupyterLab may ask which kernel to start: take the one it proposes (this env's)
+        select = page.locator(".jp-Dialog").get_by_role("button", name="Select")
+        try:
+            select.click(timeout=15_000)
+        except PlaywrightTimeout:
+            pass
+        page.get_by_text("| Idle").first.wait_for(timeout=120_000)
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_text("Run All Cells", exact=True).click()
         # Run All starts at once; then wait until the kernel is idle and no cell is pending

@@ -65,8 +65,25 @@ def environment(session, summary: pd.DataFrame) -> dict:
     if not len(summary):
         say(f"No environment captured yet: `{session.command}` captures it.")
         return {}
-    head = summary.rename(
-        columns={"arm": L["arm"], "flavor": L["flavor"], "version": L["version"]}
+    keep = ["arm", "flavor", "version", "cpu_model", "sockets", "physical_cores",
+            "logical_cpus", "numa_nodes", "memory_bytes", "os"]  # fmt: skip
+    head = summary[[c for c in keep if c in summary]].copy()
+    if "memory_bytes" in head:
+        head["memory_bytes"] = [T.fmt_num(x / 2**30, 1) if T._ok(x) else "n/a"
+                                for x in head["memory_bytes"]]  # fmt: skip
+    head = head.rename(
+        columns={
+            "arm": L["arm"],
+            "flavor": L["flavor"],
+            "version": L["version"],
+            "memory_bytes": "Memory (GiB)",
+            "cpu_model": "CPU",
+            "sockets": "Sockets",
+            "physical_cores": "Cores",
+            "logical_cpus": "Logical CPUs",
+            "numa_nodes": "NUMA nodes",
+            "os": "OS",
+        }  # fmt: skip
     ).astype(str)
     say(
         f"{len(summary)} arm(s) captured: "
