@@ -205,10 +205,19 @@ class Session:
     def header(self) -> str:
         """The notebook's first output: which study file, which study, measure or show."""
         s = self.study
+        arms = self.arms
+        if self.phase == "numa":
+            from .numa import policies
+
+            arms = self.only or policies(s)
+        elif self.phase == "tpch_scaling":
+            from .tpch.phase import arm_labels
+
+            arms = self.only or arm_labels(s)
         lines = [
             f"**Study file** `{shown_path(self.params_file)}` — study `{s.study}`"
             + (f": {s.description}" if s.description else "")
-            + f" — arms: {', '.join(f'`{a}`' for a in self.arms)}"
+            + f" — arms: {', '.join(f'`{a}`' for a in arms)}"
         ]
         lines += self.notes
         return "\n\n".join(lines)
