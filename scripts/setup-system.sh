@@ -15,6 +15,10 @@ have prometheus-node-exporter || need+=(prometheus-node-exporter)
 # a CJK font, so plots with Chinese labels (lang: zh) render every glyph
 { [ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto 2>/dev/null | grep -qi cjk; } \
   || need+=(fonts-noto-cjk)
+# Chromium for the notebooks' browser test (Debian's own package; elsewhere the test is skipped)
+if ! have chromium && ! have chromium-browser && grep -qs "^ID=debian" /etc/os-release; then
+  need+=(chromium)
+fi
 # Debian's own python3 needs python3-venv for `python3 -m venv` (ensurepip)
 python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 

@@ -19,7 +19,7 @@ import os
 import time
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
 from .binding import (
     BindingError,

@@ -168,6 +168,7 @@ class Study(_Model):
 
     study: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
     description: str = ""
+    lang: Literal["en", "zh"] = "en"  # language of the notebooks' tables and sentences
     target: Target = Target()
     results_url: str | None = None
     allow_destructive: bool = False

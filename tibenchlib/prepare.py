@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import pandas as pd
 import sqlalchemy as sa
-from tqdm.auto import tqdm
+from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
 from . import paths
 from .db import secret_config_file

@@ -248,13 +248,14 @@ def summarize(study: Study, store: Store | None = None) -> pd.DataFrame:
     runs = runs_frame(store, study)
     if not len(runs):
         return pd.DataFrame(columns=scaling.CLI_COLUMNS)
-    order = [a for a in _arm_order(study) if a in set(runs["arm"])]
+    order = [a for a in arm_labels(study) if a in set(runs["arm"])]
     units = {a: float(arm_cores(a)) for a in order} if study.target.kind == "embedded" else None
     summary = scaling.query_summary(runs[~runs["warmup"]], order, units=units)
     return scaling.cli_rows(summary)
 
 
-def _arm_order(study: Study) -> list[str]:
+def arm_labels(study: Study) -> list[str]:
+    """The study's TPC-H arms in its order (on the embedded server: CPU-set policy labels)."""
     if study.target.kind == "embedded":
         return [parse_policy(a).label for a in study.tpch_scaling.arms]
     return list(study.tpch_scaling.arms)
