@@ -186,3 +186,19 @@ def test_tables_for_pasting_from_pandas_html_of_every_shape():
     assert list(frame(dup).columns) == ["x", "x (2)"]
     assert list(frame(dup, index=False).iloc[0]) == ["1", "2"]
     assert frame(pd.DataFrame({"a": []})) is None
+
+
+def test_compare_headline_is_each_pair_formatted_for_people(study):
+    from tibenchlib import published
+    from tibenchlib.compare import compare_table
+
+    cmp = compare_table(published.seed000_runs(), "v5.1.4", "v6.0.0")
+    res = paths.study_dir(study) / "results"
+    res.mkdir(parents=True)
+    (res / "compare.json").write_text(cmp.to_json(orient="records"), encoding="utf-8")
+    page = html.build_report(study, lang="zh").read_text(encoding="utf-8")
+    head = page[page.index('id="headlines"') : page.index('id="phase-environment"')]
+    assert "v6.0.0 / v5.1.4" in head and "TPS 提升 (%) [95% 置信区间]" in head
+    assert "+8.5%" in head and "592,352" in head  # point select, 900 threads (n = 1)
+    md = paths.study_dir(study) / "report" / "tables" / "03_compare_v5.1.4_vs_v6.0.0_zh.md"
+    assert "| oltp_read_write | 300 | 9,822 | 10,142 |" in md.read_text(encoding="utf-8")

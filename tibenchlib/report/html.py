@@ -23,8 +23,9 @@ import nbformat
 import pandas as pd
 
 from .. import paths
-from ..compare import export, report_table, to_markdown
+from ..compare import export
 from ..notebook import PHASE_NOTEBOOKS
+from . import tables
 
 __all__ = ["PhaseStatus", "phase_status", "study_in_progress", "build_report", "report_dir", "TEXT"]
 
@@ -299,12 +300,19 @@ def _html_tables(nb: nbformat.NotebookNode) -> list[pd.DataFrame]:
     return frames
 
 
-def _compare_table(study: str, lang: str) -> pd.DataFrame | None:
+def _compare_tables(study: str, lang: str) -> list[tuple[str, str, pd.DataFrame]]:
+    """Each A/B pair of the compare phase's results as the notebooks show it (the seeds' table,
+    improvements as ``+4.9% [+1.6, +8.4]``): (baseline, candidate, table)."""
     res = paths.study_dir(study) / "results" / "compare.json"
     if not res.exists():
-        return None
+        return []
     cmp = pd.read_json(res)
-    return report_table(cmp, lang=lang) if len(cmp) else None
+    if not len(cmp):
+        return []
+    return [
+        (str(a), str(b), tables.compare_table(g, lang))
+        for (a, b), g in cmp.groupby(["baseline", "candidate"], sort=False)
+    ]
 
 
 def _save_tables(st: PhaseStatus, out: Path, lang: str, study: str) -> list[Path]:
@@ -312,9 +320,8 @@ def _save_tables(st: PhaseStatus, out: Path, lang: str, study: str) -> list[Path
     idx = list(PHASE_NOTEBOOKS).index(st.phase)
     for k, df in enumerate(_html_tables(st.nb) if st.nb else [], 1):
         files += export(df, out / f"{idx:02d}_{st.phase}_{k:02d}")
-    people = _compare_table(study, lang) if st.phase == "compare" else None
-    if people is not None:
-        files += export(people, out / f"{idx:02d}_compare_{lang}")
+    for a, b, table in _compare_tables(study, lang) if st.phase == "compare" else []:
+        files += export(tables.plain(table, lang), out / f"{idx:02d}_compare_{a}_vs_{b}_{lang}")
     return files
 
 
@@ -355,6 +362,39 @@ def _section_cells(st: PhaseStatus, n: int, T: dict, study: str, params: str) ->
     return cells + (_body_cells(st.nb, st.phase) if st.nb else [])
 
 
+def _output_cell(outputs: list) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell("")
+    cell.outputs = [nbformat.from_dict(o) for o in outputs]
+    return cell
+
+
+def _headline_cells(st: PhaseStatus, study: str, lang: str, T: dict, params: str) -> list:
+    """What leads a phase in the headlines: for compare, each A/B pair's table in the report's
+    language (from the results); otherwise the notebook's headline outputs or a sentence."""
+    pairs = _compare_tables(study, lang) if st.phase == "compare" and st.nb else []
+    if pairs:
+        return [
+            _output_cell(
+                [
+                    nbformat.v4.new_output("display_data", {"text/markdown": f"**{b} / {a}**"}),
+                    nbformat.v4.new_output(
+                        "display_data", {"text/html": tables.styled(table, lang).to_html()}
+                    ),
+                ]
+            )
+            for a, b, table in pairs
+        ]
+    outs = _headline(st.nb) if st.nb else []
+    if outs:
+        for o in outs:
+            if {"image/png", "image/svg+xml"} & set(o.get("data", {})):
+                o["data"] = {"text/html": _img(o["data"], f"{st.phase}: headline figure")}
+        return [_output_cell(outs)]
+    if st.state == "not_run":
+        return [_md(T["not_run_text"].format(cmd=f"tibench run {params} --phase {st.phase}"))]
+    return [_md(T["no_headline"])] if st.state == "done" else []
+
+
 def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
     T = _texts(lang)
     params = _params_hint(statuses)
@@ -371,23 +411,7 @@ def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
     for i, st in enumerate(statuses, 1):
         sec = T["section"].format(n=i, title=T["phase"][st.phase], state=T[st.state])
         cells.append(_md(f"### {sec}"))
-        outs = _headline(st.nb) if st.nb else []
-        people = _compare_table(study, lang) if st.phase == "compare" and st.nb else None
-        if people is not None:
-            # the seeds' A/B table, in the report's language, from the phase's results
-            cells.append(_md(to_markdown(people)))
-        elif outs:
-            cell = nbformat.v4.new_code_cell("")
-            for o in outs:
-                if {"image/png", "image/svg+xml"} & set(o.get("data", {})):
-                    o["data"] = {"text/html": _img(o["data"], f"{st.phase}: headline figure")}
-            cell.outputs = [nbformat.from_dict(o) for o in outs]
-            cells.append(cell)
-        elif st.state == "done":
-            cells.append(_md(T["no_headline"]))
-        elif st.state == "not_run":
-            cmd = f"tibench run {params} --phase {st.phase}"
-            cells.append(_md(T["not_run_text"].format(cmd=cmd)))
+        cells += _headline_cells(st, study, lang, T, params)
     for i, st in enumerate(statuses, 1):
         cells += _section_cells(st, i, T, study, params)
     nb = nbformat.v4.new_notebook(cells=cells)
