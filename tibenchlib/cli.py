@@ -279,7 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     def cmd(name: str, help: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, description=help, parents=[common])
+        return sub.add_parser(
+            name, help=help, description=help.replace("%%", "%"), parents=[common]
+        )
 
     r = cmd("run", "run a study's phases (its notebooks, through papermill)")
     r.add_argument("params", help="the study's YAML file")
@@ -336,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--json", action="store_true", help="every parsed field as JSON on stdout")
     pa.set_defaults(func=cmd_parse)
 
-    c = cmd("compare", "A/B comparison with Fieller 95% intervals, Welch p values and verdicts")
+    c = cmd("compare", "A/B comparison with Fieller 95%% intervals, Welch p values and verdicts")
     c.add_argument(
         "baseline", nargs="?", help="baseline: a directory of sysbench logs or STUDY/ARM"
     )
