@@ -30,10 +30,17 @@ demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB
 
 test: setup ## the full test suite, notebooks included (nbval)
 	$(BIN)/python -m pytest -q tests
+	@# the published tables recomputed: committed outputs, checked exactly (no --nbval-lax)
+	$(BIN)/python -m pytest -q --nbval notebooks/reports_reproduced.ipynb --nbval-current-env \
+		-p no:cacheprovider
 	@# nbval re-executes the executed CI notebooks (a resume: everything is already measured),
 	@# then the embedded server they used is stopped whatever the outcome
 	$(BIN)/python -m pytest -q --nbval-lax data/ci/notebooks --nbval-current-env \
 		-p no:cacheprovider; status=$$?; $(BIN)/tibench server stop >/dev/null; exit $$status
+
+.PHONY: report
+report: setup ## the HTML report of the study in PARAMS, under data/<study>/report/
+	$(BIN)/tibench report $$(basename $(PARAMS) .yaml)
 
 test-fast: setup ## the tests that need no server or notebook
 	$(BIN)/python -m pytest -q tests -m "not slow and not notebook"

@@ -12,6 +12,9 @@ have sysbench || need+=(sysbench)
 have numactl || need+=(numactl)
 have prometheus || need+=(prometheus)
 have prometheus-node-exporter || need+=(prometheus-node-exporter)
+# a CJK font, so plots with Chinese labels (lang: zh) render every glyph
+{ [ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto 2>/dev/null | grep -qi cjk; } \
+  || need+=(fonts-noto-cjk)
 # Chromium for the notebooks' browser test (Debian's own package; elsewhere the test is skipped)
 if ! have chromium && ! have chromium-browser && grep -qs "^ID=debian" /etc/os-release; then
   need+=(chromium)
@@ -48,5 +51,6 @@ cat >&2 <<MSG
 tibench setup: missing ${need[*]} and no apt-get here. Install them with your package manager:
   dnf:  sudo dnf install -y mariadb-server mariadb sysbench numactl golang-github-prometheus node-exporter
   brew: brew install mariadb sysbench prometheus node_exporter   (numactl: Linux only)
+  fonts: google-noto-sans-cjk-fonts (dnf), font-noto-sans-cjk (brew cask)
 MSG
 exit 1

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tibenchlib import paths
+from tibenchlib import paths, published
 from tibenchlib.notebook import PHASE_NOTEBOOKS, execute_phase_notebook, executed_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +56,30 @@ def test_notebook_executes(phase):
 @pytest.mark.slow
 def test_every_notebook_is_executed_by_the_suite():
     on_disk = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
-    known = set(PHASE_NOTEBOOKS.values())
+    # the one notebook that is no phase: Makefile's `test` checks its committed outputs (nbval)
+    known = set(PHASE_NOTEBOOKS.values()) | {published.NOTEBOOK}
     assert on_disk <= known, f"notebooks without a phase: {sorted(on_disk - known)}"
     missing = [p for p in present if p not in executed or not executed_path("ci", p).exists()]
     assert not missing, f"not executed by the suite: {missing}"
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+def test_report_of_the_executed_ci_study():
+    """`tibench report ci` on the study just executed: no code, contents, every phase, figures,
+    and never the embedded server's password."""
+    from tibenchlib.report import html
+    from tibenchlib.server import embedded
+
+    out = html.build_report("ci", lang="zh")
+    page = out.read_text(encoding="utf-8")
+    assert "目录" in page and all(f'id="phase-{p}"' in page for p in PHASE_NOTEBOOKS)
+    assert "import tibenchlib" not in page and "params_path" not in page
+    secret = (embedded().root / "credentials").read_text().strip()
+    assert secret and secret not in page
+    report = out.parent
+    for f in [*(report / "tables").iterdir(), *(report / "figures").glob("*.svg")]:
+        assert secret not in f.read_text(encoding="utf-8-sig"), f
+    assert list((report / "figures").glob("02_sweep_*.png"))
+    (zh_md,) = (report / "tables").glob("03_compare_*_vs_*_zh.md")
+    assert zh_md.read_text().count("TPS 提升 (%) [95% 置信区间]") == 1

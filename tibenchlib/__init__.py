@@ -54,6 +54,9 @@ _API = {
     "load_summary_csv": "compare",
     "report_table": "compare",
     "plots": "",
+    # the seeds' published tables recomputed; the HTML report of a study
+    "published": "",
+    "build_report": "report.html",
     # NUMA, TPC-H
     "binding": "",
     "numa": "",
@@ -84,6 +87,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         numa,
         phases,
         plots,
+        published,
         saturation,
         stability,
         stats,
@@ -93,6 +97,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from .compare import export, load_summary_csv, report_table
     from .envcapture import capture_database, capture_host, config_diff, environment_tables
     from .params import ParamsError, Study, load_study
+    from .report.html import build_report
     from .saturation import usl_fit
     from .server import EmbeddedServer, embedded
     from .stats import (

@@ -247,6 +247,42 @@ def cmd_compare(a) -> int:
     return 0
 
 
+# -- report ------------------------------------------------------------------------------------
+def cmd_report(a) -> int:
+    from .notebook import PHASE_NOTEBOOKS
+    from .report import html
+    from .studyplan import study_from
+
+    # a params file or a study's name; the language defaults to the study's own `lang`
+    try:
+        study = study_from(a.study)
+        name, lang = study.study, a.lang or study.lang
+    except ParamsError:
+        if a.study.endswith((".yaml", ".yml")):
+            raise
+        name, lang = a.study, a.lang or "en"
+    out = html.build_report(name, lang=lang, fmt=a.format)
+    for phase in PHASE_NOTEBOOKS:
+        st = html.phase_status(name, phase)
+        print(f"{phase:<14} {html.TEXT[lang][st.state]}", file=sys.stderr)
+    print(f"figures and tables: {html.report_dir(name)}", file=sys.stderr)
+    print(out)
+    return 0
+
+
+def _add_report_parser(cmd) -> None:
+    rp = cmd("report", "one self-contained HTML report of a study, with its figures and tables")
+    rp.add_argument(
+        "study", help="the study's name (its directory under the data directory) or YAML"
+    )
+    rp.add_argument(
+        "--lang", choices=["en", "zh"], default=None,
+        help="language of the report's headings and tables (default: the study's lang, else en)",
+    )  # fmt: skip
+    rp.add_argument("--format", choices=["html"], default="html", help="output format (html)")
+    rp.set_defaults(func=cmd_report)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -363,6 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--json", action="store_true", help="the comparison rows as JSON on stdout")
     c.set_defaults(func=cmd_compare)
+    _add_report_parser(cmd)
     return p
 
 

@@ -1,11 +1,140 @@
 """Plots people would rather look at than read. Error bars are tibench's own intervals
-(Student t over repeated runs, Fieller for ratios), never seaborn's default bootstrap."""
+(Student t over repeated runs, Fieller for ratios), never seaborn's default bootstrap.
+
+Every plot takes ``lang`` ("en" or "zh"): Chinese labels follow the seed reports' own words
+(压测线程, TPS 提升(%)). Importing this module configures matplotlib's font fallback so CJK
+glyphs render with a CJK font (Debian ``fonts-noto-cjk``, installed by ``make setup``) and, in a
+Jupyter kernel, has figures shown as PNG and SVG (the HTML report saves both).
+"""
 
 from __future__ import annotations
 
+import glob
+import logging
+
+import matplotlib
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+from matplotlib import font_manager
+
+log = logging.getLogger(__name__)
+
+#: CJK fonts tried in order (Simplified Chinese first); the first one installed is used.
+CJK_FONTS = [
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Source Han Sans SC",
+    "WenQuanYi Zen Hei",
+    "WenQuanYi Micro Hei",
+    "Microsoft YaHei",
+    "PingFang SC",
+    "SimHei",
+]
+_FONT_GLOBS = [
+    "/usr/share/fonts/**/NotoSansCJK*",
+    "/usr/share/fonts/**/wqy-*",
+    "/usr/local/share/fonts/**/NotoSansCJK*",
+]
+
+LABELS = {
+    "en": {
+        "threads": "client threads",
+        "arm_legend": "arm (mean, 95% t interval)",
+        "t": "seconds into the run",
+        "interval_tps": "interval TPS",
+        "improvement": "improvement % (95% Fieller)",
+        "no_interval": "no interval",
+        "delta": "±{d:g}% (δ)",
+        "query_time": "mean time (s), 95% t interval",
+        "query_times": "TPC-H query times, {mode}",
+        "arm": "arm",
+        "query_gain": "(t_base − t_arm) / t_base, %",
+        "query_gain_title": "improvement per query, {mode} (95% Fieller)",
+        "vs": "{arm} vs {base}",
+        "units": "scale units (TiFlash instances / cores)",
+        "speedup": "speedup (geometric mean)",
+        "speedup_title": "speedup against the base arm",
+        "ideal": "ideal (linear)",
+    },
+    "zh": {
+        "threads": "压测线程",
+        "arm_legend": "测试组(均值,95% t 区间)",
+        "t": "运行时间 (s)",
+        "interval_tps": "每秒 TPS",
+        "improvement": "TPS 提升(%)(95% Fieller 区间)",
+        "no_interval": "无区间",
+        "delta": "±{d:g}%(δ)",
+        "query_time": "平均耗时 (s),95% t 区间",
+        "query_times": "TPC-H 查询耗时,{mode}",
+        "arm": "测试组",
+        "query_gain": "效率提升比例 (%)",
+        "query_gain_title": "各查询效率提升比例,{mode}(95% Fieller 区间)",
+        "vs": "{arm} 对比 {base}",
+        "units": "扩展单位(TiFlash 实例数 / CPU 核数)",
+        "speedup": "加速比(几何平均)",
+        "speedup_title": "相对基准组的加速比",
+        "ideal": "理想(线性)",
+    },
+}
+
+
+def _labels(lang: str) -> dict:
+    if lang not in LABELS:
+        raise ValueError(f"lang must be one of {', '.join(LABELS)}, not {lang!r}")
+    return LABELS[lang]
+
+
+def cjk_font() -> str | None:
+    """The name of the installed CJK font matplotlib will fall back to, or None."""
+    for _ in range(2):
+        for name in CJK_FONTS:
+            try:
+                font_manager.findfont(name, fallback_to_default=False)
+                return name
+            except ValueError:
+                continue
+        # fonts installed after matplotlib cached its font list: add the files directly
+        files = [f for g in _FONT_GLOBS for f in glob.glob(g, recursive=True)]
+        if not files:
+            return None
+        for f in files:
+            try:
+                font_manager.fontManager.addfont(f)
+            except (OSError, RuntimeError):
+                continue
+    return None
+
+
+def use_fonts() -> str | None:
+    """Latin text in DejaVu Sans, every glyph it lacks from the CJK font (matplotlib's
+    per-glyph fallback over the family list). Returns the CJK font used, or None (then Chinese
+    labels render as boxes: install ``fonts-noto-cjk``)."""
+    name = cjk_font()
+    fam = ["DejaVu Sans"] + ([name] if name else [])
+    rest = [f for f in matplotlib.rcParams["font.sans-serif"] if f not in fam]
+    # per-glyph fallback runs over font.family; a generic "sans-serif" there resolves to one font
+    matplotlib.rcParams["font.family"] = fam + ["sans-serif"]
+    matplotlib.rcParams["font.sans-serif"] = fam + rest
+    if name is None:
+        log.debug("no CJK font found (%s): Chinese labels will not render", ", ".join(CJK_FONTS))
+    return name
+
+
+def _inline_formats() -> None:
+    try:
+        from IPython import get_ipython
+
+        if get_ipython() is not None and "inline" in matplotlib.get_backend():
+            from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+            set_matplotlib_formats("png", "svg")
+    except ImportError:
+        pass
+
+
+use_fonts()
+_inline_formats()
 
 
 def _facets(df: pd.DataFrame, col: str = "workload"):
@@ -16,13 +145,19 @@ def _facets(df: pd.DataFrame, col: str = "workload"):
 
 
 def metric_vs_threads(
-    cells: pd.DataFrame, *, ylabel: str = "TPS", title: str | None = None, log2_x: bool = True
+    cells: pd.DataFrame,
+    *,
+    ylabel: str = "TPS",
+    title: str | None = None,
+    log2_x: bool = True,
+    lang: str = "en",
 ):
     """Mean of a metric against client threads, one line per arm, t-interval bars.
 
     ``cells`` has columns workload, arm, threads, mean, ci_low, ci_high (as from
     :func:`tibenchlib.stats.summarize_cells`); rows with n = 1 are drawn without a bar.
     """
+    L = _labels(lang)
     fig, facets = _facets(cells)
     # arms in the order given (the study's), not alphabetical
     palette = dict(zip(dict.fromkeys(cells["arm"]), sns.color_palette(), strict=False))
@@ -45,12 +180,12 @@ def metric_vs_threads(
             ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(d["threads"].unique()))
         ax.get_xaxis().set_major_formatter(plt.ScalarFormatter())
-        ax.set_xlabel("client threads")
+        ax.set_xlabel(L["threads"])
         ax.set_ylabel(ylabel)
         ax.set_title(w)
         ax.grid(alpha=0.3)
     if facets:
-        facets[0][1].legend(title="arm (mean, 95% t interval)", fontsize=8)
+        facets[0][1].legend(title=L["arm_legend"], fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -58,9 +193,15 @@ def metric_vs_threads(
 
 
 def interval_tps(
-    intervals: pd.DataFrame, runs: pd.DataFrame, *, workload: str | None = None, max_runs: int = 12
+    intervals: pd.DataFrame,
+    runs: pd.DataFrame,
+    *,
+    workload: str | None = None,
+    max_runs: int = 12,
+    lang: str = "en",
 ):
     """Per-interval TPS over time of each run (diagnostic: warm-up, dips, stalls)."""
+    L = _labels(lang)
     r = runs if workload is None else runs[runs["workload"] == workload]
     keys = list(r["run_key"])[:max_runs]
     d = intervals[intervals["run_key"].isin(keys)]
@@ -68,31 +209,34 @@ def interval_tps(
     sns.lineplot(
         data=d, x="t", y="tps", hue="run_key", ax=ax, errorbar=None, legend=len(keys) <= 12
     )
-    ax.set_xlabel("seconds into the run")
-    ax.set_ylabel("interval TPS")
-    ax.set_title(f"interval TPS{' — ' + workload if workload else ''}")
+    ax.set_xlabel(L["t"])
+    ax.set_ylabel(L["interval_tps"])
+    ax.set_title(f"{L['interval_tps']}{' — ' + workload if workload else ''}")
     if ax.get_legend():
         ax.legend(fontsize=6, ncols=2)
     fig.tight_layout()
     return fig
 
 
-def improvement_bars(cmp: pd.DataFrame, *, delta_pct: float = 2.0, title: str | None = None):
+def improvement_bars(
+    cmp: pd.DataFrame, *, delta_pct: float = 2.0, title: str | None = None, lang: str = "en"
+):
     """Improvement % per thread count with Fieller interval bars, the zero line and the ±δ band."""
+    L = _labels(lang)
     fig, facets = _facets(cmp)
     for w, ax in facets:
         d = cmp[cmp["workload"] == w].sort_values("threads")
         x = range(len(d))
         lo = (d["improvement_pct"] - d["ci_low_pct"]).fillna(0)
         hi = (d["ci_high_pct"] - d["improvement_pct"]).fillna(0)
-        ax.axhspan(-delta_pct, delta_pct, color="0.85", label=f"±{delta_pct:g}% (δ)")
+        ax.axhspan(-delta_pct, delta_pct, color="0.85", label=L["delta"].format(d=delta_pct))
         ax.axhline(0, color="0.3", lw=0.8)
         ax.errorbar(list(x), d["improvement_pct"], yerr=[lo, hi], fmt="o", capsize=4)
         for xi, (_, r) in zip(x, d.iterrows(), strict=True):
             if r["ci_low_pct"] is None or r["ci_low_pct"] != r["ci_low_pct"]:
                 # no interval: n < 2, or Fieller unbounded (baseline mean not clear of 0)
                 ax.annotate(
-                    "no interval",
+                    L["no_interval"],
                     (xi, r["improvement_pct"]),
                     fontsize=7,
                     textcoords="offset points",
@@ -100,8 +244,8 @@ def improvement_bars(cmp: pd.DataFrame, *, delta_pct: float = 2.0, title: str | 
                     color="0.35",
                 )
         ax.set_xticks(list(x), [str(t) for t in d["threads"]])
-        ax.set_xlabel("client threads")
-        ax.set_ylabel("improvement % (95% Fieller)")
+        ax.set_xlabel(L["threads"])
+        ax.set_ylabel(L["improvement"])
         ax.set_title(w)
         ax.grid(alpha=0.3, axis="y")
     if facets:
@@ -112,24 +256,30 @@ def improvement_bars(cmp: pd.DataFrame, *, delta_pct: float = 2.0, title: str | 
     return fig
 
 
-def tps_with_dips(run_intervals: pd.DataFrame, events: pd.DataFrame, *, title: str = ""):
+def tps_with_dips(
+    run_intervals: pd.DataFrame, events: pd.DataFrame, *, title: str = "", lang: str = "en"
+):
     """One run's interval TPS over time with its dip (orange) and floor (red) events shaded:
     report 000's "TPS 掉底" made visible."""
+    L = _labels(lang)
     fig, ax = plt.subplots(figsize=(9, 3.2))
     ax.plot(run_intervals["t"], run_intervals["tps"], lw=1, color="0.2")
     for e in events.itertuples() if len(events) else []:
         color = "tab:red" if e.kind == "floor" else "tab:orange"
         ax.axvspan(e.start, e.end, color=color, alpha=0.3, lw=0)
-    ax.set_xlabel("seconds into the run")
-    ax.set_ylabel("interval TPS")
+    ax.set_xlabel(L["t"])
+    ax.set_ylabel(L["interval_tps"])
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
 
 
-def query_times(summary: pd.DataFrame, *, mode: str = "power", title: str | None = None):
+def query_times(
+    summary: pd.DataFrame, *, mode: str = "power", title: str | None = None, lang: str = "en"
+):
     """Grouped bars of per-query mean time per arm with t-interval whiskers (report 002's bars)."""
+    L = _labels(lang)
     d = summary[summary["mode"] == mode]
     arms = list(dict.fromkeys(d["arm"]))
     queries = sorted(d["query"].unique())
@@ -143,16 +293,19 @@ def query_times(summary: pd.DataFrame, *, mode: str = "power", title: str | None
         hi = (g["ci_high_s"] - g["mean_s"]).fillna(0)
         ax.bar(x, g["mean_s"], width, yerr=[lo, hi], capsize=2, label=str(arm), color=color)
     ax.set_xticks(queries, [f"Q{q}" for q in queries], fontsize=8)
-    ax.set_ylabel("mean time (s), 95% t interval")
-    ax.set_title(title or f"TPC-H query times, {mode}")
-    ax.legend(title="arm", fontsize=8)
+    ax.set_ylabel(L["query_time"])
+    ax.set_title(title or L["query_times"].format(mode=mode))
+    ax.legend(title=L["arm"], fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
 
 
-def query_improvement(summary: pd.DataFrame, *, mode: str = "power", title: str | None = None):
+def query_improvement(
+    summary: pd.DataFrame, *, mode: str = "power", title: str | None = None, lang: str = "en"
+):
     """Improvement % per query against the base arm, Fieller interval bars, zero line."""
+    L = _labels(lang)
     base = summary[summary["mode"] == mode]["arm"].iloc[0] if len(summary) else None
     d = summary[(summary["mode"] == mode) & (summary["arm"] != base)]
     arms = list(dict.fromkeys(d["arm"]))
@@ -170,21 +323,22 @@ def query_improvement(summary: pd.DataFrame, *, mode: str = "power", title: str 
             fmt="o",
             capsize=2,
             color=color,
-            label=f"{arm} vs {base}",
+            label=L["vs"].format(arm=arm, base=base),
         )
     ax.axhline(0, color="0.3", lw=0.8)
     qs = sorted(d["query"].unique())
     ax.set_xticks(qs, [f"Q{q}" for q in qs], fontsize=8)
-    ax.set_ylabel("(t_base − t_arm) / t_base, %")
-    ax.set_title(title or f"improvement per query, {mode} (95% Fieller)")
+    ax.set_ylabel(L["query_gain"])
+    ax.set_title(title or L["query_gain_title"].format(mode=mode))
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
 
 
-def speedup(overall: pd.DataFrame, units: dict, *, title: str | None = None):
+def speedup(overall: pd.DataFrame, units: dict, *, title: str | None = None, lang: str = "en"):
     """Geometric-mean speedup against scale units (instances, cores) with the ideal line."""
+    L = _labels(lang)
     fig, ax = plt.subplots(figsize=(5, 3.6))
     base_units = None
     for mode, g in overall.groupby("mode", sort=False):
@@ -195,10 +349,10 @@ def speedup(overall: pd.DataFrame, units: dict, *, title: str | None = None):
         ax.errorbar(g["u"], g["speedup"], yerr=[lo, hi], marker="o", capsize=3, label=mode)
     if base_units:
         us = sorted(set(units.values()))
-        ax.plot(us, [u / base_units for u in us], ls="--", color="0.5", label="ideal (linear)")
-    ax.set_xlabel("scale units (TiFlash instances / cores)")
-    ax.set_ylabel("speedup (geometric mean)")
-    ax.set_title(title or "speedup against the base arm")
+        ax.plot(us, [u / base_units for u in us], ls="--", color="0.5", label=L["ideal"])
+    ax.set_xlabel(L["units"])
+    ax.set_ylabel(L["speedup"])
+    ax.set_title(title or L["speedup_title"])
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()

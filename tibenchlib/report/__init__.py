@@ -1,2 +1,2 @@
-"""Results for people: formatted tables (:mod:`.tables`) and the notebooks' sections
-(:mod:`.sections`)."""
+"""Results for people: formatted tables (:mod:`.tables`), the notebooks' sections
+(:mod:`.sections`) and the HTML report of a study (:mod:`.html`)."""

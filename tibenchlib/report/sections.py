@@ -161,7 +161,7 @@ def sweep(session, runs: pd.DataFrame, all_runs: pd.DataFrame) -> pd.DataFrame:
     for metric, ylabel in (("tps", "TPS (sysbench)"), ("lat_p95_ms", "p95 latency (ms)")):
         cells = summarize_cells(all_runs, metric=metric)
         cells = T.sort_by_arm(cells, "arm", order, then=("workload", "threads"))
-        plots.metric_vs_threads(cells, ylabel=ylabel)
+        plots.metric_vs_threads(cells, ylabel=ylabel, lang=lang)
     return table
 
 
@@ -180,7 +180,7 @@ def sweep_diagnostics(session, all_runs: pd.DataFrame) -> None:
     iv = catalog.intervals(session.study.study, first["run_key"])
     for w in session.study.workloads:
         if (first["workload"] == w).any():
-            plots.interval_tps(iv, first, workload=w)
+            plots.interval_tps(iv, first, workload=w, lang=session.lang)
     steady = quiet(
         steady_state_table, catalog.intervals(session.study.study, ok["run_key"]), by="run_key"
     )
@@ -249,8 +249,9 @@ def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
             T.sort_by_arm(cells[cells["arm"].isin(order)], "arm", order, then=("threads",)),
             ylabel="TPS",
             title=f"{a} vs {b}: mean TPS with 95% t intervals",
+            lang=lang,
         )
-        plots.improvement_bars(pair, delta_pct=delta, title=f"{b} against {a}")
+        plots.improvement_bars(pair, delta_pct=delta, title=f"{b} against {a}", lang=lang)
 
 
 def saturation(session, cmp: pd.DataFrame) -> None:
@@ -315,7 +316,9 @@ def numa(session, rows: pd.DataFrame) -> pd.DataFrame:
     order = policies(session.study)
     show(T.numa_table(T.sort_by_arm(rows, "candidate_policy", order), lang), lang)
     cells = T.sort_by_arm(summarize_cells(runs, metric="tps"), "arm", order, then=("threads",))
-    plots.metric_vs_threads(cells, ylabel="TPS", title="TPS per binding policy (95% t intervals)")
+    plots.metric_vs_threads(
+        cells, ylabel="TPS", title="TPS per binding policy (95% t intervals)", lang=lang
+    )
     binds = catalog.read("bindings", session.study.study)
     cols = ["policy", "pid", "verified", "cpus_allowed", "mem_policy", "detail"]
     details(f"the bindings as the kernel reports them ({len(binds)})", binds[cols])
@@ -351,7 +354,9 @@ def numa_stability(session, runs: pd.DataFrame) -> pd.DataFrame:
     worst = stab.sort_values(["n_events", "cv"], ascending=False).head(2)
     for key in worst["run_key"]:
         one = iv[iv["run_key"] == key].sort_values("t")
-        plots.tps_with_dips(one, quiet(dip_events, one), title=f"{key} (worst runs)")
+        plots.tps_with_dips(
+            one, quiet(dip_events, one), title=f"{key} (worst runs)", lang=session.lang
+        )
     return stab
 
 
@@ -420,11 +425,11 @@ def tpch(session, rows: pd.DataFrame) -> dict:
     )
     show(T.tpch_elapsed_table(quiet(phase.elapsed_summary, measured, order), lang), lang)
     for mode in study.tpch_scaling.modes:
-        plots.query_times(summary, mode=mode)
+        plots.query_times(summary, mode=mode, lang=lang)
         if len(order) > 1:
-            plots.query_improvement(summary, mode=mode)
+            plots.query_improvement(summary, mode=mode, lang=lang)
     if len(order) > 1:
-        plots.speedup(overall, units or scaling.arm_units(order))
+        plots.speedup(overall, units or scaling.arm_units(order), lang=lang)
     details(f"every query, mode and arm ({len(summary)} rows)", T.tpch_query_table(summary, lang))
     return {"runs": runs, "measured": measured, "order": order, "summary": summary}
 
