@@ -44,6 +44,15 @@ def test_plan_interleaved_spreads_repeats_over_the_ladder():
     assert len({s.run_key for s in specs}) == 16
 
 
+def test_plan_interleaved_rotates_the_arms_within_rounds():
+    s = _study(arms=[{"label": x} for x in "abc"], repeats=4, workloads=["oltp_point_select"])
+    firsts = [[x.arm for x in plan(s) if x.repeat == r][::2] for r in range(1, 5)]
+    assert firsts == [list("abc"), list("bca"), list("cab"), list("abc")]
+    # every arm runs first, second and third once in three rounds (a Latin square)
+    pos = {a: sorted(f.index(a) for f in firsts[:3]) for a in "abc"}
+    assert pos == {a: [0, 1, 2] for a in "abc"}
+
+
 def test_plan_sequential_and_random():
     seq = plan(_study(order="sequential"))
     assert [(s.threads, s.repeat) for s in seq[:4]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
@@ -52,7 +61,7 @@ def test_plan_sequential_and_random():
     assert [s.run_key for s in r1] == [s.run_key for s in r2]
     assert {s.run_key for s in r1} == {s.run_key for s in seq}
     # arms stay in blocks: no server restart per run
-    assert [s.arm for s in r1[:4]] == ["a"] * 4
+    assert len({s.arm for s in r1[:4]}) == 1 and len({s.arm for s in r1[4:8]}) == 1
 
 
 def test_threads_by_workload_and_estimate():
@@ -292,8 +301,8 @@ def test_estimate_counts_warmup_runs_and_dataset_growth_is_accepted():
     from tibenchlib.prepare import matches
 
     s = _study(warmup_s=3, duration_s=10, cooldown_s=0)
-    specs = plan(s)  # interleaved: arms a, b, a, b -> 4 openings × 2 workloads
-    assert estimate(s, specs)["eta_s"] == pytest.approx(16 * 11 + 4 * 2 * 4)
+    specs = plan(s)  # interleaved, rotated: arms a, b | b, a -> 3 openings × 2 workloads
+    assert estimate(s, specs)["eta_s"] == pytest.approx(16 * 11 + 3 * 2 * 4)
     state = pd.DataFrame(
         {"table": ["sbtest1"], "exists": [True], "rows": [1005], "k_index": [True]}
     )

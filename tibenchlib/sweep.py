@@ -62,10 +62,13 @@ def plan(
 ) -> list[RunSpec]:
     """The runs of a sweep, in execution order.
 
-    ``interleaved`` (default) runs the whole ladder once per repeat, arms alternating per repeat,
-    so slow drift in the machine spreads over every thread count and arm instead of biasing one.
-    ``random`` shuffles workloads × threads within each repeat (seeded). ``sequential`` is the
-    reports' shell loop: each cell's repeats back to back.
+    ``interleaved`` (default) runs the whole ladder once per repeat (a round), every arm in each
+    round, so slow drift in the machine spreads over every thread count and arm instead of
+    biasing one; the arms' order rotates from round to round (round 1 in the params' order,
+    round 2 starting with the second arm, ...), so no arm always runs first after a switch and
+    the rounds can serve as blocks for a paired comparison. ``random`` shuffles the arms' order
+    and the workloads × threads within each round (seeded). ``sequential`` is the reports' shell
+    loop: each cell's repeats back to back.
     """
     arm_labels = arms or [a.label for a in study.arms]
     wls = workloads or list(study.workloads)
@@ -80,7 +83,11 @@ def plan(
         out = [(a, w, t, r) for a in arm_labels for w in wls for t in ths(w) for r in reps]
     else:
         for r in reps:
-            for a in arm_labels:
+            k = (r - 1) % len(arm_labels)
+            in_round = arm_labels[k:] + arm_labels[:k]
+            if study.order == "random":
+                rng.shuffle(in_round)
+            for a in in_round:
                 cells = [(a, w, t, r) for w in wls for t in ths(w)]
                 if study.order == "random":
                     rng.shuffle(cells)
