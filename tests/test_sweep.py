@@ -44,13 +44,18 @@ def test_plan_interleaved_spreads_repeats_over_the_ladder():
     assert len({s.run_key for s in specs}) == 16
 
 
-def test_plan_interleaved_rotates_the_arms_within_rounds():
-    s = _study(arms=[{"label": x} for x in "abc"], repeats=4, workloads=["oltp_point_select"])
-    firsts = [[x.arm for x in plan(s) if x.repeat == r][::2] for r in range(1, 5)]
-    assert firsts == [list("abc"), list("bca"), list("cab"), list("abc")]
-    # every arm runs first, second and third once in three rounds (a Latin square)
-    pos = {a: sorted(f.index(a) for f in firsts[:3]) for a in "abc"}
-    assert pos == {a: [0, 1, 2] for a in "abc"}
+def test_plan_interleaved_balances_the_arm_order_over_rounds():
+    s = _study(arms=[{"label": x} for x in "abc"], repeats=6, workloads=["oltp_point_select"])
+    orders = ["".join([x.arm for x in plan(s) if x.repeat == r][::2]) for r in range(1, 7)]
+    assert orders == ["abc", "cba", "bca", "acb", "cab", "bac"]
+    # Williams design: each arm in each position twice, each ordered neighbour pair twice
+    assert all(sorted(o[i] for o in orders) == sorted("aabbcc") for i in range(3))
+    pairs = [o[i : i + 2] for o in orders for i in range(2)]
+    assert {p: pairs.count(p) for p in pairs} == {
+        p: 2 for p in ["ab", "bc", "ca", "ba", "cb", "ac"]
+    }
+    two = _study(repeats=4, workloads=["oltp_point_select"], threads=[1])
+    assert [x.arm for x in plan(two)] == list("abbabaab")
 
 
 def test_plan_sequential_and_random():
@@ -301,7 +306,7 @@ def test_estimate_counts_warmup_runs_and_dataset_growth_is_accepted():
     from tibenchlib.prepare import matches
 
     s = _study(warmup_s=3, duration_s=10, cooldown_s=0)
-    specs = plan(s)  # interleaved, rotated: arms a, b | b, a -> 3 openings × 2 workloads
+    specs = plan(s)  # interleaved, balanced: arms a, b | b, a -> 3 openings × 2 workloads
     assert estimate(s, specs)["eta_s"] == pytest.approx(16 * 11 + 3 * 2 * 4)
     state = pd.DataFrame(
         {"table": ["sbtest1"], "exists": [True], "rows": [1005], "k_index": [True]}

@@ -64,9 +64,10 @@ def plan(
 
     ``interleaved`` (default) runs the whole ladder once per repeat (a round), every arm in each
     round, so slow drift in the machine spreads over every thread count and arm instead of
-    biasing one; the arms' order rotates from round to round (round 1 in the params' order,
-    round 2 starting with the second arm, ...), so no arm always runs first after a switch and
-    the rounds can serve as blocks for a paired comparison. ``random`` shuffles the arms' order
+    biasing one; the arms' order changes from round to round (:func:`arm_order`: rotated and
+    reversed, balanced for position and for the arm that ran just before), so no arm always
+    runs first or always follows the same arm, and the rounds can serve as blocks for a paired
+    comparison. ``random`` shuffles the arms' order
     and the workloads × threads within each round (seeded). ``sequential`` is the reports' shell
     loop: each cell's repeats back to back.
     """
@@ -83,8 +84,7 @@ def plan(
         out = [(a, w, t, r) for a in arm_labels for w in wls for t in ths(w) for r in reps]
     else:
         for r in reps:
-            k = (r - 1) % len(arm_labels)
-            in_round = arm_labels[k:] + arm_labels[:k]
+            in_round = arm_order(arm_labels, r)
             if study.order == "random":
                 rng.shuffle(in_round)
             for a in in_round:
@@ -93,6 +93,20 @@ def plan(
                     rng.shuffle(cells)
                 out += cells
     return [RunSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(out)]
+
+
+def arm_order(labels: list[str], round_no: int) -> list[str]:
+    """The arms' order in round ``round_no`` (1-based) of an interleaved sweep.
+
+    Rounds 1, 3, 5, ... rotate the params' order by 0, 1, 2, ...; rounds 2, 4, 6, ... run the
+    reverse of that rotation.  Over 2 x (number of arms) rounds every arm takes every position
+    equally often and follows every other arm equally often (a Williams design), so neither the
+    slot after an arm switch nor what the previous arm left behind (dirty pages, a full redo log)
+    favours one arm; round 1 runs in the params' order.
+    """
+    k = ((round_no - 1) // 2) % len(labels)
+    rotated = labels[k:] + labels[:k]
+    return rotated if round_no % 2 else rotated[::-1]
 
 
 def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None) -> dict:
