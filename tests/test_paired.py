@@ -189,7 +189,7 @@ def test_a_vs_a_false_verdicts_paired_and_unpaired(drift_cv):
 
 
 def test_paired_finds_the_effect_that_round_drift_hides_from_the_unpaired_interval():
-    """Drift CV 10 %, within-round CV 3 %, +10 %, 5 rounds: paired nearly always, unpaired rarely."""
+    """Drift CV 10 %, within-round CV 3 %, +10 %, 5 rounds: paired finds it, unpaired rarely."""
     rng = np.random.default_rng(5)
     a, b = _sim(rng, SIMS, 5, 1.10, drift_cv=0.10, within_cv=0.03)
     _, plo, _, _, pp = _paired(a, b)

@@ -307,7 +307,7 @@ def test_estimate_counts_warmup_runs_and_dataset_growth_is_accepted():
 
     s = _study(warmup_s=3, duration_s=10, cooldown_s=0)
     specs = plan(s)  # interleaved, balanced: arms a, b | b, a -> 3 openings × 2 workloads
-    assert estimate(s, specs)["eta_s"] == pytest.approx(16 * 11 + 3 * 2 * 4)
+    assert estimate(s, specs)["eta_s"] == pytest.approx(16 * 11 + 3 * 2 * 2 * 4)
     state = pd.DataFrame(
         {"table": ["sbtest1"], "exists": [True], "rows": [1005], "k_index": [True]}
     )

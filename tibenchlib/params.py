@@ -185,6 +185,7 @@ class Study(_Model):
     repeats: PosInt = 3
     cooldown_s: NonNegFloat = 0
     warmup_s: NonNegFloat = 0
+    warmup_max_runs: PosInt = 3
     order: Literal["interleaved", "sequential", "random"] = "interleaved"
     seed: int = 1
     run_timeout_s: Annotated[float, Field(gt=0)] | None = None
