@@ -311,7 +311,7 @@ def compare_log_dirs(
     return compare_arms(runs, arms[0], arms[-1], delta=delta_pct / 100, **kw)
 
 
-def compare_arms_table(runs: pd.DataFrame, study) -> pd.DataFrame:
+def compare_arms_table(runs: pd.DataFrame, study, paired: str | bool = "auto") -> pd.DataFrame:
     """Phase ``compare``: the study's arm pairs over its sweep runs, one table.
 
     Pairs come from ``study.compare.pairs``, else ``(compare.baseline, compare.candidate)``,
@@ -329,7 +329,10 @@ def compare_arms_table(runs: pd.DataFrame, study) -> pd.DataFrame:
     ]
     if any(a == b for a, b in pairs):
         raise ValueError(f"study '{study.study}' has one arm only: nothing to compare")
-    out = [compare_arms(runs, a, b, metric=c.metric, delta=c.delta_pct / 100) for a, b in pairs]
+    out = [
+        compare_arms(runs, a, b, metric=c.metric, delta=c.delta_pct / 100, paired=paired)
+        for a, b in pairs
+    ]
     return pd.concat(out, ignore_index=True)
 
 
