@@ -317,7 +317,13 @@ def compare_arms_table(runs: pd.DataFrame, study, paired: str | bool = "auto") -
     Pairs come from ``study.compare.pairs``, else ``(compare.baseline, compare.candidate)``,
     else the first two arms in the params file.  Only runs of phase ``sweep`` count when the
     table has a ``phase`` column.  ``run_key`` is kept as ``run_id``.
+
+    Round effects (:func:`tibenchlib.rounds.round_effects` over all the study's sweep runs) that
+    are significant go into every row's ``warnings``; rounds in ``compare.exclude_rounds`` are
+    left out of the statistics, and every row says so.
     """
+    from .rounds import exclude_rounds, round_effects, round_notes
+
     if "phase" in runs.columns and (runs["phase"] == "sweep").any():
         runs = runs[runs["phase"] == "sweep"]
     if "run_id" not in runs.columns and "run_key" in runs.columns:
@@ -329,11 +335,26 @@ def compare_arms_table(runs: pd.DataFrame, study, paired: str | bool = "auto") -
     ]
     if any(a == b for a, b in pairs):
         raise ValueError(f"study '{study.study}' has one arm only: nothing to compare")
+    notes = []
+    if "repeat" in runs.columns and runs["repeat"].nunique() > 1:
+        notes = round_notes(round_effects(runs, metric=c.metric))
+    runs, excluded = exclude_rounds(runs, c.exclude_rounds)
     out = [
         compare_arms(runs, a, b, metric=c.metric, delta=c.delta_pct / 100, paired=paired)
         for a, b in pairs
     ]
-    return pd.concat(out, ignore_index=True)
+    df = pd.concat(out, ignore_index=True)
+    if notes or excluded:
+        df["warnings"] = [
+            list(w)
+            + [
+                n + (" (the paired comparison cancels it)" if m.startswith("paired") else "")
+                for n in notes
+            ]
+            + ([excluded] if excluded else [])
+            for w, m in zip(df["warnings"], df["method"], strict=True)
+        ]
+    return df
 
 
 # --------------------------------------------------------------------------------------------
