@@ -227,3 +227,21 @@ def test_compare_arms_simulated_studies_end_to_end():
     false = cmp["verdict"].isin(["better", "worse"]).mean()
     assert false <= 0.06, false  # nominal 5 %, sampling error about 0.5 %
     np.testing.assert_allclose(cmp["p_value"], _paired(a, b)[4])
+
+
+def test_report_table_shows_the_simultaneous_interval_beside_the_per_cell_one():
+    from tibenchlib.compare import report_table
+
+    rng = np.random.default_rng(4)
+    cells = []
+    for t in (1, 2, 4):
+        a = 1000 * (1 + 0.05 * rng.standard_normal(5))
+        b = a * 1.5 * (1 + 0.03 * rng.standard_normal(5))
+        cells.append(_runs(a, b, [False, True, False, True, False]).assign(threads=t))
+    cmp = compare_arms(pd.concat(cells, ignore_index=True), "A", "B")
+    t = report_table(cmp)
+    col = "simultaneous 95% (Bonferroni)"
+    assert list(t.columns).index(col) == list(t.columns).index("TPS improvement (%)") + 1
+    r = cmp.iloc[0]
+    assert t[col][0] == f"[{r['ci_low_adj_pct']:+.1f}, {r['ci_high_adj_pct']:+.1f}]"
+    assert (t["Verdict"] == "better").all()

@@ -413,6 +413,7 @@ def _labels(lang: str) -> dict:
             "imp": "{m} 提升(%)",
             "imp_lat": "{m} 降低(%)",
             "p": "p 值(Holm)",
+            "adj": "同时 95% 区间(Bonferroni)",
             "verdict": "结论",
             "notes": "说明",
         }
@@ -423,6 +424,7 @@ def _labels(lang: str) -> dict:
         "imp": "{m} improvement (%)",
         "imp_lat": "{m} reduction (%)",
         "p": "p (Holm)",
+        "adj": "simultaneous 95% (Bonferroni)",
         "verdict": "Verdict",
         "notes": "Notes",
     }
@@ -459,6 +461,12 @@ def report_table(cmp_df: pd.DataFrame, lang: str = "en", notes: bool = True) -> 
         format_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, r.n_baseline, r.n_candidate)
         for r in d.itertuples(index=False)
     ]
+    if "ci_low_adj_pct" in d and (d["family_size"] > 1).any() and d["ci_low_adj_pct"].notna().any():
+        # the interval that matches the Holm-adjusted verdict, beside the per-cell one
+        out[L["adj"]] = [
+            format_ci(r.improvement_pct, r.ci_low_adj_pct, r.ci_high_adj_pct).split(" ", 1)[-1]
+            for r in d.itertuples(index=False)
+        ]
     out[L["p"]] = [_p(x) for x in d["p_adjusted"]]
     out[L["verdict"]] = [VERDICT_LABELS[lang].get(v, v) for v in d["verdict"]]
     if notes and "warnings" in d:
