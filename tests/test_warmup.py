@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tibenchlib.store import Store
 from tibenchlib.warmup import steady_after, warmup_summary, warmup_table
@@ -50,3 +51,48 @@ def test_warmups_are_kept_in_the_catalog_and_summarised(tmp_path):
         1000.0,
     )
     assert warmup_summary(pd.DataFrame()).empty
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    d = tmp_path / "data"
+    monkeypatch.setenv("TIBENCH_DATA", str(d))
+    yield d
+    from tibenchlib.server import embedded
+
+    embedded().stop()
+
+
+@pytest.mark.slow
+def test_sweep_warms_up_each_arm_opening_and_records_it(data_dir, sysbench_bin):
+    """Real MariaDB and sysbench: two arms over two balanced rounds -> a, b | b, a: three
+    openings, each with 1-2 two-second warm-up runs kept in the catalog, none in the runs."""
+    from tibenchlib import phases
+    from tibenchlib.params import parse_study
+
+    study = parse_study(
+        {
+            "study": "warm",
+            "dataset": {"tables": 1, "table_size": 500},
+            "workloads": ["oltp_point_select"],
+            "threads": [1],
+            "duration_s": 1,
+            "repeats": 2,
+            "warmup_s": 2,
+            "warmup_max_runs": 2,
+            "arms": [
+                {"label": "a"},
+                {"label": "b", "server_options": {"innodb_flush_log_at_trx_commit": 2}},
+            ],
+        }
+    )
+    phases.sweep(study, progress=False)
+    store = Store.for_study(study)
+    w = warmup_table(store, "warm")
+    assert sorted(w["opening"].unique()) == [1, 2, 3]
+    assert list(w.groupby("opening")["arm"].first()) == ["a", "b", "a"]
+    assert w["attempt"].max() <= 2 and (w["tps"] > 0).all() and (w["n_intervals"] >= 1).all()
+    assert w["detail"].str.len().gt(0).all()
+    s = warmup_summary(w)
+    assert len(s) == 3 and (s["runs"] >= 1).all()
+    assert len(store.runs("warm")) == 4  # warm-ups never enter the runs
