@@ -256,6 +256,8 @@ def compare_refs(
     runs = pd.concat([runs_from_study_arm(baseline), runs_from_study_arm(candidate)])
     if workload is not None:
         runs = runs[runs["workload"] == workload]
+    # rounds of two studies ran at different times: they are not blocks, never pair them
+    kw.setdefault("paired", False)
     return compare_arms(runs, baseline, candidate, delta=delta_pct / 100, **kw)
 
 
