@@ -752,10 +752,14 @@ def compare_arms(
                 f"+-{delta * 100:g}%"
             )
         elif excl and not sig and np.isfinite(p_adj[i]):
+            if lo_adj[i] <= 0 <= hi_adj[i] or not np.isfinite(lo_adj[i]):
+                why = f"and the simultaneous interval {adj} includes 0"
+            else:
+                # Fieller's pivot and Welch's test on the difference part ways at large spread
+                why = f"(Welch's test on the difference; Fieller's simultaneous interval is {adj})"
             w.append(
                 f"the {level:.0%} interval excludes 0 for this cell alone; across the {fam[i]} "
-                f"cells of this comparison Holm p={p_adj[i]:.3g} and the simultaneous interval "
-                f"{adj} includes 0: not a claim"
+                f"cells of this comparison Holm p={p_adj[i]:.3g} {why}: not a claim"
             )
         warns.append(w)
     out["warnings"] = warns
