@@ -135,6 +135,11 @@ def test_holm_known_answer():
     np.testing.assert_allclose(got, multipletests([0.01, 0.04, 0.03, 0.005], method="holm")[1])
     # missing p-values do not count towards the family
     np.testing.assert_allclose(holm([0.01, None, 0.04]), [0.02, np.nan, 0.04])
+    # the numpy step-down equals statsmodels' on random families, ties and ones included
+    rng = np.random.default_rng(9)
+    for m in (1, 2, 5, 12):
+        p = np.round(rng.uniform(0, 0.2, m), 2)
+        np.testing.assert_allclose(holm(p), multipletests(p, method="holm")[1])
 
 
 # -- cells ------------------------------------------------------------------------------------

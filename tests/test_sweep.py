@@ -44,6 +44,20 @@ def test_plan_interleaved_spreads_repeats_over_the_ladder():
     assert len({s.run_key for s in specs}) == 16
 
 
+def test_plan_interleaved_balances_the_arm_order_over_rounds():
+    s = _study(arms=[{"label": x} for x in "abc"], repeats=6, workloads=["oltp_point_select"])
+    orders = ["".join([x.arm for x in plan(s) if x.repeat == r][::2]) for r in range(1, 7)]
+    assert orders == ["abc", "cba", "bca", "acb", "cab", "bac"]
+    # Williams design: each arm in each position twice, each ordered neighbour pair twice
+    assert all(sorted(o[i] for o in orders) == sorted("aabbcc") for i in range(3))
+    pairs = [o[i : i + 2] for o in orders for i in range(2)]
+    assert {p: pairs.count(p) for p in pairs} == {
+        p: 2 for p in ["ab", "bc", "ca", "ba", "cb", "ac"]
+    }
+    two = _study(repeats=4, workloads=["oltp_point_select"], threads=[1])
+    assert [x.arm for x in plan(two)] == list("abbabaab")
+
+
 def test_plan_sequential_and_random():
     seq = plan(_study(order="sequential"))
     assert [(s.threads, s.repeat) for s in seq[:4]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
@@ -52,7 +66,7 @@ def test_plan_sequential_and_random():
     assert [s.run_key for s in r1] == [s.run_key for s in r2]
     assert {s.run_key for s in r1} == {s.run_key for s in seq}
     # arms stay in blocks: no server restart per run
-    assert [s.arm for s in r1[:4]] == ["a"] * 4
+    assert len({s.arm for s in r1[:4]}) == 1 and len({s.arm for s in r1[4:8]}) == 1
 
 
 def test_threads_by_workload_and_estimate():
@@ -282,8 +296,8 @@ def test_estimate_counts_warmup_runs_and_dataset_growth_is_accepted():
     from tibenchlib.prepare import matches
 
     s = _study(warmup_s=3, duration_s=10, cooldown_s=0)
-    specs = plan(s)  # interleaved: arms a, b, a, b -> 4 openings × 2 workloads
-    assert estimate(s, specs)["eta_s"] == pytest.approx(16 * 11 + 4 * 2 * 4)
+    specs = plan(s)  # interleaved, balanced: arms a, b | b, a -> 3 openings × 2 workloads
+    assert estimate(s, specs)["eta_s"] == pytest.approx(16 * 11 + 3 * 2 * 2 * 4)
     state = pd.DataFrame(
         {"table": ["sbtest1"], "exists": [True], "rows": [1005], "k_index": [True]}
     )

@@ -38,10 +38,17 @@ _API = {
     "compare_arms": "stats",
     "fieller_ratio": "stats",
     "holm": "stats",
+    "paired_ratio": "stats",
     "summarize_cells": "stats",
     "summarize_improvement": "stats",
     "t_interval": "stats",
     "welch_p": "stats",
+    "rounds": "",
+    "round_effects": "rounds",
+    "round_notes": "rounds",
+    "warmup": "",
+    "warmup_summary": "warmup",
+    "warmup_table": "warmup",
     "steady": "",
     "mser5": "steady",
     "steady_state_table": "steady",
@@ -88,16 +95,19 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         phases,
         plots,
         published,
+        rounds,
         saturation,
         stability,
         stats,
         steady,
         tpch,
+        warmup,
     )
     from .compare import export, load_summary_csv, report_table
     from .envcapture import capture_database, capture_host, config_diff, environment_tables
     from .params import ParamsError, Study, load_study
     from .report.html import build_report
+    from .rounds import round_effects, round_notes
     from .saturation import usl_fit
     from .server import EmbeddedServer, embedded
     from .stats import (
@@ -105,6 +115,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         compare_arms,
         fieller_ratio,
         holm,
+        paired_ratio,
         summarize_cells,
         summarize_improvement,
         t_interval,
@@ -113,3 +124,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from .steady import mser5, steady_state_table, steady_state_tps
     from .store import Store
     from .sweep import plan, sweep_table
+    from .warmup import warmup_summary, warmup_table

@@ -256,6 +256,8 @@ def compare_refs(
     runs = pd.concat([runs_from_study_arm(baseline), runs_from_study_arm(candidate)])
     if workload is not None:
         runs = runs[runs["workload"] == workload]
+    # rounds of two studies ran at different times: they are not blocks, never pair them
+    kw.setdefault("paired", False)
     return compare_arms(runs, baseline, candidate, delta=delta_pct / 100, **kw)
 
 
@@ -311,13 +313,19 @@ def compare_log_dirs(
     return compare_arms(runs, arms[0], arms[-1], delta=delta_pct / 100, **kw)
 
 
-def compare_arms_table(runs: pd.DataFrame, study) -> pd.DataFrame:
+def compare_arms_table(runs: pd.DataFrame, study, paired: str | bool = "auto") -> pd.DataFrame:
     """Phase ``compare``: the study's arm pairs over its sweep runs, one table.
 
     Pairs come from ``study.compare.pairs``, else ``(compare.baseline, compare.candidate)``,
     else the first two arms in the params file.  Only runs of phase ``sweep`` count when the
     table has a ``phase`` column.  ``run_key`` is kept as ``run_id``.
+
+    Round effects (:func:`tibenchlib.rounds.round_effects` over all the study's sweep runs) that
+    are significant go into every row's ``warnings``; rounds in ``compare.exclude_rounds`` are
+    left out of the statistics, and every row says so.
     """
+    from .rounds import exclude_rounds, round_effects, round_notes
+
     if "phase" in runs.columns and (runs["phase"] == "sweep").any():
         runs = runs[runs["phase"] == "sweep"]
     if "run_id" not in runs.columns and "run_key" in runs.columns:
@@ -329,8 +337,26 @@ def compare_arms_table(runs: pd.DataFrame, study) -> pd.DataFrame:
     ]
     if any(a == b for a, b in pairs):
         raise ValueError(f"study '{study.study}' has one arm only: nothing to compare")
-    out = [compare_arms(runs, a, b, metric=c.metric, delta=c.delta_pct / 100) for a, b in pairs]
-    return pd.concat(out, ignore_index=True)
+    notes = []
+    if "repeat" in runs.columns and runs["repeat"].nunique() > 1:
+        notes = round_notes(round_effects(runs, metric=c.metric))
+    runs, excluded = exclude_rounds(runs, c.exclude_rounds)
+    out = [
+        compare_arms(runs, a, b, metric=c.metric, delta=c.delta_pct / 100, paired=paired)
+        for a, b in pairs
+    ]
+    df = pd.concat(out, ignore_index=True)
+    if notes or excluded:
+        df["warnings"] = [
+            list(w)
+            + [
+                n + (" (the paired comparison cancels it)" if m.startswith("paired") else "")
+                for n in notes
+            ]
+            + ([excluded] if excluded else [])
+            for w, m in zip(df["warnings"], df["method"], strict=True)
+        ]
+    return df
 
 
 # --------------------------------------------------------------------------------------------
@@ -389,6 +415,7 @@ def _labels(lang: str) -> dict:
             "imp": "{m} 提升(%)",
             "imp_lat": "{m} 降低(%)",
             "p": "p 值(Holm)",
+            "adj": "同时 95% 区间(Bonferroni)",
             "verdict": "结论",
             "notes": "说明",
         }
@@ -399,6 +426,7 @@ def _labels(lang: str) -> dict:
         "imp": "{m} improvement (%)",
         "imp_lat": "{m} reduction (%)",
         "p": "p (Holm)",
+        "adj": "simultaneous 95% (Bonferroni)",
         "verdict": "Verdict",
         "notes": "Notes",
     }
@@ -435,6 +463,12 @@ def report_table(cmp_df: pd.DataFrame, lang: str = "en", notes: bool = True) -> 
         format_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, r.n_baseline, r.n_candidate)
         for r in d.itertuples(index=False)
     ]
+    if "ci_low_adj_pct" in d and (d["family_size"] > 1).any() and d["ci_low_adj_pct"].notna().any():
+        # the interval that matches the Holm-adjusted verdict, beside the per-cell one
+        out[L["adj"]] = [
+            format_ci(r.improvement_pct, r.ci_low_adj_pct, r.ci_high_adj_pct).split(" ", 1)[-1]
+            for r in d.itertuples(index=False)
+        ]
     out[L["p"]] = [_p(x) for x in d["p_adjusted"]]
     out[L["verdict"]] = [VERDICT_LABELS[lang].get(v, v) for v in d["verdict"]]
     if notes and "warnings" in d:

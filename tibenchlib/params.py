@@ -136,6 +136,8 @@ class CompareParams(_Model):
     delta_pct: Annotated[float, Field(gt=0, lt=100)] = 2.0
     lang: Literal["en", "zh"] = "en"
     pairs: list[tuple[str, str]] = []
+    #: rounds (repeats) left out of the comparison, e.g. [1] after a warm-up or drift note
+    exclude_rounds: list[PosInt] = []
 
 
 class NumaParams(_Model):
@@ -186,6 +188,7 @@ class Study(_Model):
     repeats: PosInt = 3
     cooldown_s: NonNegFloat = 0
     warmup_s: NonNegFloat = 0
+    warmup_max_runs: PosInt = 3
     order: Literal["interleaved", "sequential", "random"] = "interleaved"
     seed: int = 1
     run_timeout_s: Annotated[float, Field(gt=0)] | None = None
@@ -216,6 +219,17 @@ class Study(_Model):
             name = getattr(self.compare, side)
             if name is not None and name not in labels:
                 raise ValueError(f"compare.{side} '{name}' is not an arm ({', '.join(labels)})")
+        return self
+
+    @model_validator(mode="after")
+    def _excluded_rounds_exist(self) -> Study:
+        bad = [r for r in self.compare.exclude_rounds if r > self.repeats]
+        if bad:
+            raise ValueError(
+                f"compare.exclude_rounds {bad}: the study has rounds 1–{self.repeats} (repeats)"
+            )
+        if len(set(self.compare.exclude_rounds)) >= self.repeats:
+            raise ValueError("compare.exclude_rounds leaves no round to compare")
         return self
 
     def arm(self, label: str) -> Arm:

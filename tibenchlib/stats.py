@@ -10,7 +10,11 @@ Estimators used:
 * cell mean: Student t interval, df = n - 1 (runs assumed independent, roughly normal);
 * ratio of two means: Fieller's interval with a Welch-Satterthwaite df (two independent samples,
   unequal variances); no bootstrap, which undercovers at the 3-5 runs people make;
-* difference of means: Welch's t test; several cells of one comparison: Holm's step-down.
+* difference of means: Welch's t test; several cells of one comparison: Holm's step-down,
+  shown beside a simultaneous (Bonferroni) interval so the verdict and an interval agree;
+* arms interleaved within rounds, in an order that varies from round to round: the rounds are
+  blocks, and the within-round log ratios get a paired t interval (drift that moves a whole round
+  cancels); with a fixed order the comparison falls back to the unpaired Fieller interval.
 
 The vectorised ``_..._arrays`` helpers hold the arithmetic; the public functions wrap them so
 simulations can run thousands of comparisons at once with the very same code.
@@ -23,11 +27,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
-from statsmodels.stats.multitest import multipletests
 
 __all__ = [
     "t_interval",
     "fieller_ratio",
+    "paired_ratio",
     "welch_p",
     "holm",
     "flag_outliers",
@@ -45,6 +49,7 @@ FIELLER_METHOD = {
     "ratio": "Fieller, Welch-Satterthwaite df at the ratio estimate; Welch t p, Holm",
     "welch": "Fieller, Welch-Satterthwaite df of the difference; Welch t p, Holm",
 }
+PAIRED_METHOD = "paired within rounds: t on the log ratios, df=n-1; paired t p, Holm"
 #: Every value ``compare_arms`` can put in ``verdict``.
 VERDICTS = ("better", "worse", "equivalent", "~", "inconclusive", "n/a")
 
@@ -117,6 +122,31 @@ def _fieller_arrays(mx, vx, nx, my, vy, ny, level: float, df_method: str = "rati
         np.where(bounded, hi, np.nan),
         np.where(ok, df, np.nan),
         bounded,
+    )
+
+
+def _paired_arrays(mean_d, sd_d, n, level):
+    """Paired t on within-round log ratios d_r = log(x_r / y_r).
+
+    Returns (ratio, low, high, df, p): ratio = exp(mean d) (the geometric mean of the
+    within-round ratios), interval exp(mean d +- t(n-1) sd/sqrt(n)), two-sided p of the paired t
+    test of mean d = 0; NaN where n < 2.  ``level`` may be an array (simultaneous intervals).
+    """
+    mean_d, sd_d, n = _f(mean_d), _f(sd_d), _f(n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = sd_d / np.sqrt(n)
+        df = n - 1
+        q = _st.t.ppf(0.5 + _f(level) / 2, df)
+        t = mean_d / se
+        p = 2 * _st.t.sf(np.abs(t), df)
+    p = np.where(se == 0, np.where(mean_d == 0, 1.0, 0.0), p)
+    ok = n >= 2
+    return (
+        np.exp(mean_d),
+        np.where(ok, np.exp(mean_d - q * se), np.nan),
+        np.where(ok, np.exp(mean_d + q * se), np.nan),
+        np.where(ok, df, np.nan),
+        np.where(ok, p, np.nan),
     )
 
 
@@ -226,6 +256,54 @@ def fieller_ratio(
     }
 
 
+def paired_ratio(num: Sequence[float], den: Sequence[float], level: float = 0.95) -> dict:
+    """Ratio of two arms measured in the same rounds, from the within-round ratios.
+
+    Estimator: d_r = log(num_r / den_r) for each round r (both arms ran in it); the ratio is
+    exp(mean d), the geometric mean of the within-round ratios; the interval is
+    exp(mean d +- t(n-1) s_d / sqrt(n)) and p is the paired t test of mean d = 0.  Assumes the
+    rounds are independent blocks and the arms' order within a round varies (randomised or
+    rotated), so that drift moving a whole round cancels in d_r instead of biasing it.
+
+    Parameters
+    ----------
+    num, den : sequence of float
+        Run figures of the two arms, paired by position (one pair per round); pairs with a
+        missing or non-positive value are dropped.
+    level : float
+        Confidence level.
+
+    Returns
+    -------
+    dict
+        ``ratio, ci_low, ci_high, df, p_value, n_pairs, method, warnings``; no interval or p
+        with fewer than two pairs.
+    """
+    x, y = _f(np.ravel(num)), _f(np.ravel(den))
+    if x.size != y.size:
+        raise ValueError(f"paired_ratio needs as many values in each arm ({x.size} vs {y.size})")
+    keep = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    d = np.log(x[keep] / y[keep])
+    n = d.size
+    if n == 0:
+        raise ValueError("paired_ratio needs at least one pair of positive values")
+    sd = d.std(ddof=1) if n >= 2 else np.nan
+    r, lo, hi, df, p = _paired_arrays(d.mean(), sd, n, level)
+    warns = [] if n >= 2 else [f"{n} pair: point estimate only, no interval"]
+    if keep.sum() < keep.size:
+        warns.append(f"{int(keep.size - keep.sum())} pair(s) with a missing value dropped")
+    return {
+        "ratio": _none(r),
+        "ci_low": _none(lo),
+        "ci_high": _none(hi),
+        "df": _none(df),
+        "p_value": _none(p),
+        "n_pairs": int(n),
+        "method": PAIRED_METHOD.split(";")[0],
+        "warnings": warns,
+    }
+
+
 def welch_p(a: Sequence[float], b: Sequence[float]) -> float | None:
     """Two-sided p-value of Welch's t test for mean(a) = mean(b).
 
@@ -243,18 +321,20 @@ def welch_p(a: Sequence[float], b: Sequence[float]) -> float | None:
 def holm(pvalues: Sequence[float | None]) -> np.ndarray:
     """Holm step-down adjusted p-values (family-wise error control, any dependence).
 
-    Uses ``statsmodels.stats.multitest.multipletests(method="holm")`` (not its default,
-    Holm-Sidak).  Missing p-values (None/NaN) stay NaN and do not count towards the family.
+    adj_(i) = max_{j <= i} min(1, (m - j + 1) p_(j)) over the p-values sorted ascending, the
+    figures ``statsmodels.stats.multitest.multipletests(method="holm")`` gives (the tests check
+    it), computed in numpy: statsmodels runs ``gc.collect()`` on every call, which costs ~0.1 s
+    in a loaded process and adds up in simulations.  Missing p-values (None/NaN) stay NaN and do
+    not count towards the family.
     """
     p = np.array([np.nan if v is None else v for v in pvalues], dtype=float)
     out = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
-    if ok.sum() == 1:
-        # Holm of one p is that p; skipping statsmodels here matters because its holm branch
-        # runs gc.collect() on every call (~0.1 s in a loaded process, x thousands in simulations)
-        out[ok] = p[ok]
-    elif ok.any():
-        out[ok] = multipletests(p[ok], method="holm")[1]
+    ok = np.flatnonzero(np.isfinite(p))
+    if ok.size:
+        order = ok[np.argsort(p[ok], kind="stable")]
+        m = order.size
+        adj = np.minimum(1.0, (m - np.arange(m)) * p[order])
+        out[order] = np.maximum.accumulate(adj)
     return out
 
 
@@ -406,6 +486,38 @@ def _key(t: tuple) -> tuple:
     return tuple(None if (isinstance(v, float) and np.isnan(v)) else v for v in t)
 
 
+def _round_pairs(runs: pd.DataFrame, baseline: str, candidate: str, metric: str) -> pd.DataFrame:
+    """Per workload x threads: the within-round log ratios candidate/baseline.
+
+    A round is a value of ``repeat``; a pair needs one valid, positive run of each arm in the
+    round.  ``b_first`` counts the rounds in which the candidate ran first (from ``seq``): the
+    order varies when it is neither 0 nor n.  Empty without ``repeat`` and ``seq`` columns.
+    """
+    cols = ["workload", "threads", "n_pairs", "mean_d", "sd_d", "b_first"]
+    if not {"repeat", "seq"} <= set(runs.columns):
+        return pd.DataFrame(columns=cols)
+    v = runs[_valid_mask(runs, metric)].copy()
+    v["tb_y"] = pd.to_numeric(v[metric], errors="coerce")
+    v = v[v["tb_y"] > 0]
+    keys = ["workload", "threads", "repeat"]
+    sides = []
+    for arm, s in ((baseline, "a"), (candidate, "b")):
+        g = v[v["arm"] == arm].groupby(keys, dropna=False)
+        sides.append(
+            g.agg(**{f"y{s}": ("tb_y", "mean"), f"s{s}": ("seq", "min"), f"k{s}": ("tb_y", "size")})
+        )
+    j = sides[0].join(sides[1], how="inner")
+    j = j[(j["ka"] == 1) & (j["kb"] == 1)]  # one run per arm and round, or no pairing
+    if not len(j):
+        return pd.DataFrame(columns=cols)
+    j = j.assign(d=np.log(j["yb"] / j["ya"]), first=(j["sb"] < j["sa"]).astype(int))
+    g = j.groupby(level=["workload", "threads"], dropna=False)
+    out = g.agg(
+        n_pairs=("d", "size"), mean_d=("d", "mean"), sd_d=("d", "std"), b_first=("first", "sum")
+    )
+    return out.reset_index()[cols]
+
+
 def _verdicts(imp, lo, hi, p_adj, delta_pct: float, alpha: float) -> np.ndarray:
     """The issue-4 rules, vectorised; all inputs in percent, NaN where unknown."""
     imp, lo, hi, p_adj = map(_f, (imp, lo, hi, p_adj))
@@ -414,15 +526,18 @@ def _verdicts(imp, lo, hi, p_adj, delta_pct: float, alpha: float) -> np.ndarray:
     bounded = np.isfinite(lo) & np.isfinite(hi)
     with np.errstate(invalid="ignore"):
         width = np.where(bounded, hi - lo, np.inf)
+    up, down = sig & (imp > delta_pct), sig & (imp < -delta_pct)
+    # a claim needs a bounded interval on its side of zero, not only a small p
     return np.select(
         [
             ~has_p,
-            sig & (imp > delta_pct),
-            sig & (imp < -delta_pct),
+            up & bounded & (lo > 0),
+            down & bounded & (hi < 0),
+            up | down,
             bounded & (lo >= -delta_pct) & (hi <= delta_pct),
             width > 4 * delta_pct,
         ],
-        ["n/a", "better", "worse", "equivalent", "inconclusive"],
+        ["n/a", "better", "worse", "inconclusive", "equivalent", "inconclusive"],
         default="~",
     )
 
@@ -439,6 +554,7 @@ def compare_arms(
     family: str = "comparison",
     df_method: str = "ratio",
     cells: pd.DataFrame | None = None,
+    paired: str | bool = "auto",
 ) -> pd.DataFrame:
     """Candidate against baseline per workload x threads: improvement % with a Fieller interval.
 
@@ -449,8 +565,22 @@ def compare_arms(
     of one comparison (``family="comparison"``: every row returned; ``"workload"``: per
     workload).  Assumes independent runs, roughly normal within an arm, any variances.
 
+    Paired (``paired="auto"``, the default): when the runs carry ``repeat`` (the round) and
+    ``seq`` (execution order), a cell with at least two rounds holding one run of each arm, and
+    an arm order that was not the same in every round, is compared within rounds instead: the
+    ratio is the geometric mean of the within-round ratios with a paired t interval and p
+    (:func:`paired_ratio`), so drift that moves a whole round cancels.  ``paired=True`` pairs
+    whatever the order, ``False`` never; ``method`` and ``n_pairs`` say what each row used.
+
+    Simultaneous intervals: ``ci_low_adj_pct``/``ci_high_adj_pct`` are the same interval at
+    level 1 - (1 - level)/m over the m cells of the Holm family (Bonferroni), so an interval that
+    matches the multiplicity-adjusted verdict is on the page; a note says in words when the
+    per-cell interval excludes 0 but the adjusted p does not make it a claim.
+
     Verdict (``delta`` as a fraction, default 2 %): ``"better"``/``"worse"`` when the Holm p <
-    ``alpha`` and the estimate lies beyond +-delta in that direction; ``"equivalent"`` when the
+    ``alpha``, the estimate lies beyond +-delta in that direction and the per-cell interval is
+    bounded and excludes 0 on that side (else ``"inconclusive"``, with the reason in
+    ``warnings``); ``"equivalent"`` when the
     whole interval lies within +-delta; otherwise ``"~"`` (no significant difference), or
     ``"inconclusive"`` (more runs needed) when the interval is wider than 4 delta or unbounded;
     ``"n/a"`` when either arm has fewer than two runs (point estimate only, p and interval null).
@@ -472,7 +602,8 @@ def compare_arms(
     DataFrame
         One row per workload x threads with ``workload, threads, n_baseline, n_candidate,
         baseline_<metric>, candidate_<metric>, improvement_pct, ci_low_pct, ci_high_pct,
-        p_value, p_adjusted, verdict, warnings`` and also ``metric, baseline, candidate,
+        p_value, p_adjusted, verdict, warnings`` and also ``n_pairs, ci_low_adj_pct,
+        ci_high_adj_pct, family_size, metric, baseline, candidate,
         baseline_value, candidate_value`` (same numbers as ``baseline_<metric>``),
         ``baseline_sd, candidate_sd, n_failed_*, ratio, ratio_ci_low, ratio_ci_high, df,
         method`` and, for a non-latency metric when available, ``baseline_lat_p95_ms,
@@ -499,29 +630,52 @@ def compare_arms(
         m["n" + s] = m["n" + s].fillna(0).astype(int)
         m["n_failed" + s] = m["n_failed" + s].fillna(0).astype(int)
 
-    r, rlo, rhi, df, bounded = _fieller_arrays(
-        m["mean_b"],
-        m["sd_b"] ** 2,
-        m["n_b"],
-        m["mean_a"],
-        m["sd_a"] ** 2,
-        m["n_a"],
-        level,
-        df_method,
-    )
-    _, _, p = _welch_arrays(
-        m["mean_b"], m["sd_b"] ** 2, m["n_b"], m["mean_a"], m["sd_a"] ** 2, m["n_a"]
-    )
-    if hib:
-        imp, lo, hi = (r - 1) * 100, (rlo - 1) * 100, (rhi - 1) * 100
-    else:
-        imp, lo, hi = (1 - r) * 100, (1 - rhi) * 100, (1 - rlo) * 100
+    # unpaired: Fieller on the ratio of means, Welch's p
+    va, vb = m["sd_a"] ** 2, m["sd_b"] ** 2
+    fl = _fieller_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"], level, df_method)
+    r, rlo, rhi, df, bounded = (np.array(x) for x in fl)
+    p = _welch_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"])[2]
+
+    # paired within rounds, where the data allow it (see _round_pairs)
+    if paired not in ("auto", True, False):
+        raise ValueError(f"paired must be 'auto', True or False, not {paired!r}")
+    pr = _round_pairs(runs, baseline, candidate, metric)
+    m = m.drop(columns=["n_pairs", "mean_d", "sd_d", "b_first"], errors="ignore")
+    m = m.merge(pr, on=["workload", "threads"], how="left")
+    n_pairs = m["n_pairs"].fillna(0).astype(int).to_numpy()
+    varied = ((m["b_first"] > 0) & (m["b_first"] < m["n_pairs"])).to_numpy()
+    use = (n_pairs >= 2) & (varied if paired == "auto" else paired is True)
+    pp = _paired_arrays(m["mean_d"], m["sd_d"], n_pairs, level)
+    r, rlo, rhi = np.where(use, pp[0], r), np.where(use, pp[1], rlo), np.where(use, pp[2], rhi)
+    df, p = np.where(use, pp[3], df), np.where(use, pp[4], p)
+    bounded = np.where(use, n_pairs >= 2, bounded)
+
+    def _pct(r, lo, hi):
+        return (
+            ((r - 1) * 100, (lo - 1) * 100, (hi - 1) * 100)
+            if hib
+            else (
+                (1 - r) * 100,
+                (1 - hi) * 100,
+                (1 - lo) * 100,
+            )
+        )
+
+    imp, lo, hi = _pct(r, rlo, rhi)
+    fam = np.zeros(len(m), dtype=int)
     if family == "comparison":
         p_adj = holm(p)
+        fam[:] = np.isfinite(p).sum()
     else:
         p_adj = np.full(len(m), np.nan)
         for _, idx in m.groupby("workload", dropna=False).indices.items():
             p_adj[idx] = holm(p[idx])
+            fam[idx] = np.isfinite(p[idx]).sum()
+    # simultaneous (Bonferroni) intervals over the Holm family: level 1 - (1 - level) / m
+    level_adj = 1 - (1 - level) / np.maximum(fam, 1)
+    fa = _fieller_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"], level_adj, df_method)
+    pa = _paired_arrays(m["mean_d"], m["sd_d"], n_pairs, level_adj)
+    _, lo_adj, hi_adj = _pct(r, np.where(use, pa[1], fa[1]), np.where(use, pa[2], fa[2]))
     verdict = _verdicts(imp, lo, hi, p_adj, delta * 100, alpha)
 
     out = pd.DataFrame(
@@ -533,6 +687,7 @@ def compare_arms(
             "candidate": candidate,
             "n_baseline": m["n_a"],
             "n_candidate": m["n_b"],
+            "n_pairs": np.where(use, n_pairs, 0),
             "n_failed_baseline": m["n_failed_a"],
             "n_failed_candidate": m["n_failed_b"],
             f"baseline_{metric}": m["mean_a"],
@@ -549,9 +704,11 @@ def compare_arms(
     out["ratio"] = r
     out["ratio_ci_low"], out["ratio_ci_high"] = rlo, rhi
     out["improvement_pct"], out["ci_low_pct"], out["ci_high_pct"] = imp, lo, hi
+    out["ci_low_adj_pct"], out["ci_high_adj_pct"] = lo_adj, hi_adj
+    out["family_size"] = fam
     out["df"], out["p_value"], out["p_adjusted"] = df, p, p_adj
     out["verdict"] = verdict
-    out["method"] = FIELLER_METHOD[df_method]
+    out["method"] = np.where(use, PAIRED_METHOD, FIELLER_METHOD[df_method])
 
     warns = []
     for i, row in m.iterrows():
@@ -567,12 +724,42 @@ def compare_arms(
             for x in row["warnings" + s] if isinstance(row["warnings" + s], list) else []:
                 if not x.startswith("n="):  # said once for both arms above
                     w.append(f"{arm}: {x}")
-        if row["n_a"] >= 2 and row["n_b"] >= 2 and not bounded[i]:
+        if use[i]:
+            w.append(f"paired within {n_pairs[i]} rounds (arm order varied): round drift cancels")
+        elif paired is not False and n_pairs[i] >= 2 and not varied[i]:
+            w.append(
+                "unpaired: the arms ran in the same order in every round, so a within-round "
+                "comparison would carry that order's bias"
+            )
+        if not use[i] and row["n_a"] >= 2 and row["n_b"] >= 2 and not bounded[i]:
             w.append("Fieller interval unbounded: baseline mean not distinguishable from 0")
-        if verdict[i] not in ("better", "worse") and np.isfinite(p_adj[i]) and p_adj[i] < alpha:
+        sig = np.isfinite(p_adj[i]) and p_adj[i] < alpha
+        excl = bool(bounded[i]) and (lo[i] > 0 or hi[i] < 0)
+        adj = f"[{lo_adj[i]:+.1f}, {hi_adj[i]:+.1f}]" if np.isfinite(lo_adj[i]) else "[n/a]"
+        if verdict[i] in ("better", "worse") and fam[i] > 1 and lo_adj[i] <= 0 <= hi_adj[i]:
+            w.append(
+                f"Holm's step-down test (p={p_adj[i]:.3g}) is sharper than the simultaneous "
+                f"interval over the {fam[i]} cells {adj}, which still includes 0: the claim is "
+                "the direction, the per-cell interval its size"
+            )
+        elif verdict[i] not in ("better", "worse") and sig and abs(imp[i]) > delta * 100:
+            w.append(
+                f"Holm p={p_adj[i]:.3g} < {alpha:g}, but no bounded interval excludes 0: no claim"
+            )
+        elif verdict[i] not in ("better", "worse") and sig:
             w.append(
                 f"significant (Holm p={p_adj[i]:.3g}) but the estimate lies within "
                 f"+-{delta * 100:g}%"
+            )
+        elif excl and not sig and np.isfinite(p_adj[i]):
+            if lo_adj[i] <= 0 <= hi_adj[i] or not np.isfinite(lo_adj[i]):
+                why = f"and the simultaneous interval {adj} includes 0"
+            else:
+                # Fieller's pivot and Welch's test on the difference part ways at large spread
+                why = f"(Welch's test on the difference; Fieller's simultaneous interval is {adj})"
+            w.append(
+                f"the {level:.0%} interval excludes 0 for this cell alone; across the {fam[i]} "
+                f"cells of this comparison Holm p={p_adj[i]:.3g} {why}: not a claim"
             )
         warns.append(w)
     out["warnings"] = warns

@@ -18,6 +18,8 @@ Tables (documented in the README):
 ``bindings``       NUMA/CPU binding of the server as verified from /proc, per policy block.
 ``numa_memory``    ``numastat -p`` of the server per NUMA node, before and after each policy block.
 ``cluster_metrics`` Prometheus range queries over each run's window (tidb/tikv/pd/tiflash CPU, RSS).
+``warmups``        unrecorded warm-up runs after a server start or arm switch: TPS, MSER-5 cut,
+                   change from the previous warm-up run, and whether throughput was steady.
 """
 
 from __future__ import annotations
@@ -195,6 +197,27 @@ cluster_metrics = sa.Table(
     sa.Column("job", _S),
     sa.Column("t", sa.Float),
     sa.Column("value", sa.Float),
+)
+
+# warm-up runs, measured (see tibenchlib.warmup)
+warmups = sa.Table(
+    "warmups",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("arm", _S),
+    sa.Column("workload", _S),
+    sa.Column("threads", sa.Integer),
+    sa.Column("opening", sa.Integer),
+    sa.Column("attempt", sa.Integer),
+    sa.Column("seconds", sa.Float),
+    sa.Column("tps", sa.Float),
+    sa.Column("n_intervals", sa.Integer),
+    sa.Column("mser_cut_s", sa.Float),
+    sa.Column("change_pct", sa.Float),
+    sa.Column("steady", sa.Boolean),
+    sa.Column("detail", sa.Text),
+    sa.Column("log_path", sa.Text),
+    sa.Column("at", sa.Float),
 )
 
 _RUN_COLS = {c.name for c in runs.columns}

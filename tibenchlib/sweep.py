@@ -62,10 +62,14 @@ def plan(
 ) -> list[RunSpec]:
     """The runs of a sweep, in execution order.
 
-    ``interleaved`` (default) runs the whole ladder once per repeat, arms alternating per repeat,
-    so slow drift in the machine spreads over every thread count and arm instead of biasing one.
-    ``random`` shuffles workloads × threads within each repeat (seeded). ``sequential`` is the
-    reports' shell loop: each cell's repeats back to back.
+    ``interleaved`` (default) runs the whole ladder once per repeat (a round), every arm in each
+    round, so slow drift in the machine spreads over every thread count and arm instead of
+    biasing one; the arms' order changes from round to round (:func:`arm_order`: rotated and
+    reversed, balanced for position and for the arm that ran just before), so no arm always
+    runs first or always follows the same arm, and the rounds can serve as blocks for a paired
+    comparison. ``random`` shuffles the arms' order
+    and the workloads × threads within each round (seeded). ``sequential`` is the reports' shell
+    loop: each cell's repeats back to back.
     """
     arm_labels = arms or [a.label for a in study.arms]
     wls = workloads or list(study.workloads)
@@ -80,7 +84,10 @@ def plan(
         out = [(a, w, t, r) for a in arm_labels for w in wls for t in ths(w) for r in reps]
     else:
         for r in reps:
-            for a in arm_labels:
+            in_round = arm_order(arm_labels, r)
+            if study.order == "random":
+                rng.shuffle(in_round)
+            for a in in_round:
                 cells = [(a, w, t, r) for w in wls for t in ths(w)]
                 if study.order == "random":
                     rng.shuffle(cells)
@@ -88,14 +95,30 @@ def plan(
     return [RunSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(out)]
 
 
+def arm_order(labels: list[str], round_no: int) -> list[str]:
+    """The arms' order in round ``round_no`` (1-based) of an interleaved sweep.
+
+    Rounds 1, 3, 5, ... rotate the params' order by 0, 1, 2, ...; rounds 2, 4, 6, ... run the
+    reverse of that rotation.  Over 2 x (number of arms) rounds every arm takes every position
+    equally often and follows every other arm equally often (a Williams design), so neither the
+    slot after an arm switch nor what the previous arm left behind (dirty pages, a full redo log)
+    favours one arm; round 1 runs in the params' order.
+    """
+    k = ((round_no - 1) // 2) % len(labels)
+    rotated = labels[k:] + labels[:k]
+    return rotated if round_no % 2 else rotated[::-1]
+
+
 def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None) -> dict:
     """ETA and disk estimate of a plan (logs: ~130 bytes a second, histogram ~40 KB a run)."""
     d = duration_s or study.duration_s
     secs = len(specs) * (d + RUN_OVERHEAD_S) + max(len(specs) - 1, 0) * study.cooldown_s
     if study.warmup_s:
-        # one unrecorded warm-up run per workload each time an arm is (re)opened
+        # unrecorded warm-up runs per workload each time an arm is (re)opened: at least two
+        # short ones (they must agree), one of 20 s or more (MSER-5 can judge it alone)
         switches = sum(1 for i, s in enumerate(specs) if i == 0 or s.arm != specs[i - 1].arm)
-        secs += switches * len(study.workloads) * (study.warmup_s + RUN_OVERHEAD_S)
+        per = 1 if study.warmup_s >= 20 else min(2, study.warmup_max_runs)
+        secs += switches * len(study.workloads) * per * (study.warmup_s + RUN_OVERHEAD_S)
     per_log = 130 * d / study.report_interval_s + (40_000 if study.histogram else 2_000)
     return {"runs": len(specs), "eta_s": secs, "disk_bytes": int(len(specs) * per_log)}
 
@@ -324,31 +347,84 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
     return row
 
 
-def warmup_runs(ctx) -> None:
-    """Unrecorded sysbench runs of ``warmup_s`` seconds, one per workload at its largest thread
-    count, so that caches and the server's thread pools are in their working state."""
+def warmup_runs(ctx) -> pd.DataFrame:
+    """Warm up an arm just opened (server start or arm switch) until throughput is steady.
+
+    Per workload, at its largest thread count: sysbench runs of ``warmup_s`` seconds reporting
+    every second, until :func:`tibenchlib.warmup.steady_after` calls the throughput steady or
+    ``warmup_max_runs`` runs were made. Nothing here enters the sweep's statistics; every
+    warm-up run is recorded in the catalog's ``warmups`` table. Returns this opening's rows.
+    """
+    from .parse.sysbench import parse_sysbench_file
+    from .warmup import steady_after
+
     study = ctx.study
+    seconds = int(max(1, round(study.warmup_s)))
+    done = ctx.store.read("warmups", study.study)
+    opening = int(done["opening"].max()) + 1 if len(done) else 1
+    rows = []
     for w in study.workloads:
-        spec = RunSpec(ctx.arm.label, w, max(study.threads_for(w)), 0)
-        path = (
-            paths.study_dir(study.study)
-            / "raw"
-            / "warmup"
-            / (spec.run_key.replace("/", "__") + ".log")
-        )
-        with secret_config_file(ctx.conn) as cfg:
-            cmd = study_command(
-                study,
-                ctx.conn,
-                w,
-                spec.threads,
-                int(max(1, round(study.warmup_s))),
-                cfg,
-                report=False,
+        threads = max(study.threads_for(w))
+        previous = None
+        for attempt in range(1, study.warmup_max_runs + 1):
+            spec = RunSpec(ctx.arm.label, w, threads, attempt, phase="warmup")
+            path = (
+                paths.study_dir(study.study)
+                / "raw"
+                / "warmup"
+                / f"o{opening}__{spec.run_key.replace('/', '__')}.log"
             )
-            out = execute(cmd, path, timeout_s=study.warmup_s * 1.5 + 60)
-        if out.returncode != 0:
-            log.warning("warm-up run %s exited %s (log %s)", spec.run_key, out.returncode, path)
+            with secret_config_file(ctx.conn) as cfg:
+                cmd = sysbench_command(
+                    w,
+                    ctx.conn,
+                    tables=study.dataset.tables,
+                    table_size=study.dataset.table_size,
+                    threads=threads,
+                    time_s=seconds,
+                    rand_type=study.rand_type,
+                    extra=study.extra_args,
+                    config_file=cfg,
+                    report_interval_s=1,
+                )
+                out = execute(cmd, path, timeout_s=seconds * 1.5 + 60)
+            if out.returncode != 0:
+                log.warning("warm-up run %s exited %s (log %s)", spec.run_key, out.returncode, path)
+            iv = parse_sysbench_file(path).intervals
+            tps = iv["tps"].to_numpy() if iv is not None and len(iv) else []
+            st = steady_after(tps, previous)
+            rows.append(
+                {
+                    "study": study.study,
+                    "arm": ctx.arm.label,
+                    "workload": w,
+                    "threads": threads,
+                    "opening": opening,
+                    "attempt": attempt,
+                    "seconds": out.wall_s,
+                    "tps": st["tps"],
+                    "n_intervals": len(tps),
+                    "mser_cut_s": st["mser_cut_s"],
+                    "change_pct": st["change_pct"],
+                    "steady": st["steady"],
+                    "detail": st["detail"],
+                    "log_path": str(path),
+                    "at": out.started_at,
+                }
+            )
+            ctx.store.append("warmups", [rows[-1]])
+            previous = st["tps"]
+            if st["steady"]:
+                break
+        else:
+            log.warning(
+                "%s %s: throughput not steady after %d warm-up runs (%s)",
+                ctx.arm.label,
+                w,
+                study.warmup_max_runs,
+                rows[-1]["detail"],
+            )
+    return pd.DataFrame(rows)
 
 
 def progress_line(done: int, total: int, t0: float, row: dict) -> None:
