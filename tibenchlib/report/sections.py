@@ -190,6 +190,43 @@ def sweep_diagnostics(session, all_runs: pd.DataFrame) -> None:
     details(f"inside each run ({len(view)} runs)", view)
 
 
+def rounds_and_warmup(session, all_runs: pd.DataFrame) -> pd.DataFrame:
+    """Whether a round (one pass over every cell) ran apart from the others — warm-up or drift
+    on a shared host moves a whole round — and how each arm opening was warmed up."""
+    from ..rounds import round_effects, round_notes
+    from ..store import Store
+    from ..warmup import warmup_summary, warmup_table
+
+    ok = all_runs[all_runs["status"] == "ok"] if len(all_runs) else all_runs
+    effects = quiet(round_effects, ok) if len(ok) else pd.DataFrame()
+    notes = round_notes(effects) if len(effects) else []
+    if not len(effects):
+        say("Fewer than two complete rounds: no round effect to estimate.")
+    elif notes:
+        say(
+            "**Rounds that stand apart** (log TPS = cell + round, each round against the others, "
+            "95% interval, Holm across rounds): "
+            + "; ".join(notes)
+            + ". `compare.exclude_rounds` in the study file leaves a round out of the comparison."
+        )
+    else:
+        say(
+            f"No round stands apart from the others ({len(effects)} rounds; log TPS = cell + "
+            "round, 95% intervals, Holm across rounds)."
+        )
+    if len(effects):
+        details(f"round effects ({len(effects)} rounds)", effects.round(3))
+    wu = warmup_summary(warmup_table(Store.for_study(session.study), session.study.study))
+    if len(wu):
+        steady = int(wu["steady"].fillna(False).astype(bool).sum())
+        say(
+            f"Warm-up: {len(wu)} arm openings × workloads, {steady} reached a steady throughput "
+            f"(MSER-5 / consecutive runs agreeing), {wu['seconds'].sum():,.0f} s in all."
+        )
+        details(f"warm-up runs per arm opening ({len(wu)})", wu)
+    return effects
+
+
 def failed_runs(runs: pd.DataFrame) -> None:
     bad = runs[runs["status"] != "ok"] if len(runs) else runs
     if not len(bad):

@@ -16,6 +16,18 @@ import pandas as pd
 
 LANGS = ("en", "zh")
 
+
+#: How an A/B cell was compared (``method`` of :func:`tibenchlib.stats.compare_arms`), in words.
+def method_words(method: str, lang: str = "en") -> str:
+    """The estimator behind a cell's interval, in a few words."""
+    m = str(method or "")
+    if m.startswith("paired"):
+        return "paired within rounds (t)" if lang == "en" else "轮内配对 (t)"
+    if m.startswith("Fieller"):
+        return "unpaired (Fieller)" if lang == "en" else "非配对 (Fieller)"
+    return m
+
+
 LABELS = {
     "en": {
         "workload": "Workload",
@@ -32,6 +44,8 @@ LABELS = {
         "failed": "Failed runs",
         "imp": "TPS improvement (%) [95% CI]",
         "p95_imp": "95% latency change (%) [95% CI]",
+        "imp_adj": "Simultaneous 95% CI (Holm family)",
+        "method": "Method",
         "p": "p (Holm)",
         "verdict": "Verdict",
         "notes": "Notes",
@@ -70,6 +84,8 @@ LABELS = {
         "failed": "失败次数",
         "imp": "TPS 提升 (%) [95% 置信区间]",
         "p95_imp": "95% 延迟变化 (%) [95% 置信区间]",
+        "imp_adj": "联合 95% 置信区间 (Holm 族)",
+        "method": "方法",
         "p": "p 值 (Holm)",
         "verdict": "结论",
         "notes": "说明",
@@ -249,6 +265,14 @@ def compare_table(cmp: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
     out[L["imp"]] = [
         fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
     ]
+    if "ci_low_adj_pct" in d and (d["family_size"] > 1).any():
+        # the interval that matches a Holm-adjusted verdict, beside the per-cell one
+        out[L["imp_adj"]] = [
+            fmt_pct_ci(r.improvement_pct, r.ci_low_adj_pct, r.ci_high_adj_pct).split(" ", 1)[-1]
+            for r in d.itertuples()
+        ]
+    if "method" in d:
+        out[L["method"]] = [method_words(m, lang) for m in d["method"]]
     out[L["p"]] = [fmt_p(x) for x in d["p_adjusted"]]
     out[L["verdict"]] = list(d["verdict"])
     out[L["n"]] = [
