@@ -138,6 +138,66 @@ def server_info(engine: sa.Engine) -> ServerInfo:
     return classify_version(str(v), comment)
 
 
+#: Query parameters through which a MySQL driver accepts a password.
+PASSWORD_QUERY_KEYS = frozenset({"password", "passwd", "pwd", "pass"})
+_PW_PARAM = "|".join(sorted(PASSWORD_QUERY_KEYS))
+
+
+def _split_url(url: str):
+    """``make_url(url)`` with a raw ``@`` inside the password put back where it belongs; None
+    when SQLAlchemy cannot parse the URL."""
+    try:
+        u = make_url(url)
+    except Exception:  # sqlalchemy.exc.ArgumentError, or ValueError for a bad port
+        return None
+    if u.host and "@" in u.host:
+        # "user:p@ss@host": SQLAlchemy ends the password at the first '@'
+        head, host = u.host.rsplit("@", 1)
+        u = u.set(password=f"{u.password or ''}@{head}", host=host)
+    return u
+
+
+def url_has_password(url: str) -> bool:
+    """Whether ``url`` carries a password in any form SQLAlchemy accepts: ``user:pass@``
+    (with ``/``, ``?`` or ``@`` inside, raw or percent-encoded) or a query parameter
+    (``?password=``, ``?passwd=`` ...)."""
+    u = _split_url(url)
+    if u is None:
+        return bool(re.search(r"://[^@]*:[^@]*@", url)) or bool(
+            re.search(rf"[?&]({_PW_PARAM})=", url, re.I)
+        )
+    return bool(u.password) or any(k.lower() in PASSWORD_QUERY_KEYS for k in u.query)
+
+
+def mask_url(url: str | None) -> str | None:
+    """``url`` with every password (userinfo and query parameters) shown as ``***``."""
+    if not url:
+        return url
+    u = _split_url(url)
+    if u is None:
+        # not a URL SQLAlchemy reads: mask what looks like userinfo and password parameters
+        out = re.sub(r"(://[^:/@]*):.*@", r"\1:***@", url)
+        return re.sub(rf"([?&](?:{_PW_PARAM})=)[^&]*", r"\1***", out, flags=re.I)
+    if any(k.lower() in PASSWORD_QUERY_KEYS for k in u.query):
+        u = u.set(
+            query={
+                k: ("***" if k.lower() in PASSWORD_QUERY_KEYS else v) for k, v in u.query.items()
+            }
+        )
+    return u.render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
+
+
+def mask_urls(obj):
+    """A copy of a JSON-like structure with every string that holds ``://`` masked."""
+    if isinstance(obj, dict):
+        return {k: mask_urls(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [mask_urls(v) for v in obj]
+    if isinstance(obj, str) and "://" in obj:
+        return mask_url(obj)
+    return obj
+
+
 def mask(text: str, secret: str | None) -> str:
     """Replace every occurrence of ``secret`` (if any) with ``***``."""
     return text.replace(secret, "***") if secret else text
