@@ -213,6 +213,8 @@ class Study(_Model):
     def _not_a_relative_dir(cls, v: str) -> str:
         if set(v) == {"."}:
             raise ValueError(f"'{v}' is not a study name (it names a directory, not a study)")
+        if v in ("server", "reference"):
+            raise ValueError(f"'{v}' is reserved for tibench's own files under data/")
         return v
 
     @field_validator("results_url")

@@ -14,14 +14,33 @@ def data_dir() -> Path:
     return Path(os.environ.get("TIBENCH_DATA", ROOT / "data")).resolve()
 
 
+class PathError(ValueError):
+    """A name that would put files outside the data directory."""
+
+
+def _inside(base: Path, name: str, what: str) -> Path:
+    """``base / name``, refused unless it is a folder strictly inside ``base``."""
+    p = (base / name).resolve()
+    if not name or p == base or base not in p.parents or p.parent != base:
+        raise PathError(
+            f"{what} '{name}' would write outside {base}: use a plain name "
+            "(letters, digits, '_', '-', '.'; not '.' or '..')"
+        )
+    return p
+
+
 def study_dir(study: str) -> Path:
     """Results of one study: catalog, raw logs, executed notebooks, tables and plots."""
-    return data_dir() / study
+    d = data_dir()
+    p = _inside(d, study, "study name")
+    if p.name in ("server", "reference"):
+        raise PathError(f"study name '{study}' is reserved for tibench's own files under {d}")
+    return p
 
 
 def server_dir(name: str = "embedded") -> Path:
     """The private MariaDB's datadir, socket, logs and credentials (outside any study)."""
-    return data_dir() / "server" / name
+    return _inside(data_dir() / "server", name, "server name")
 
 
 def notebooks_dir() -> Path:

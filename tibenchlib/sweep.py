@@ -385,7 +385,7 @@ def sweep(
     if store is None:
         store = Store.for_study(study, record=True)
     else:
-        store.record_study(study.study, study.model_dump(mode="json"))
+        store.record_study(study.study, study.public_dump())
     specs = plan(study, arms=arms)
     with study_lock(study.study):
         done = store.run_status(study.study)

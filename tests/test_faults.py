@@ -1,0 +1,186 @@
+"""Bad input and faults, kept as regression tests: what the user sees, and that nothing measured
+is lost (catalog row counts before and after)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tibenchlib import paths
+from tibenchlib.db import mask_url, url_has_password
+from tibenchlib.params import ParamsError, parse_study
+from tibenchlib.store import CatalogError, Store
+
+SECRET = "s3cr/e?t@pw"
+
+
+def _tibench(*args, data: Path, env: dict | None = None, cwd: Path | None = None):
+    e = {**os.environ, "TIBENCH_DATA": str(data), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "tibenchlib.cli", *args],
+        capture_output=True,
+        text=True,
+        env=e,
+        cwd=cwd,
+        timeout=600,
+    )
+
+
+def _error_line(r) -> str:
+    lines = [x for x in r.stderr.splitlines() if x.startswith("tibench: error:")]
+    assert lines, r.stderr
+    return lines[-1]
+
+
+def _counts(db: Path) -> dict[str, int]:
+    if not db.exists():
+        return {}
+    with sqlite3.connect(db) as c:
+        tabs = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tabs}
+
+
+# -- passwords in URLs ---------------------------------------------------------------------------
+PASSWORD_URLS = [
+    "mysql+pymysql://root:pw@10.0.1.8:4000/sbtest",
+    "mysql+pymysql://root:pa/ss@10.0.1.8:4000/sbtest",
+    "mysql+pymysql://root:pa?ss@10.0.1.8:4000/sbtest",
+    "mysql+pymysql://root:p@ss@10.0.1.8:4000/sbtest",
+    "mysql+pymysql://root:p%40s%2Fs%3F@10.0.1.8:4000/sbtest",
+    "mysql+pymysql://:pw@10.0.1.8:4000/sbtest",
+    "mysql+pymysql://root@10.0.1.8:4000/sbtest?password=pw",
+    "mysql+pymysql://root@10.0.1.8:4000/sbtest?charset=utf8mb4&passwd=pw",
+    "mysql://root@10.0.1.8/sbtest?PWD=pw",
+]
+
+
+@pytest.mark.parametrize("url", PASSWORD_URLS)
+def test_password_in_target_url_refused_and_masked(url):
+    assert url_has_password(url)
+    with pytest.raises(ParamsError) as e:
+        parse_study({"study": "x", "target": {"kind": "url", "url": url}})
+    msg = str(e.value)
+    assert "target.url" in msg and "password_env" in msg and "***" in msg
+    for piece in ("pw", "pa/ss", "pa?ss", "p@ss", "p%40s", "ss@"):
+        assert piece not in msg.replace("password_env", "").replace("passwd=***", ""), msg
+
+
+@pytest.mark.parametrize("url", PASSWORD_URLS)
+def test_password_in_results_url_refused(url):
+    with pytest.raises(ParamsError, match=r"results_url: .*results_password_env"):
+        parse_study({"study": "x", "results_url": url})
+
+
+def test_urls_without_password_pass_and_stay_readable():
+    for url in ("mysql+pymysql://root@10.0.1.8:4000/sbtest", "sqlite:////tmp/x.sqlite"):
+        assert not url_has_password(url)
+        assert mask_url(url) == url
+    assert mask_url("http://u:pw@prom:9090/api") == "http://u:***@prom:9090/api"
+
+
+def test_catalog_params_json_masks_every_url(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    study = parse_study({"study": "m", "prometheus_url": f"http://admin:{SECRET}@prom:9090"})
+    store = Store.for_study(study, record=True)
+    stored = store.read("studies", "m")["params_json"].iloc[0]
+    assert SECRET not in stored and "admin:***@prom" in stored
+
+
+@pytest.mark.slow
+def test_results_url_takes_its_password_from_the_environment(mariadb, monkeypatch):
+    """The catalog on a MariaDB results server: password from results_password_env only."""
+    ci = mariadb.conninfo()
+    with ci.engine(database="").begin() as c:
+        c.exec_driver_sql("CREATE DATABASE IF NOT EXISTS tibench_results")
+    monkeypatch.setenv("TB_RESULTS_PW", ci.password)
+    url = f"mysql+pymysql://{ci.user}@127.0.0.1:{ci.port}/tibench_results"
+    study = parse_study(
+        {
+            "study": "r",
+            "results_url": url,
+            "results_password_env": "TB_RESULTS_PW",
+            "prometheus_url": f"http://admin:{SECRET}@prom:9090",
+        }
+    )
+    store = Store.for_study(study, record=True)
+    assert ci.password not in store.url
+    stored = store.read("studies", "r")["params_json"].iloc[0]
+    assert ci.password not in stored and SECRET not in stored and url in stored
+    store.engine.dispose()
+
+
+# -- study names ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", [".", "..", "...", "server", "reference"])
+def test_study_names_that_escape_or_collide_are_refused(name):
+    with pytest.raises(ParamsError, match="study"):
+        parse_study({"study": name})
+
+
+@pytest.mark.parametrize("name", ["..", ".", "../x", "a/b", "/etc", "", "server"])
+def test_paths_refuse_anything_outside_the_data_dir(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    with pytest.raises(paths.PathError, match="study name"):
+        paths.study_dir(name)
+    assert paths.study_dir("ok.name-1") == tmp_path / "ok.name-1"
+
+
+def test_server_name_stays_under_the_server_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    with pytest.raises(paths.PathError, match="server name"):
+        paths.server_dir("../../etc")
+
+
+# -- catalog faults ------------------------------------------------------------------------------
+def test_corrupt_catalog_names_the_file_and_what_to_do(tmp_path):
+    db = tmp_path / "results.sqlite"
+    db.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(CatalogError) as e:
+        Store(f"sqlite:///{db}")
+    assert str(db) in str(e.value) and "move it aside" in str(e.value)
+    assert db.read_bytes() == b"this is not sqlite" * 100  # untouched
+
+
+def test_catalog_is_wal_with_schema_version(tmp_path):
+    db = tmp_path / "results.sqlite"
+    Store(f"sqlite:///{db}").record_study("s", {})
+    with sqlite3.connect(db) as c:
+        assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert c.execute("PRAGMA user_version").fetchone()[0] == 1
+
+
+def test_catalog_from_a_newer_tibench_is_refused(tmp_path):
+    db = tmp_path / "results.sqlite"
+    Store(f"sqlite:///{db}").record_study("s", {"a": 1})
+    with sqlite3.connect(db) as c:
+        c.execute("PRAGMA user_version = 99")
+    before = _counts(db)
+    with pytest.raises(CatalogError, match=r"schema version 99.*upgrade tibench"):
+        Store(f"sqlite:///{db}")
+    assert _counts(db) == before
+
+
+def test_empty_catalog_is_said_out_loud(tmp_path, caplog):
+    db = tmp_path / "results.sqlite"
+    db.write_bytes(b"")
+    Store(f"sqlite:///{db}")
+    assert any("0 bytes" in r.getMessage() and str(db) in r.getMessage() for r in caplog.records)
+
+
+def test_corrupt_catalog_through_the_cli_is_one_line(tmp_path):
+    (tmp_path / "c").mkdir()
+    db = tmp_path / "c" / "results.sqlite"
+    db.write_bytes(b"garbage" * 200)
+    params = tmp_path / "p.yaml"
+    params.write_text("study: c\nphases: [compare]\n")
+    r = _tibench("run", str(params), "--in-process", "--phase", "compare", data=tmp_path)
+    assert r.returncode == 1
+    line = _error_line(r)
+    assert str(db) in line and "move it aside" in line, r.stderr
+    assert "Traceback" not in r.stderr
+    assert json.dumps  # keep the import used when this file grows
