@@ -83,16 +83,22 @@ class ConnInfo:
         return args
 
 
+CONFIG_PREFIX, CONFIG_SUFFIX = "sysbench-", ".cfg"
+
+
 @contextmanager
-def secret_config_file(info: ConnInfo) -> Iterator[Path]:
+def secret_config_file(info: ConnInfo, directory: str | Path | None = None) -> Iterator[Path]:
     """A sysbench ``--config-file`` holding the password, mode 0600, removed afterwards.
 
-    It lives in a private temp directory, never under ``data/<study>/``, so results and logs can
-    be shared without leaking the password, and the process list shows only the file's path.
+    ``directory`` is the study's private folder (``paths.private_dir``, mode 0700, which
+    :func:`remove_stale_configs` sweeps after a kill); without it, a private temp directory.
+    The process list shows only the file's path.
     """
-    d = tempfile.mkdtemp(prefix="tibench-")
-    p = Path(d) / "sysbench.cfg"
-    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
+    made = directory is None
+    d = Path(tempfile.mkdtemp(prefix="tibench-") if made else directory)
+    fd, name = tempfile.mkstemp(prefix=CONFIG_PREFIX, suffix=CONFIG_SUFFIX, dir=d)
+    os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
+    p = Path(name)
     with os.fdopen(fd, "w") as f:
         if info.password:
             f.write(f"mysql-password={info.password}\n")
@@ -100,7 +106,17 @@ def secret_config_file(info: ConnInfo) -> Iterator[Path]:
         yield p
     finally:
         p.unlink(missing_ok=True)
-        os.rmdir(d)
+        if made:
+            os.rmdir(d)
+
+
+def remove_stale_configs(directory: str | Path) -> int:
+    """Delete credentials files a killed run left in ``directory``; returns how many."""
+    n = 0
+    for p in Path(directory).glob(f"{CONFIG_PREFIX}*{CONFIG_SUFFIX}"):
+        p.unlink(missing_ok=True)
+        n += 1
+    return n
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -202,6 +203,9 @@ class Study(_Model):
     sample_resources: bool = True
     prometheus_url: str | None = None
 
+    #: The params file this study was read from (None when built in code).
+    _source: str | None = PrivateAttr(default=None)
+
     arms: Annotated[list[Arm], Field(min_length=1)] = [Arm(label="default")]
     phases: list[Literal[PHASES]] = list(PHASES)  # type: ignore[valid-type]
     compare: CompareParams = CompareParams()
@@ -319,4 +323,6 @@ def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Stu
         raise ParamsError(f"{p}: not valid YAML: {e}") from None
     if overrides:
         data = {**data, **overrides}
-    return parse_study(data, str(p))
+    study = parse_study(data, str(p))
+    study._source = str(p)
+    return study

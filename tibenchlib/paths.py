@@ -38,6 +38,14 @@ def study_dir(study: str) -> Path:
     return p
 
 
+def private_dir(study: str) -> Path:
+    """A 0700 folder of the study for short-lived secrets (sysbench's credentials file)."""
+    p = study_dir(study) / ".private"
+    p.mkdir(parents=True, exist_ok=True)
+    os.chmod(p, 0o700)
+    return p
+
+
 def server_dir(name: str = "embedded") -> Path:
     """The private MariaDB's datadir, socket, logs and credentials (outside any study)."""
     return _inside(data_dir() / "server", name, "server name")

@@ -9,7 +9,7 @@ Tables (documented in the README):
 ``arms``           one row per study × arm: server options, masked target URL, flavor, version.
 ``runs``           one row per benchmark run (sysbench): key, arm, workload, threads, repeat,
                    status/error, sysbench's summary figures, histogram percentiles, warnings,
-                   the exact command (no password), the raw log's path, timings.
+                   the exact command (no password), the raw log's path, timings, attempts.
 ``intervals``      sysbench's per-interval lines of every run (t, tps, qps, latency, err/s).
 ``samples``        resource use during runs: CPU and RSS of server and client per second.
 ``environment``    environment captures (JSON) per study × arm.
@@ -105,6 +105,7 @@ runs = sa.Table(
     sa.Column("finished_at", sa.Float),
     sa.Column("wall_s", sa.Float),
     sa.Column("summary_json", sa.Text),
+    sa.Column("attempts", sa.Integer),  # 1 + failed attempts whose logs were set aside
 )
 intervals = sa.Table(
     "intervals",
@@ -255,6 +256,7 @@ class Store:
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
         try:
             meta.create_all(self.engine)
+            self._migrate()
             self._check_version()
         except sa.exc.DatabaseError as e:
             self.engine.dispose()
@@ -266,6 +268,13 @@ class Store:
                 f"{self.path.parent / 'raw'} are kept"
             ) from None
         self._lock = threading.Lock()
+
+    def _migrate(self) -> None:
+        """Columns added since a catalog was made (catalogs of schema version 0)."""
+        have = {c["name"] for c in sa.inspect(self.engine).get_columns("runs")}
+        if "attempts" not in have:
+            with self.engine.begin() as c:
+                c.exec_driver_sql("ALTER TABLE runs ADD COLUMN attempts INTEGER")
 
     def _check_version(self) -> None:
         if self.path is None:
