@@ -184,3 +184,91 @@ def test_corrupt_catalog_through_the_cli_is_one_line(tmp_path):
     assert str(db) in line and "move it aside" in line, r.stderr
     assert "Traceback" not in r.stderr
     assert json.dumps  # keep the import used when this file grows
+
+
+# -- parsing: bad files and large files ---------------------------------------------------------
+FIXTURES = Path(__file__).parent / "fixtures" / "sysbench"
+
+
+def _fixture_logs():
+    import gzip
+
+    for p in sorted(FIXTURES.rglob("*.txt*")):
+        raw = p.read_bytes()
+        yield p.name, (gzip.decompress(raw) if p.suffix == ".gz" else raw)
+
+
+@pytest.mark.parametrize("name,raw", list(_fixture_logs()), ids=lambda x: str(x)[:40])
+def test_streamed_parse_equals_whole_parse(name, raw, tmp_path, monkeypatch):
+    """Every real log parses the same streamed in small chunks as read whole."""
+    import numpy as np
+
+    from tibenchlib.parse import sysbench as sb
+
+    f = tmp_path / "log.txt"
+    f.write_bytes(raw)
+    whole = sb.parse_sysbench_file(f)
+    monkeypatch.setattr(sb, "STREAM_ABOVE_BYTES", 0)
+    monkeypatch.setattr(sb, "_CHUNK_LINES", 7)
+    streamed = sb.parse_sysbench_file(f)
+    assert streamed.summary == whole.summary
+    np.testing.assert_array_equal(streamed.intervals.to_numpy(), whole.intervals.to_numpy())
+    assert streamed.histogram.equals(whole.histogram)
+    counted = sb.parse_sysbench_file(f, intervals=False)
+    assert counted.summary == whole.summary and len(counted.intervals) == 0
+
+
+def test_large_log_streams_in_bounded_memory(tmp_path):
+    """A log of 60 MB of real interval lines: parsed with peak memory well under its size."""
+    code = f"""
+import resource, sys
+sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+from tibenchlib.parse.sysbench import parse_sysbench_file
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+s = parse_sysbench_file(sys.argv[1], intervals=False).summary
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(s["status"], s["intervals"], s["tps"], (after - before) * 1024)
+"""
+    import gzip
+
+    text = gzip.decompress(
+        (FIXTURES / "mariadb" / "point_select-t2-ri1-600s-hist.txt.gz").read_bytes()
+    ).decode()
+    lines = text.splitlines(keepends=True)
+    iv = [x for x in lines if x.startswith("[ ")]
+    first, last = lines.index(iv[0]), lines.index(iv[-1])
+    f = tmp_path / "big.log"
+    with open(f, "w") as out:
+        out.writelines(lines[:first])
+        block = "".join(iv)
+        reps = 60_000_000 // len(block) + 1
+        for _ in range(reps):
+            out.write(block)
+        out.writelines(lines[last + 1 :])
+    size = f.stat().st_size
+    r = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True)
+    status, n, tps, grew = r.stdout.split()
+    assert status == "ok" and int(n) == reps * len(iv)
+    assert float(tps) == pytest.approx(float(parse_tps(text)))
+    assert int(grew) < 0.25 * size, f"peak memory grew by {int(grew) / size:.2f}x the log"
+
+
+def parse_tps(text: str) -> float:
+    from tibenchlib.parse.sysbench import parse_sysbench
+
+    return parse_sysbench(text).summary["tps"]
+
+
+def test_parse_directory_and_unreadable_files_are_per_file_statuses(tmp_path):
+    good = FIXTURES / "mariadb" / "point_select-t2-events2000.txt"
+    missing = tmp_path / "missing.log"
+    r = _tibench(
+        "parse", "sysbench", str(tmp_path), str(good), str(missing), "--json", data=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert [x["status"] for x in rows] == ["unreadable", "ok", "unreadable"]
+    assert "is a directory" in rows[0]["error"] and "no such file" in rows[2]["error"]
+    assert f"tibench: {tmp_path}: is a directory" in r.stderr
+    r = _tibench("parse", "sysbench", str(tmp_path), "--json", data=tmp_path)
+    assert r.returncode == 1 and json.loads(r.stdout)[0]["status"] == "unreadable"

@@ -148,7 +148,7 @@ def cmd_parse(a) -> int:
         if a.tool == "sysbench":
             from .parse.sysbench import parse_sysbench_file
 
-            rows.append(parse_sysbench_file(f).summary)
+            rows.append(parse_sysbench_file(f, intervals=False).summary)
         else:
             from .parse.gotpc import parse_tpch_output
 
