@@ -33,7 +33,10 @@ def _tibench(*args, data: Path, env: dict | None = None, cwd: Path | None = None
 
 
 def _error_line(r) -> str:
-    lines = [x for x in r.stderr.splitlines() if x.startswith("tibench: error:")]
+    # a progress bar may share the line (it ends with a carriage return in a terminal)
+    lines = [
+        x[x.index("tibench: error:") :] for x in r.stderr.splitlines() if "tibench: error:" in x
+    ]
     assert lines, r.stderr
     return lines[-1]
 
@@ -272,3 +275,274 @@ def test_parse_directory_and_unreadable_files_are_per_file_statuses(tmp_path):
     assert f"tibench: {tmp_path}: is a directory" in r.stderr
     r = _tibench("parse", "sysbench", str(tmp_path), "--json", data=tmp_path)
     assert r.returncode == 1 and json.loads(r.stdout)[0]["status"] == "unreadable"
+
+
+# -- the study lock ------------------------------------------------------------------------------
+HOLD = """
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from tibenchlib.lock import study_lock
+with study_lock(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_second_runner_fails_at_once_naming_the_holder(tmp_path, monkeypatch):
+    from tibenchlib.lock import ENV, StudyLocked, lock_path, study_lock
+
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    root = str(Path(__file__).parents[1])
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, "lk", root],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(StudyLocked, match=f"pid {holder.pid}"):
+            with study_lock("lk"):
+                pass
+        # naming the holder in the environment does not let a non-descendant in
+        monkeypatch.setenv(ENV, f"{lock_path('lk')}:{holder.pid}")
+        with pytest.raises(StudyLocked):
+            with study_lock("lk"):
+                pass
+        params = tmp_path / "p.yaml"
+        params.write_text("study: lk\n")
+        r = _tibench("run", str(params), "--phase", "prepare", "--in-process", data=tmp_path)
+        assert r.returncode == 1
+        line = _error_line(r)
+        assert f"pid {holder.pid}" in line and "being run by another tibench" in line
+        assert "phase prepare" not in r.stderr, "nothing ran"
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_lock_is_reentrant_in_process_and_for_children(tmp_path, monkeypatch):
+    from tibenchlib.lock import study_lock
+
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    child = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from tibenchlib.lock import study_lock\n"
+        "with study_lock('re'): print('child ran')"
+    )
+    with study_lock("re"):
+        with study_lock("re"):  # a phase inside tibench run's lock
+            pass
+        r = subprocess.run(
+            [sys.executable, "-c", child, str(Path(__file__).parents[1])],
+            capture_output=True,
+            text=True,
+        )
+        assert r.returncode == 0 and "child ran" in r.stdout, r.stderr
+    # released: an unrelated process takes it
+    r = subprocess.run(
+        [sys.executable, "-c", child, str(Path(__file__).parents[1])],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "TIBENCH_STUDY_LOCK"},
+    )
+    assert r.returncode == 0, r.stderr
+
+
+# -- sysbench's credentials file -----------------------------------------------------------------
+def test_credentials_file_lives_in_the_study_private_dir(tmp_path, monkeypatch):
+    from tibenchlib.db import ConnInfo, remove_stale_configs, secret_config_file
+
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    d = paths.private_dir("cfg")
+    assert d == tmp_path / "cfg" / ".private"
+    assert (d.stat().st_mode & 0o777) == 0o700
+    info = ConnInfo("127.0.0.1", 3306, "u", "sbtest", password=SECRET)
+    with secret_config_file(info, d) as p:
+        assert p.parent == d and (p.stat().st_mode & 0o777) == 0o600
+        assert SECRET in p.read_text()
+    assert not p.exists()
+    (d / "sysbench-stale.cfg").write_text(f"mysql-password={SECRET}\n")  # left by a SIGKILL
+    assert remove_stale_configs(d) == 1 and not list(d.iterdir())
+
+
+# -- a dead target -------------------------------------------------------------------------------
+def test_dead_external_target_stops_the_phase_with_one_masked_line():
+    from types import SimpleNamespace
+
+    from tibenchlib.db import ConnInfo
+    from tibenchlib.server import free_port
+    from tibenchlib.sweep import AliveCheck, RunSpec, TargetDown
+
+    conn = ConnInfo("127.0.0.1", free_port(), "root", "sbtest", password=SECRET)
+    ctx = SimpleNamespace(server=None, conn=conn)
+    with pytest.raises(TargetDown) as e:
+        AliveCheck().check(ctx, RunSpec("a", "oltp_point_select", 1, 1), 5)
+    msg = str(e.value)
+    assert "stopped answering before run a/oltp_point_select/t1/r1" in msg
+    assert "5 runs left" in msg and SECRET not in msg and "\n" not in msg
+
+
+# -- the corpus on the embedded default, with a measured study -----------------------------------
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    import shutil
+
+    if not shutil.which("sysbench"):
+        pytest.skip("sysbench is not installed (make setup installs it)")
+    data = tmp_path_factory.mktemp("corpus-data")
+    params = data.parent / "corpus.yaml"
+    params.write_text(
+        "study: corpus\nworkloads: [oltp_point_select]\nthreads: [1]\nrepeats: 2\n"
+        "duration_s: 1\nsample_resources: false\ndataset: {tables: 1, table_size: 1000}\n"
+    )
+    r = _tibench(
+        "run", str(params), "--phase", "prepare", "--phase", "sweep", "--in-process", data=data
+    )
+    assert r.returncode == 0, r.stderr
+    yield data, params, data / "corpus" / "results.sqlite"
+    _tibench("server", "stop", data=data)
+
+
+def _variant(measured, text: str) -> Path:
+    data, params, _ = measured
+    p = data.parent / "variant.yaml"
+    p.write_text(params.read_text() + text)
+    return p
+
+
+BAD_PARAMS = [
+    ("threads: [1\n", "not valid YAML"),
+    ("colour: blue\n", "colour: unknown key"),
+    ("repeats: 0\n", "repeats: Input should be greater than 0"),
+    ("order: backwards\n", "order: Input should be"),
+    (
+        f"target: {{kind: url, url: 'mysql+pymysql://root:{SECRET}@127.0.0.1:4000/sbtest'}}\n",
+        "root:***@127.0.0.1:4000",
+    ),
+    ("extra_args: ['--mysql-password=x']\n", "--mysql-password comes from target"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("extra,shown", BAD_PARAMS, ids=[b for _, b in BAD_PARAMS])
+def test_bad_params_one_line_and_nothing_lost(measured, extra, shown):
+    data, _, db = measured
+    before = _counts(db)
+    p = _variant(measured, extra)
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", "--redo", data=data)
+    assert r.returncode == 2, r.stderr
+    assert shown in r.stderr and SECRET not in r.stderr + r.stdout
+    assert "Traceback" not in r.stderr and "phase sweep" not in r.stderr
+    assert _counts(db) == before
+
+
+@pytest.mark.slow
+def test_study_dot_dot_is_refused_before_anything_is_written(measured, tmp_path):
+    data, params, db = measured
+    p = tmp_path / "dots.yaml"
+    p.write_text(params.read_text().replace("study: corpus", "study: '..'"))
+    r = _tibench("run", str(p), "--phase", "prepare", "--in-process", data=data)
+    assert r.returncode == 2 and "study: Value error, '..' is not a study name" in r.stderr
+    assert not (data.parent / "results.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_missing_sysbench_is_said_before_any_run(measured):
+    data, params, db = measured
+    before = _counts(db)
+    r = _tibench(
+        "run",
+        str(params),
+        "--phase",
+        "sweep",
+        "--in-process",
+        "--redo",
+        data=data,
+        env={"PATH": "/nonexistent"},
+    )
+    assert r.returncode == 1
+    assert _error_line(r).startswith("tibench: error: ToolMissing: sysbench is not installed")
+    assert _counts(db) == before
+
+
+@pytest.mark.slow
+def test_unreachable_and_wrong_password_targets(measured):
+    from tibenchlib.server import free_port
+
+    data, _, db = measured
+    before = _counts(db)
+    closed = free_port()
+    p = _variant(
+        measured,
+        f"target: {{kind: url, url: 'mysql+pymysql://root@127.0.0.1:{closed}/sbtest'}}\n"
+        "allow_destructive: true\n",
+    )
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", "--redo", data=data)
+    assert r.returncode == 1
+    assert f"cannot connect to mysql+pymysql://root@127.0.0.1:{closed}/sbtest" in _error_line(r)
+
+    st = json.loads(_tibench("server", "status", "--json", data=data).stdout)
+    p = _variant(
+        measured,
+        f"target: {{kind: url, url: 'mysql+pymysql://tibench@127.0.0.1:{st['port']}/sbtest',"
+        " password_env: TB_WRONG}\nallow_destructive: true\n",
+    )
+    r = _tibench(
+        "run",
+        str(p),
+        "--phase",
+        "sweep",
+        "--in-process",
+        "--redo",
+        data=data,
+        env={"TB_WRONG": SECRET},
+    )
+    assert r.returncode == 1 and "Access denied" in _error_line(r)
+    assert SECRET not in r.stderr + r.stdout
+    assert _counts(db) == before
+
+
+@pytest.mark.slow
+def test_server_killed_mid_sweep_is_restarted_once_and_resume_retries(measured, monkeypatch):
+    import signal
+    import threading
+    import time
+
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+
+    data, params, _ = measured
+    monkeypatch.setenv("TIBENCH_DATA", str(data))
+    p = data.parent / "killed.yaml"
+    p.write_text(
+        params.read_text()
+        .replace("study: corpus", "study: killed")
+        .replace("repeats: 2", "repeats: 6")
+    )
+    study = load_study(p)
+    store = Store.for_study(study)
+    killed = {}
+
+    def kill_server_during_second_run():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(store.run_status("killed")) < 1:
+            time.sleep(0.05)
+        time.sleep(0.4)
+        st = json.loads((data / "server" / "embedded" / "state.json").read_text())
+        os.kill(st["pid"], signal.SIGKILL)
+        killed["pid"] = st["pid"]
+
+    t = threading.Thread(target=kill_server_during_second_run)
+    t.start()
+    df = phases.sweep(study, progress=False)
+    t.join()
+    assert killed and len(df) == 6
+    assert 1 <= (df["status"] != "ok").sum() <= 1, df[["run_key", "status", "error"]]
+    assert (df["status"] == "ok").sum() == 5  # the later runs ran on the restarted server
+    # resume: only the failed run runs again, its first log kept
+    again = phases.sweep(study, progress=False)
+    assert (again["status"] == "ok").all()
+    assert sorted(again["attempts"].fillna(1).astype(int)) == [1, 1, 1, 1, 1, 2]
+    ok_before = df[df["status"] == "ok"].set_index("run_key")["tps"]
+    assert (again.set_index("run_key").loc[ok_before.index, "tps"] == ok_before).all()
