@@ -546,3 +546,38 @@ def test_server_killed_mid_sweep_is_restarted_once_and_resume_retries(measured, 
     assert sorted(again["attempts"].fillna(1).astype(int)) == [1, 1, 1, 1, 1, 2]
     ok_before = df[df["status"] == "ok"].set_index("run_key")["tps"]
     assert (again.set_index("run_key").loc[ok_before.index, "tps"] == ok_before).all()
+
+
+@pytest.mark.slow
+def test_tibench_run_notebook_kernel_works_under_the_parents_lock(measured):
+    """``tibench run`` holds the lock; the papermill kernel's phase takes it without failing."""
+    data, params, db = measured
+    r = _tibench("run", str(params), "--phase", "environment", "--json", data=data)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)[0]["arm"] == "default"
+    assert not (data / "corpus" / ".private").exists() or not list(
+        (data / "corpus" / ".private").glob("*.cfg")
+    )
+
+
+@pytest.mark.slow
+def test_emptied_catalog_never_costs_the_old_raw_logs(measured):
+    data, params, _ = measured
+    p = data.parent / "zero.yaml"
+    p.write_text(
+        params.read_text()
+        .replace("study: corpus", "study: zero")
+        .replace("repeats: 2", "repeats: 1")
+    )
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", data=data)
+    assert r.returncode == 0, r.stderr
+    raw = data / "zero" / "raw" / "sysbench" / "default__oltp_point_select__t1__r1.log"
+    first = raw.read_text()
+    (data / "zero" / "results.sqlite").write_bytes(b"")
+    for side in ("-wal", "-shm"):
+        (data / "zero" / f"results.sqlite{side}").unlink(missing_ok=True)
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", data=data)
+    assert r.returncode == 0, r.stderr
+    assert "0 bytes" in r.stderr and "results.sqlite" in r.stderr
+    assert raw.with_name(raw.stem + ".attempt1.log").read_text() == first
+    assert raw.read_text() != first

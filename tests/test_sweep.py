@@ -293,8 +293,12 @@ def test_killed_mid_sweep_resumes_without_loss_or_repeats(tmp_path, data_dir, sy
     time.sleep(0.5)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert not [ln for ln in ps.splitlines() if "sysbench" in ln and str(tmp_path) in ln]
+    # a credentials file a SIGKILL left behind is only ever in the study's 0700 folder
+    private = data_dir / f"kill{int(sig)}" / ".private"
+    assert (private.stat().st_mode & 0o777) == 0o700
     r = _tibench("run", str(f), "--phase", "sweep", "--in-process", "--json", env=env)
     assert r.returncode == 0, r.stderr
+    assert not list(private.glob("*.cfg")), "stale credentials removed at start"
     rows = json.loads(r.stdout)
     assert len(rows) == 8 and all(x["status"] == "ok" for x in rows)
     after = store.runs(f"kill{int(sig)}").set_index("run_key")
