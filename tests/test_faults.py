@@ -274,7 +274,7 @@ def test_parse_directory_and_unreadable_files_are_per_file_statuses(tmp_path):
     assert "is a directory" in rows[0]["error"] and "no such file" in rows[2]["error"]
     assert f"tibench: {tmp_path}: is a directory" in r.stderr
     r = _tibench("parse", "sysbench", str(tmp_path), "--json", data=tmp_path)
-    assert r.returncode == 1 and json.loads(r.stdout)[0]["status"] == "unreadable"
+    assert r.returncode == 2 and json.loads(r.stdout)[0]["status"] == "unreadable"
 
 
 # -- the study lock ------------------------------------------------------------------------------

@@ -159,7 +159,7 @@ def cmd_parse(a) -> int:
     else:
         for r in rows:
             print(r)
-    return 1 if unreadable == len(a.files) else 0
+    return 2 if unreadable == len(a.files) else 0
 
 
 def _unreadable(f: str) -> str | None:
