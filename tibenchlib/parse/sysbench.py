@@ -485,7 +485,8 @@ def _result(
         "unfinished_transactions": s["unfinished_transactions"],
         "fatal": fatal,
     }
-    intervals = pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
+    # rows belong to this call: no copy (pandas 3 copies a 2-D array by default)
+    intervals = pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS), copy=False)
     if hist is not None:
         histogram = pd.DataFrame({"value_ms": hist[0], "count": hist[1]})
     else:
@@ -560,6 +561,7 @@ def _parse_stream(fh, file: str, *, keep: bool) -> SysbenchResult:
     middle = "".join(f"{x}\n" for x in dict.fromkeys(fatal_lines[:1000]))
     text = head + middle + after
     rows = np.concatenate(blocks) if blocks else np.empty((0, len(INTERVAL_COLUMNS)))
+    blocks.clear()
     if queue:
         # as parse_sysbench joins them: first interval of a timestamp, last queue line wins
         by_t: dict[float, int] = {}
