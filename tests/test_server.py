@@ -203,3 +203,18 @@ def test_old_datadir_is_locked_down_on_start(fresh):
     with pytest.raises(pymysql.err.OperationalError, match="Access denied"):
         _login(host="127.0.0.1", port=s.port, user="root", password="")
     assert _query(s, "SELECT COUNT(*) FROM mysql.global_priv WHERE User = ''") == 0
+
+
+def test_running_server_of_an_older_version_is_restarted_locked_down(fresh):
+    import json
+
+    s = fresh.ensure()
+    pid = s.pid
+    st = json.loads(s.state_path.read_text())
+    assert st.pop("locked_down") is True
+    s.state_path.write_text(json.dumps(st))  # as an older tibench wrote it
+    again = EmbeddedServer(name="lifecycle", root=s.root).ensure()
+    assert again.pid != pid
+    assert _query(again, "SELECT @@secure_file_priv")
+    # a locked-down one is reused as before
+    assert EmbeddedServer(name="lifecycle", root=s.root).ensure().pid == again.pid

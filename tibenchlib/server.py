@@ -254,6 +254,11 @@ class EmbeddedServer:
         restart and a cold buffer pool); otherwise the server restarts on the same data.
         """
         st = self._state()
+        if st and _pid_alive(st.get("pid")) and not st.get("locked_down"):
+            # started by an older tibench: as root, without secure_file_priv
+            log.info("embedded MariaDB was started by an older tibench: restarting it locked down")
+            self.stop()
+            st = None
         if st and _pid_alive(st.get("pid")):
             same = {k: st.get(k) for k in ("options", "prefix")} == self._wanted()
             if same and self._ping(st["port"]):
@@ -421,6 +426,8 @@ class EmbeddedServer:
                     self._bootstrap()
                     (self.datadir / "tibench.initialized").write_text("")
                 self._lockdown()
+                state["locked_down"] = True
+                self.state_path.write_text(json.dumps(state, indent=1, sort_keys=True))
                 log.info("embedded MariaDB pid %s on 127.0.0.1:%s", proc.pid, port)
                 return
             err = self._log_tail()
