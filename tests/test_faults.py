@@ -581,3 +581,12 @@ def test_emptied_catalog_never_costs_the_old_raw_logs(measured):
     assert "0 bytes" in r.stderr and "results.sqlite" in r.stderr
     assert raw.with_name(raw.stem + ".attempt1.log").read_text() == first
     assert raw.read_text() != first
+
+
+def test_a_study_folder_symlinked_to_another_disk_is_allowed(tmp_path, monkeypatch):
+    data, elsewhere = tmp_path / "data", tmp_path / "big-disk" / "s"
+    elsewhere.mkdir(parents=True)
+    data.mkdir()
+    (data / "s").symlink_to(elsewhere)
+    monkeypatch.setenv("TIBENCH_DATA", str(data))
+    assert paths.study_dir("s").resolve() == elsewhere

@@ -19,14 +19,14 @@ class PathError(ValueError):
 
 
 def _inside(base: Path, name: str, what: str) -> Path:
-    """``base / name``, refused unless it is a folder strictly inside ``base``."""
-    p = (base / name).resolve()
-    if not name or p == base or base not in p.parents or p.parent != base:
+    """``base / name``, refused unless ``name`` is one plain path component (so the folder sits
+    directly in ``base``; a symlink there, e.g. to a larger disk, is the user's choice)."""
+    if not name or name in (".", "..") or Path(name).name != name or "\0" in name:
         raise PathError(
             f"{what} '{name}' would write outside {base}: use a plain name "
             "(letters, digits, '_', '-', '.'; not '.' or '..')"
         )
-    return p
+    return base / name
 
 
 def study_dir(study: str) -> Path:
