@@ -48,8 +48,8 @@ format: setup ## ruff format
 bench: setup ## run every performance script in benchmarks/ (prints measured ratios)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-lab: setup ## JupyterLab on notebooks/
-	$(BIN)/jupyter lab notebooks/
+lab: setup ## JupyterLab on notebooks/ (127.0.0.1; --allow-root when run as root)
+	$(BIN)/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" -eq 0 ] && echo --allow-root) notebooks/
 
 server-stop: ## stop the embedded MariaDB
 	-$(BIN)/tibench server stop

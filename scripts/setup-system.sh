@@ -12,6 +12,10 @@ have sysbench || need+=(sysbench)
 have numactl || need+=(numactl)
 have prometheus || need+=(prometheus)
 have prometheus-node-exporter || need+=(prometheus-node-exporter)
+# Chromium for the notebooks' browser test (Debian's own package; elsewhere the test is skipped)
+if ! have chromium && ! have chromium-browser && grep -qs "^ID=debian" /etc/os-release; then
+  need+=(chromium)
+fi
 # Debian's own python3 needs python3-venv for `python3 -m venv` (ensurepip)
 python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: a private MariaDB for the whole test session, started and stopped here."""
+"""Shared fixtures: a private MariaDB for the whole test session, started and stopped here, and a
+private data directory per test."""
 
 from __future__ import annotations
 
@@ -44,3 +45,15 @@ def sysbench_bin():
     if not path:
         pytest.skip("sysbench is not installed (make setup installs it)")
     return path
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    """A private data directory (``TIBENCH_DATA``) for one test; the embedded server a phase
+    started in it is stopped afterwards."""
+    d = tmp_path / "data"
+    monkeypatch.setenv("TIBENCH_DATA", str(d))
+    yield d
+    from tibenchlib.server import embedded
+
+    embedded().stop()

@@ -39,9 +39,12 @@ def test_dry_run_prints_the_plan_eta_and_disk(tmp_path):
     assert plan["study"] == "ci" and len(plan["runs"]) == 2 * 2 * 2 * 3
     assert plan["eta_s"] > 0 and plan["disk_bytes"] > 0
     assert plan["runs"][0]["run_key"] == "flush1/oltp_point_select/t1/r1"
+    assert [e["phase"] for e in plan["phases"]] == ["sweep"]
     assert not (tmp_path / "ci").exists(), "a dry run writes nothing"
     human = tibench("run", "params/seed-v514-vs-v600.yaml", "--dry-run", "--phase", "sweep")
     assert "144 runs" in human.stdout and "ETA" in human.stdout
+    # 144 runs of 600 s with 300 s cooldowns: 36 hours, said in hours
+    assert "ETA 35 h" in human.stdout or "ETA 36 h" in human.stdout
 
 
 def test_bad_params_exit_2_with_every_field(tmp_path):
@@ -55,6 +58,204 @@ def test_bad_params_exit_2_with_every_field(tmp_path):
 def test_unknown_phase_is_an_error():
     r = tibench("run", "params/ci.yaml", "--phase", "nope", "--dry-run")
     assert r.returncode == 2 and "unknown phase 'nope'" in r.stderr
+
+
+def test_phases_run_in_the_study_order_and_unknown_arms_are_named(tmp_path):
+    env = {"TIBENCH_DATA": str(tmp_path)}
+    r = tibench(
+        "run", "params/demo.yaml", "--dry-run", "--json", "--phase", "compare", "--phase", "sweep",
+        env=env,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert [e["phase"] for e in json.loads(r.stdout)["phases"]] == ["sweep", "compare"]
+    r = tibench("run", "params/ci.yaml", "--dry-run", "--arm", "flush3", env=env)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "no arm 'flush3' in study 'ci'" in r.stderr and "flush1, flush2" in r.stderr
+    # a NUMA policy is an arm of the numa phase only
+    r = tibench("run", "params/ci.yaml", "--dry-run", "--json", "--arm", "cpus:0", env=env)
+    assert r.returncode == 0, r.stderr
+    by_phase = {e["phase"]: e for e in json.loads(r.stdout)["phases"]}
+    assert by_phase["sweep"]["runs"] == 0 and by_phase["sweep"]["note"] == "no selected arm"
+
+
+def test_dry_run_estimates_every_phase(tmp_path):
+    from tibenchlib import numa
+    from tibenchlib.params import load_study
+
+    r = tibench(
+        "run", "params/demo.yaml", "--dry-run", "--json", env={"TIBENCH_DATA": str(tmp_path)}
+    )
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    study = load_study(ROOT / "params/demo.yaml")
+    by_phase = {e["phase"]: e for e in plan["phases"]}
+    assert list(by_phase) == [p for p in study.phases]
+    assert by_phase["numa"]["runs"] == len(numa.plan(study))
+    t = study.tpch_scaling
+    assert (
+        by_phase["tpch_scaling"]["runs"] > len(t.arms) * len(t.modes) * len(t.queries) * t.repeats
+    )
+    assert by_phase["tpch_scaling"]["eta_max_s"] >= by_phase["tpch_scaling"]["eta_s"]
+    for e in plan["phases"]:
+        assert e["eta_s"] > 0 and e["disk_bytes"] >= 0, e
+    assert plan["eta_s"] == pytest.approx(sum(e["eta_s"] for e in plan["phases"]))
+    assert plan["disk_bytes"] == sum(e["disk_bytes"] for e in plan["phases"])
+
+
+def test_version_verbose_after_the_subcommand_and_every_option_has_help():
+    import argparse
+
+    from tibenchlib import __version__
+    from tibenchlib.cli import build_parser
+
+    r = tibench("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"tibench {__version__}"
+    a = build_parser().parse_args(["run", "params/ci.yaml", "-v", "--dry-run"])
+    assert a.verbose is True
+    a = build_parser().parse_args(["-v", "run", "params/ci.yaml"])
+    assert a.verbose is True
+    parser = build_parser()
+    (sub,) = [x for x in parser._actions if isinstance(x, argparse._SubParsersAction)]
+    assert set(sub.choices) >= {"run", "runs", "server", "env", "parse", "compare"}
+    for name, sp in [("tibench", parser), *sub.choices.items()]:
+        assert sp.description and "``" not in sp.description, name
+        for act in sp._actions:
+            if isinstance(act, argparse._SubParsersAction):
+                continue
+            assert act.help and act.help != argparse.SUPPRESS, (name, act.dest)
+            assert "``" not in act.help and ":func:" not in act.help, (name, act.dest)
+        assert "``" not in sp.format_help(), name
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    # thousands of plan lines: more than a pipe holds, so the writer meets the closed pipe
+    p = tmp_path / "big.yaml"
+    p.write_text("study: big\nthreads: [" + ", ".join(map(str, range(1, 61))) + "]\nrepeats: 60\n")
+    r = subprocess.run(
+        f"{sys.executable} -m tibenchlib.cli run {p} --dry-run --phase sweep | head -1",
+        shell=True, capture_output=True, text=True, cwd=ROOT,
+        env={**os.environ, "TIBENCH_DATA": str(tmp_path)},
+    )  # fmt: skip
+    assert r.stdout.startswith("study big: ETA")
+    assert r.stderr == "", r.stderr
+
+
+def test_parse_and_compare_print_aligned_tables(tmp_path):
+    from tibenchlib.texttable import display_width
+
+    files = sorted((FIX / "mariadb").glob("*-hist.txt"))[:3]
+    r = tibench("parse", "sysbench", *map(str, files))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:4] == ["file", "status", "threads", "tps"]
+    assert len(lines) == 2 + len(files) and len({len(x) for x in lines[:2]}) == 1
+    csv = tmp_path / "t.csv"
+    csv.write_text(
+        "workload,threads,arm,tps\n"
+        + "".join(f"w,{t},A,{v * t}\n" for t in (8, 16) for v in (1000, 1020, 990))
+        + "".join(f"w,{t},B,{v * t}\n" for t in (8, 16) for v in (1050, 1068, 1041))
+    )
+    r = tibench(
+        "compare", "--table", str(csv), "--baseline", "A", "--candidate", "B", "--lang", "zh"
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "提升" in lines[0] and len(lines) == 4
+    # every column starts at the same display position on every line: the rule line's gaps
+    rule = lines[1]
+    starts = [i for i in range(1, len(rule)) if rule[i] == "-" and rule[i - 1] == " "]
+    for line in (lines[0], *lines[2:]):
+        for s in starts:
+            col = next(i for i in range(len(line) + 1) if display_width(line[:i]) >= s)
+            assert line[col - 2 : col] == "  ", (line, s)
+
+
+def test_display_width_counts_wide_characters_twice():
+    from tibenchlib.texttable import display_width, format_table
+
+    assert display_width("TPS 提升 (%)") == 12 and display_width("ab") == 2
+    assert display_width("e\u0301") == 1  # e + combining acute accent
+    out = format_table(["名称", "x"], [["提升", 1.5], ["ab", 22]])
+    assert [display_width(line) for line in out.splitlines()] == [9, 9, 9, 9]  # 4 + 2 + len("1.5")
+
+
+def test_runs_shows_done_failed_and_pending_per_phase_and_arm(tmp_path):
+    from tibenchlib.params import load_study
+    from tibenchlib.store import Store, default_url
+
+    env = {"TIBENCH_DATA": str(tmp_path)}
+    r = tibench("runs", "ci", env=env)
+    assert r.returncode == 2 and "study 'ci' has no catalog" in r.stderr
+    r = tibench("runs", "params/ci.yaml", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    fresh = json.loads(r.stdout)
+    assert all(x["done"] == 0 and x["pending"] == x["planned"] for x in fresh)
+    assert not (tmp_path / "ci").exists(), "reading progress creates no catalog"
+
+    study = load_study(ROOT / "params/ci.yaml")
+    os.environ["TIBENCH_DATA"] = str(tmp_path)
+    try:
+        store = Store(default_url("ci"))
+    finally:
+        del os.environ["TIBENCH_DATA"]
+    store.record_study("ci", study.model_dump(mode="json"))
+    for i, (key, status) in enumerate(
+        [("flush1/oltp_point_select/t1/r1", "ok"), ("flush1/oltp_point_select/t2/r1", "ok"),
+         ("flush1/oltp_update_non_index/t1/r1", "degenerate")]
+    ):  # fmt: skip
+        arm, wl, t, rep = key.split("/")
+        store.record_run(
+            {"study": "ci", "run_key": key, "phase": "sweep", "arm": arm, "workload": wl,
+             "threads": int(t[1:]), "repeat": int(rep[1:]), "seq": i, "status": status}
+        )  # fmt: skip
+    r = tibench("runs", "ci", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    rows = {(x["phase"], x["arm"]): x for x in json.loads(r.stdout)}
+    f1 = rows[("sweep", "flush1")]
+    assert (f1["planned"], f1["done"], f1["failed"], f1["pending"]) == (12, 2, 1, 9)
+    assert rows[("sweep", "flush2")]["pending"] == 12
+    human = tibench("runs", "ci", env=env).stdout.splitlines()
+    assert human[1].split() == ["phase", "arm", "unit", "planned", "done", "failed", "pending"]
+    assert any(line.split()[:2] == ["sweep", "flush1"] for line in human)
+
+
+def test_a_failed_notebook_names_the_executed_copy_and_the_cell(tmp_path, monkeypatch):
+    from papermill.exceptions import PapermillExecutionError
+
+    from tibenchlib.cli import _notebook_failure
+
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    e = PapermillExecutionError(
+        cell_index=4, exec_count=3, source="df = sweep(study)\nshow(df)", ename="RuntimeError",
+        evalue="no sweep runs", traceback=[],
+    )  # fmt: skip
+    msg = _notebook_failure("ci", "compare", e)
+    assert "cell 4 (In [3]): df = sweep(study)" in msg
+    assert "RuntimeError: no sweep runs" in msg
+    assert str(tmp_path / "ci" / "notebooks" / "03_compare.ipynb") in msg
+
+
+def test_a_missing_notebook_is_an_error_not_a_skip(tmp_path, monkeypatch, capsys):
+    from tibenchlib import cli, paths
+
+    monkeypatch.setattr(paths, "notebooks_dir", lambda: tmp_path / "nowhere")
+    code = cli.main(["--data-dir", str(tmp_path), "run", "params/ci.yaml", "--phase", "compare"])
+    assert code == 2
+    assert "notebook not found" in capsys.readouterr().err
+    assert not (tmp_path / "ci").exists()
+
+
+def test_data_dir_option_environment_and_installed_default(tmp_path, monkeypatch):
+    from tibenchlib import paths
+
+    monkeypatch.delenv("TIBENCH_DATA", raising=False)
+    assert paths.data_dir() == paths.ROOT / "data"  # a clone writes into its own data/
+    monkeypatch.setattr(paths, "IN_CLONE", False)
+    monkeypatch.chdir(tmp_path)
+    assert paths.data_dir() == tmp_path / "data"  # installed: the current directory's data/
+    assert paths.notebooks_dir() == paths.SHARE / "notebooks"
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path / "elsewhere"))
+    assert paths.data_dir() == tmp_path / "elsewhere"
 
 
 def test_parse_sysbench_json():

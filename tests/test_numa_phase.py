@@ -37,15 +37,6 @@ def _study(**numa_kw):
     )
 
 
-@pytest.fixture
-def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path / "data"))
-    yield tmp_path / "data"
-    from tibenchlib.server import embedded
-
-    embedded().stop()
-
-
 def test_plan_alternates_policies_and_puts_unbound_first():
     s = _study(policies=["cpus:0", "node:0"], repeats=2)
     assert numa.policies(s) == ["unbound", "cpus:0", "node:0"]

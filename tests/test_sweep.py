@@ -110,16 +110,6 @@ def _write_params(tmp_path, **kw) -> Path:
     return f
 
 
-@pytest.fixture
-def data_dir(tmp_path, monkeypatch):
-    d = tmp_path / "data"
-    monkeypatch.setenv("TIBENCH_DATA", str(d))
-    yield d
-    from tibenchlib.server import embedded
-
-    embedded().stop()
-
-
 def _tibench(*args, env=None, **kw):
     return subprocess.run(
         [sys.executable, "-m", "tibenchlib.cli", *args],

@@ -17,15 +17,6 @@ CLI = ["query", "arm", "mode", "n", "status", "mean_s", "ci_low_s", "ci_high_s",
        "improvement_pct", "ci_low_pct", "ci_high_pct", "verified"]  # fmt: skip
 
 
-@pytest.fixture
-def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path / "data"))
-    yield tmp_path / "data"
-    from tibenchlib.server import embedded
-
-    embedded().stop()
-
-
 def test_elapsed_summary_compares_rates_not_wall_times():
     # arm b runs two streams in the same wall time as a's one: twice the rate
     rows = []

@@ -1,7 +1,7 @@
-"""The ``tibench`` command: run phases, control the embedded server, capture, parse, compare.
+"""The tibench command: run a study's phases, control the embedded server, capture, parse, compare.
 
-Results go to stdout (JSON with ``--json``); progress and logs go to stderr, so
-``tibench run params/ci.yaml --phase sweep --json | jq …`` works.
+Results go to stdout (JSON with ``--json``, aligned tables without); progress and logs go to
+stderr, so ``tibench run params/ci.yaml --phase sweep --json | jq …`` works.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -28,43 +29,24 @@ def _fail(msg: str, code: int = 2) -> int:
 
 # -- run ---------------------------------------------------------------------------------------
 def cmd_run(a) -> int:
-    from . import phases
+    from . import phases, studyplan
     from .notebook import PHASE_NOTEBOOKS, execute_phase_notebook
     from .paths import notebooks_dir
-    from .sweep import estimate, plan
 
     study = load_study(a.params)
-    selected = a.phase or list(study.phases)
-    if not a.phase and not a.in_process:
-        absent = [p for p in selected if not (notebooks_dir() / PHASE_NOTEBOOKS[p]).exists()]
-        for p in absent:
-            print(f"tibench: phase {p} has no notebook in this version: skipped", file=sys.stderr)
-        selected = [p for p in selected if p not in absent]
-    for p in selected:
-        if p not in PHASES:
-            return _fail(f"unknown phase '{p}' (phases: {', '.join(PHASES)})")
+    selected = studyplan.ordered_phases(study, a.phase)
+    studyplan.check_arms(study, selected, a.arm)
+    if not a.in_process and not a.dry_run:
+        absent = [notebooks_dir() / PHASE_NOTEBOOKS[p] for p in selected]
+        absent = [str(nb) for nb in absent if not nb.exists()]
+        if absent:
+            return _fail(f"notebook not found: {', '.join(absent)} (or run with --in-process)")
     if a.dry_run:
-        specs = plan(study, arms=a.arm or None)
-        est = estimate(study, specs)
-        plan_out = {
-            "study": study.study,
-            "phases": selected,
-            "runs": [s.__dict__ | {"run_key": s.run_key} for s in specs]
-            if "sweep" in selected
-            else [],
-            "eta_s": est["eta_s"] if "sweep" in selected else 0,
-            "disk_bytes": est["disk_bytes"] if "sweep" in selected else 0,
-        }
+        plan_out = studyplan.dry_run(study, selected, a.arm)
         if a.json:
             _print_json(plan_out)
         else:
-            print(
-                f"study {study.study}: phases {', '.join(selected)}; sweep of "
-                f"{len(plan_out['runs'])} runs, ETA {plan_out['eta_s'] / 60:.1f} min, "
-                f"~{plan_out['disk_bytes'] / 1e6:.1f} MB of logs"
-            )
-            for r in plan_out["runs"]:
-                print(f"  {r['seq']:4d}  {r['run_key']}")
+            print(_dry_run_text(plan_out))
         return 0
     from .db import remove_stale_configs
     from .lock import study_lock
@@ -76,11 +58,20 @@ def cmd_run(a) -> int:
         remove_stale_configs(private_dir(study.study))
         for p in selected:
             print(f"tibench: phase {p}", file=sys.stderr, flush=True)
-            kw = dict(redo=a.redo, yes=a.yes, arms=a.arm or None)
+            kw = dict(redo=a.redo, yes=a.yes, arms=studyplan.arms_for(study, p, a.arm))
+            if kw["arms"] == []:
+                print(f"tibench: phase {p}: none of the selected arms is in it", file=sys.stderr)
+                results[p] = []
+                continue
             if a.in_process:
                 phases.run_phase(study, p, progress=True, **kw)
             else:
-                out = execute_phase_notebook(study.study, p, a.params, progress=True, **kw)
+                try:
+                    out = execute_phase_notebook(study.study, p, a.params, progress=True, **kw)
+                except Exception as e:
+                    if type(e).__name__ == "PapermillExecutionError":
+                        return _fail(_notebook_failure(study.study, p, e), 1)
+                    raise
                 print(f"tibench: executed notebook {out}", file=sys.stderr)
             results[p] = phases.read_results(study, p)
     if a.json:
@@ -88,6 +79,58 @@ def cmd_run(a) -> int:
     else:
         for p in selected:
             print(f"{p}: {len(results[p])} rows -> {phases.results_dir(study) / (p + '.json')}")
+    return 0
+
+
+def _dry_run_text(plan_out: dict) -> str:
+    from .studyplan import human_bytes, human_duration
+    from .texttable import format_table
+
+    rows = [
+        [e["phase"], e["runs"], human_duration(e["eta_s"]), human_bytes(e["disk_bytes"]), e["note"]]
+        for e in plan_out["phases"]
+    ]
+    rows.append(
+        ["total", "", human_duration(plan_out["eta_s"]), human_bytes(plan_out["disk_bytes"]), ""]
+    )
+    head = (
+        f"study {plan_out['study']}: ETA {human_duration(plan_out['eta_s'])}, "
+        f"~{human_bytes(plan_out['disk_bytes'])} of disk (rough figures besides the sweep's)"
+    )
+    lines = [head, "", format_table(["phase", "runs", "time", "disk", "what"], rows, max_width=90)]
+    if plan_out["runs"]:
+        lines += ["", "sweep runs, in order:"]
+        lines += [f"  {r['seq']:4d}  {r['run_key']}" for r in plan_out["runs"]]
+    return "\n".join(lines)
+
+
+def _notebook_failure(study: str, phase: str, e) -> str:
+    """Where to look when a phase's notebook failed: the executed copy and the failing cell."""
+    from .notebook import executed_path
+
+    source = (getattr(e, "source", "") or "").strip().splitlines()
+    first = source[0] if source else ""
+    count = getattr(e, "exec_count", None)
+    where = f"cell {getattr(e, 'cell_index', '?')}" + (f" (In [{count}])" if count else "")
+    return (
+        f"phase {phase} failed in {where}: {first}\n"
+        f"  {getattr(e, 'ename', type(e).__name__)}: {getattr(e, 'evalue', e)}\n"
+        f"  open the executed notebook: {executed_path(study, phase)}"
+    )
+
+
+# -- runs --------------------------------------------------------------------------------------
+def cmd_runs(a) -> int:
+    from .studyplan import progress, study_from
+    from .texttable import format_frame
+
+    study = study_from(a.study)
+    df = progress(study)
+    if a.json:
+        _print_json(json.loads(df.to_json(orient="records")))
+    else:
+        print(f"study {study.study}: done, failed and pending per phase and arm")
+        print(format_frame(df))
     return 0
 
 
@@ -157,8 +200,7 @@ def cmd_parse(a) -> int:
     if a.json:
         _print_json(rows)
     else:
-        for r in rows:
-            print(r)
+        print(_parse_text(a.tool, rows))
     return 2 if unreadable == len(a.files) else 0
 
 
@@ -174,6 +216,35 @@ def _unreadable(f: str) -> str | None:
     except OSError as e:
         return f"cannot be read ({e.strerror})"
     return None
+
+
+def _parse_text(tool: str, rows: list[dict]) -> str:
+    """The parsed rows as an aligned table: the figures a reader compares, one line per run."""
+    from .texttable import format_table
+
+    if tool == "tpch":
+        cols = list(dict.fromkeys(k for r in rows for k in r))
+        return format_table(cols, [[r.get(c) for c in cols] for r in rows])
+    cols = ["file", "status", "threads", "tps", "qps", "lat avg ms", "lat pct ms", "errors/s"]
+    table = [
+        [
+            r.get("file"),
+            r.get("status"),
+            r.get("threads"),
+            r.get("tps"),
+            r.get("qps"),
+            (r.get("latency_ms") or {}).get("avg"),
+            (r.get("latency_ms") or {}).get("percentile_value"),
+            r.get("errors_per_s"),
+        ]
+        for r in rows
+    ]
+    pct = {r.get("percentile") for r in rows} - {None}
+    if len(pct) == 1:
+        cols[6] = f"lat p{pct.pop():g} ms"
+    out = format_table(cols, table)
+    failed = [f"{r.get('file')}: {r.get('error')}" for r in rows if r.get("error")]
+    return "\n".join([out, *failed])
 
 
 # -- compare -----------------------------------------------------------------------------------
@@ -194,56 +265,127 @@ def cmd_compare(a) -> int:
         cols = [c for c in cmpmod.JSON_COLUMNS if c in df.columns]
         _print_json(json.loads(df[cols].to_json(orient="records")))
     else:
-        print(cmpmod.report_table(df, lang=a.lang).to_string(index=False))
+        from .texttable import format_frame
+
+        print(format_frame(cmpmod.report_table(df, lang=a.lang), max_width=80))
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tibench", description=__doc__.splitlines()[0])
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
-    sub = p.add_subparsers(dest="cmd", required=True)
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
-    r = sub.add_parser("run", help="run a study's phases (notebooks through papermill)")
-    r.add_argument("params", help="study YAML file")
-    r.add_argument("--phase", action="append", help=f"one of {', '.join(PHASES)} (repeatable)")
-    r.add_argument("--arm", action="append", help="only this arm (repeatable)")
+    try:
+        return version("tibench")
+    except PackageNotFoundError:
+        from . import __version__
+
+        return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # -v and --data-dir are accepted before and after the subcommand; SUPPRESS keeps a
+    # subcommand's default from overwriting what was given before it
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+        help="debug logging on stderr, and the full traceback of an error",
+    )  # fmt: skip
+    common.add_argument(
+        "--data-dir", metavar="DIR", default=argparse.SUPPRESS,
+        help="where results, catalogs and the embedded server live (default: $TIBENCH_DATA, "
+        "else data/ of the project, or of the current directory when installed)",
+    )  # fmt: skip
+
+    p = argparse.ArgumentParser(
+        prog="tibench", description=__doc__.splitlines()[0], parents=[common]
+    )
+    p.add_argument("--version", action="version", version=f"tibench {_version()}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    def cmd(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name, help=help, description=help.replace("%%", "%"), parents=[common]
+        )
+
+    r = cmd("run", "run a study's phases (its notebooks, through papermill)")
+    r.add_argument("params", help="the study's YAML file")
+    r.add_argument(
+        "--phase", action="append", metavar="NAME",
+        help=f"run only this phase: {', '.join(PHASES)} (repeatable; run in this order)",
+    )  # fmt: skip
+    r.add_argument(
+        "--arm", action="append", metavar="LABEL",
+        help="run only this arm, NUMA policy or TPC-H arm (repeatable)",
+    )  # fmt: skip
     r.add_argument("--redo", action="store_true", help="run again what is already measured")
-    r.add_argument("--dry-run", action="store_true", help="print the plan, ETA and disk estimate")
-    r.add_argument("--json", action="store_true", help="result rows as JSON on stdout")
-    r.add_argument("--yes", action="store_true", help="allow destructive steps on a real target")
-    r.add_argument("--in-process", action="store_true", help="skip notebooks, call the library")
+    r.add_argument(
+        "--dry-run", action="store_true",
+        help="print what would run, with time and disk estimates per phase; run nothing",
+    )  # fmt: skip
+    r.add_argument(
+        "--json", action="store_true",
+        help="result rows (or the dry run's plan) as JSON on stdout",
+    )  # fmt: skip
+    r.add_argument(
+        "--yes", action="store_true",
+        help="allow steps that write or drop data on a target other than the embedded server",
+    )  # fmt: skip
+    r.add_argument(
+        "--in-process", action="store_true",
+        help="call the library directly instead of executing the notebooks",
+    )  # fmt: skip
     r.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("server", help="the embedded MariaDB")
-    s.add_argument("action", choices=["start", "stop", "status"])
-    s.add_argument("--name", default="embedded")
-    s.add_argument("--json", action="store_true")
+    ru = cmd("runs", "what is done, failed and pending per phase and arm, from the catalog")
+    ru.add_argument("study", help="the study's name (its catalog under the data directory) or YAML")
+    ru.add_argument("--json", action="store_true", help="the rows as JSON on stdout")
+    ru.set_defaults(func=cmd_runs)
+
+    s = cmd("server", "start, stop or show the embedded MariaDB")
+    s.add_argument("action", choices=["start", "stop", "status"], help="what to do")
+    s.add_argument("--name", default="embedded", help="which embedded server (default: embedded)")
+    s.add_argument("--json", action="store_true", help="its status as JSON on stdout")
     s.set_defaults(func=cmd_server)
 
-    e = sub.add_parser("env", help="capture the environment (host; with --params, databases)")
-    e.add_argument("--params", help="study YAML: also capture every arm's database")
-    e.add_argument("--json", action="store_true")
-    e.add_argument("--yes", action="store_true")
+    e = cmd("env", "capture the environment: this host, and with --params every arm's database")
+    e.add_argument("--params", help="a study's YAML file: also capture every arm's database")
+    e.add_argument("--json", action="store_true", help="the capture as JSON on stdout")
+    e.add_argument(
+        "--yes", action="store_true",
+        help="allow steps that write data on a target other than the embedded server",
+    )  # fmt: skip
     e.set_defaults(func=cmd_env)
 
-    pa = sub.add_parser("parse", help="parse tool output into JSON")
-    pa.add_argument("tool", choices=["sysbench", "tpch"])
-    pa.add_argument("files", nargs="+")
-    pa.add_argument("--json", action="store_true")
+    pa = cmd("parse", "read sysbench or TPC-H tool output into a table (or JSON)")
+    pa.add_argument("tool", choices=["sysbench", "tpch"], help="which tool wrote the files")
+    pa.add_argument("files", nargs="+", help="the tool's output files")
+    pa.add_argument("--json", action="store_true", help="every parsed field as JSON on stdout")
     pa.set_defaults(func=cmd_parse)
 
-    c = sub.add_parser("compare", help="A/B comparison with Fieller intervals")
+    c = cmd("compare", "A/B comparison with Fieller 95%% intervals, Welch p values and verdicts")
     c.add_argument(
         "baseline", nargs="?", help="baseline: a directory of sysbench logs or STUDY/ARM"
     )
     c.add_argument("candidate", nargs="?", help="candidate: a directory of logs or STUDY/ARM")
-    c.add_argument("--table", help="summary CSV: workload, threads, arm, tps[, lat_p95_ms, repeat]")
-    c.add_argument("--baseline", dest="baseline_name", help="baseline arm name (with --table)")
-    c.add_argument("--candidate", dest="candidate_name", help="candidate arm name (with --table)")
-    c.add_argument("--workload", help="only this workload")
-    c.add_argument("--delta", type=float, default=2.0, help="practical threshold δ in %%")
-    c.add_argument("--lang", choices=["en", "zh"], default="en")
-    c.add_argument("--json", action="store_true")
+    c.add_argument(
+        "--table", metavar="CSV",
+        help="a summary CSV instead: workload, threads, arm, tps[, lat_p95_ms, repeat]",
+    )  # fmt: skip
+    c.add_argument(
+        "--baseline", dest="baseline_name", metavar="NAME", help="baseline arm (with --table)"
+    )
+    c.add_argument(
+        "--candidate", dest="candidate_name", metavar="NAME", help="candidate arm (with --table)"
+    )
+    c.add_argument("--workload", help="compare only this workload")
+    c.add_argument(
+        "--delta", type=float, default=2.0, metavar="PCT",
+        help="smallest difference in %% that counts in the verdict (default: 2)",
+    )  # fmt: skip
+    c.add_argument(
+        "--lang", choices=["en", "zh"], default="en", help="language of the table's headers"
+    )
+    c.add_argument("--json", action="store_true", help="the comparison rows as JSON on stdout")
     c.set_defaults(func=cmd_compare)
     return p
 
@@ -256,6 +398,10 @@ def _terminate(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    a.verbose = getattr(a, "verbose", False)
+    if getattr(a, "data_dir", None):
+        # the environment carries it into papermill's kernels and sysbench's children
+        os.environ["TIBENCH_DATA"] = str(Path(a.data_dir).expanduser().resolve())
     signal.signal(signal.SIGTERM, _terminate)
     logging.basicConfig(
         level=logging.DEBUG if a.verbose else logging.INFO,
@@ -263,7 +409,11 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     try:
-        return a.func(a)
+        code = a.func(a)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        return _closed_stdout()
     except ParamsError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
@@ -275,6 +425,17 @@ def main(argv: list[str] | None = None) -> int:
         if name == "PapermillExecutionError":
             return _fail(f"{getattr(e, 'ename', name)}: {getattr(e, 'evalue', e)}", 1)
         return _fail(f"{name}: {e}", 1)
+
+
+def _closed_stdout() -> int:
+    """The reader of stdout went away (``tibench … | head``): stop quietly, as Unix tools do.
+
+    Python would report the broken pipe again when it flushes stdout at exit, so stdout is
+    pointed at /dev/null first.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by the closed pipe
 
 
 if __name__ == "__main__":

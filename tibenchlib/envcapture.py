@@ -133,7 +133,7 @@ def _read_or_unavailable(path: Path) -> str | dict:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 # --------------------------------------------------------------------------- secrets
@@ -1153,3 +1153,23 @@ def config_diff(captures: dict, baseline: str, candidate: str) -> pd.DataFrame:
             continue
         rows.append({"setting": k, baseline: va.get(k), candidate: vb.get(k)})
     return pd.DataFrame(rows, columns=["setting", baseline, candidate])
+
+
+# -- dry run -----------------------------------------------------------------------------------
+#: Rough cost of one arm's capture: starting its server if needed, reading every global variable
+#: (and on TiDB the config and cluster tables). Not measured per host: a planning figure.
+CAPTURE_S = 10.0
+#: Rough size of one capture's JSON on disk.
+CAPTURE_BYTES = 100_000
+
+
+def estimate(study, arms: list[str] | None = None) -> dict:
+    """Dry-run entry of the environment phase: one capture per arm."""
+    n = len(arms or study.arms)
+    return {
+        "phase": "environment",
+        "runs": n,
+        "eta_s": n * CAPTURE_S,
+        "disk_bytes": n * CAPTURE_BYTES,
+        "note": f"{n} environment capture{'s' if n != 1 else ''} (rough)",
+    }

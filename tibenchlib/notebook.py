@@ -1,13 +1,34 @@
-"""Execute the study's notebooks with papermill into ``data/<study>/notebooks/``.
+"""The study's notebooks: where they run and what they do when opened.
 
-Only the params file's path and flags are injected (papermill writes injected parameters into the
-executed copy): secrets stay in the environment.
+Executed in batch, papermill runs each phase's notebook into ``data/<study>/notebooks/`` with the
+interpreter that runs tibench (a kernelspec for ``sys.executable`` under ``data/jupyter/``), and
+only the params file's path and flags are injected (secrets stay in the environment). The
+kernel's progress lines reach the terminal as plain lines; anything else it writes to stderr is
+logged as a warning.
+
+Opened in JupyterLab, a notebook calls :func:`open_study` first: a relative ``params_path``
+resolves against the project root whatever the kernel's directory, and the notebook's
+``measure`` parameter decides between measuring and showing what the catalog already holds:
+
+``"auto"`` (the notebooks' default)
+    measure only when the catalog holds nothing for this phase, otherwise show the stored
+    results and say how to measure more;
+``True`` (what ``tibench run`` injects)
+    run the phase: resume what is missing, everything with ``redo``;
+``False``
+    never measure: show what is stored, or say which command measures it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import re
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import pandas as pd
 
 from . import paths
 
@@ -19,10 +40,71 @@ PHASE_NOTEBOOKS = {
     "numa": "04_numa.ipynb",
     "tpch_scaling": "05_tiflash_scaling.ipynb",
 }
+KERNEL_NAME = "tibench"
+log = logging.getLogger(__name__)
 
 
 def executed_path(study: str, phase: str) -> Path:
     return paths.study_dir(study) / "notebooks" / PHASE_NOTEBOOKS[phase]
+
+
+# -- batch execution ---------------------------------------------------------------------------
+def kernel_dir() -> Path:
+    """A Jupyter data directory holding the kernelspec of the running interpreter."""
+    return paths.data_dir() / "jupyter"
+
+
+def ensure_kernelspec() -> str:
+    """Write (or refresh) the ``tibench`` kernelspec for ``sys.executable``; return its name.
+
+    Papermill would otherwise start whichever ``python3`` kernel Jupyter finds first, which
+    need not be the environment tibench is installed in.
+    """
+    d = kernel_dir() / "kernels" / KERNEL_NAME
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python (tibench)",
+        "language": "python",
+    }
+    f = d / "kernel.json"
+    if not f.is_file() or json.loads(f.read_text()) != spec:
+        d.mkdir(parents=True, exist_ok=True)
+        f.write_text(json.dumps(spec, indent=1))
+    return KERNEL_NAME
+
+
+#: A progress line as the phases print them in batch runs: ``run 16/54 …``, ``query 3/22 …``.
+PROGRESS_LINE = re.compile(r"^\s*[A-Za-z_ -]{1,40} \d+/\d+\b")
+
+
+class KernelStderr:
+    """File-like sink for the kernel's stderr: progress lines go to the terminal as they are,
+    everything else is logged as a warning (it may be one)."""
+
+    def __init__(self, out=None, logger: logging.Logger | None = None):
+        self.out = out or sys.stderr
+        self.log = logger or log
+        self._buf = ""
+
+    def write(self, text: str) -> int:
+        self._buf += text
+        *lines, self._buf = self._buf.split("\n")
+        for line in lines:
+            self._line(line)
+        return len(text)
+
+    def _line(self, line: str) -> None:
+        if not line.strip():
+            return
+        if PROGRESS_LINE.match(line):
+            print(line, file=self.out, flush=True)
+        else:
+            self.log.warning("%s", line)
+
+    def flush(self) -> None:
+        if self._buf:
+            self._line(self._buf)
+            self._buf = ""
 
 
 def execute_phase_notebook(
@@ -36,25 +118,244 @@ def execute_phase_notebook(
     progress: bool = True,
 ) -> Path:
     """Run one phase's notebook; raises papermill's ``PapermillExecutionError`` on failure."""
+    import os
+
     import papermill as pm
 
     src = paths.notebooks_dir() / PHASE_NOTEBOOKS[phase]
     out = executed_path(study, phase)
     out.parent.mkdir(parents=True, exist_ok=True)
+    kernel = ensure_kernelspec()
+    jp = os.environ.get("JUPYTER_PATH", "")
+    if str(kernel_dir()) not in jp.split(os.pathsep):
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(x for x in (str(kernel_dir()), jp) if x)
     logging.getLogger("papermill").setLevel(logging.INFO)
-    pm.execute_notebook(
-        str(src),
-        str(out),
-        parameters={
-            "params_path": str(Path(params_path).resolve()),
-            "redo": redo,
-            "yes": yes,
-            "arms": arms or [],
-            "progress": False,
-        },
-        cwd=str(paths.ROOT),
-        progress_bar=progress,
-        log_output=True,
-        kernel_name="python3",
-    )
+    err = KernelStderr(logger=logging.getLogger("tibench.kernel"))
+    try:
+        pm.execute_notebook(
+            str(src),
+            str(out),
+            parameters={
+                "params_path": str(Path(params_path).resolve()),
+                "measure": True,
+                "redo": redo,
+                "yes": yes,
+                "arms": arms or [],
+                "progress": False,
+            },
+            cwd=str(paths.ROOT),
+            progress_bar=progress,
+            log_output=True,
+            stderr_file=err,
+            kernel_name=kernel,
+        )
+    finally:
+        err.flush()
     return out
+
+
+# -- notebooks opened by a person --------------------------------------------------------------
+def resolve_params_path(params_path: str | Path) -> Path:
+    """An absolute path as given; a relative one from the project root, else from the current
+    directory (a kernel opened in ``notebooks/`` finds ``params/demo.yaml`` all the same)."""
+    p = Path(params_path).expanduser()
+    if p.is_absolute():
+        return p
+    for base in (paths.ROOT, Path.cwd()):
+        if (base / p).is_file():
+            return (base / p).resolve()
+    return (paths.ROOT / p).resolve()
+
+
+def shown_path(p: Path) -> str:
+    """The path as a reader of the project would type it: relative to the root when inside."""
+    try:
+        return str(p.resolve().relative_to(paths.ROOT))
+    except ValueError:
+        return str(p)
+
+
+def run_command(params_file: str, phase: str, redo: bool = False) -> str:
+    return f"tibench run {params_file} --phase {phase}" + (" --redo" if redo else "")
+
+
+@dataclass
+class Session:
+    """One notebook's study: what it reads, and whether it measures."""
+
+    study: object  # tibenchlib.params.Study
+    params_file: Path
+    phase: str
+    arms: list[str]
+    measure: bool
+    stored: bool
+    redo: bool = False
+    yes: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def lang(self) -> str:
+        s = self.study
+        return s.lang if s.lang != "en" else s.compare.lang
+
+    @property
+    def command(self) -> str:
+        return run_command(shown_path(self.params_file), self.phase)
+
+    def header(self) -> str:
+        """The notebook's first output: which study file, which study, measure or show."""
+        s = self.study
+        arms = self.arms
+        if self.phase == "numa":
+            from .numa import policies
+
+            arms = self.only or policies(s)
+        elif self.phase == "tpch_scaling":
+            from .tpch.phase import arm_labels
+
+            arms = self.only or arm_labels(s)
+        lines = [
+            f"**Study file** `{shown_path(self.params_file)}` — study `{s.study}`"
+            + (f": {s.description}" if s.description else "")
+            + f" — arms: {', '.join(f'`{a}`' for a in arms)}"
+        ]
+        lines += self.notes
+        return "\n\n".join(lines)
+
+    def results(self, *, progress: bool = True) -> pd.DataFrame:
+        """The phase's rows: measured now when :attr:`measure`, else read from the catalog."""
+        from . import phases
+
+        if self.measure:
+            return phases.run_phase(
+                self.study,
+                self.phase,
+                yes=self.yes,
+                arms=self.arms if self.phase not in ("numa", "tpch_scaling") else self.only,
+                redo=self.redo,
+                progress=progress,
+            )
+        return stored_results(self.study, self.phase, self.arms)
+
+    only: list[str] | None = None  # the arms given by the notebook's ``arms`` parameter
+
+
+def open_study(
+    params_path: str | Path,
+    phase: str,
+    *,
+    measure: bool | str = "auto",
+    redo: bool = False,
+    yes: bool = False,
+    arms: list[str] | None = None,
+) -> Session:
+    """Load the study of a notebook and decide whether it measures (see the module's doc)."""
+    from .params import load_study
+
+    if phase not in PHASE_NOTEBOOKS:
+        raise ValueError(f"unknown phase '{phase}' (phases: {', '.join(PHASE_NOTEBOOKS)})")
+    if measure not in (True, False, "auto"):
+        raise ValueError(f"measure must be True, False or 'auto', not {measure!r}")
+    p = resolve_params_path(params_path)
+    study = load_study(p)
+    selected = list(arms or [a.label for a in study.arms])
+    stored = phase_stored(study, phase, selected)
+    do = bool(redo or measure is True or (measure == "auto" and not stored))
+    if phase == "compare":
+        do = False  # computed from the sweep's runs: never measures
+    s = Session(study, p, phase, selected, do, stored, redo=redo, yes=yes, only=arms or None)
+    cmd = run_command(shown_path(p), phase)
+    if phase == "compare":
+        if not phase_stored(study, "sweep", selected):
+            s.notes.append(
+                f"The catalog holds no sweep runs yet: `{run_command(shown_path(p), 'sweep')}` "
+                "measures them; this notebook then compares them."
+            )
+    elif not do and stored:
+        s.notes.append(
+            "Showing the results already in the catalog (nothing is measured again). To measure "
+            f"again set `redo = True` in the parameters cell, or run `{cmd} --redo`; "
+            f"`{cmd}` resumes what is missing."
+        )
+    elif not do:
+        s.notes.append(f"Nothing measured yet for this phase: `{cmd}` measures it.")
+    elif stored and not redo:
+        s.notes.append("Resuming: what the catalog already holds is kept, the rest is measured.")
+    else:
+        s.notes.append("Measuring now" + (" again (redo)." if redo else "."))
+    return s
+
+
+def phase_stored(study, phase: str, arms: list[str]) -> bool:
+    """Whether the catalog (or the phase's results) already holds this phase's results."""
+    from .phases import results_dir
+    from .store import Store
+
+    if not (paths.study_dir(study.study) / "results.sqlite").exists() and not study.results_url:
+        return False
+    store = Store.for_study(study)
+    if phase == "environment":
+        caps = store.environment_captures(study.study)
+        return all(a in caps for a in arms)
+    if phase == "prepare":
+        return (results_dir(study) / "prepare.json").is_file()
+    if phase in ("sweep", "compare"):
+        runs = store.runs(study.study, phase="sweep")
+        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
+    if phase == "numa":
+        return bool(len(store.runs(study.study, phase="numa")))
+    if phase == "tpch_scaling":
+        return bool(len(store.read("tpch_queries", study.study)))
+    return False
+
+
+def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
+    """A phase's rows as its function returns them, read from the catalog (no server)."""
+    from . import phases
+    from .store import Store
+
+    store = Store.for_study(study)
+    if phase == "environment":
+        from .envcapture import host_summary
+
+        caps = store.environment_captures(study.study)
+        rows = []
+        for a in arms:
+            if a in caps:
+                c = caps[a]
+                db = c.get("database", {})
+                rows.append(
+                    {
+                        "arm": a,
+                        "flavor": db.get("flavor"),
+                        "version": db.get("version"),
+                        **host_summary(c.get("host", {})),
+                    }
+                )
+        return pd.DataFrame(rows)
+    if phase == "prepare":
+        rows = pd.DataFrame(phases.read_results(study, "prepare"))
+        return rows[rows["arm"].isin(arms)].reset_index(drop=True) if len(rows) else rows
+    if phase == "sweep":
+        from .sweep import plan
+
+        runs = store.runs(study.study, phase="sweep")
+        keys = {s.run_key for s in plan(study, arms=arms)}
+        if not len(runs):
+            return pd.DataFrame(columns=phases.RUN_COLUMNS)
+        df = runs[runs["run_key"].isin(keys)][phases.RUN_COLUMNS].reset_index(drop=True)
+        df["warnings"] = [json.loads(w or "[]") for w in df.pop("warnings_json")]
+        return df
+    if phase == "compare":
+        if not phase_stored(study, "sweep", arms):
+            return pd.DataFrame()
+        return phases.compare(study)
+    if phase == "numa":
+        from .numa import analyze
+
+        return analyze(study, store)
+    if phase == "tpch_scaling":
+        from .tpch.phase import summarize
+
+        return summarize(study, store)
+    raise ValueError(f"unknown phase '{phase}'")

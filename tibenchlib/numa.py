@@ -19,7 +19,7 @@ import os
 import time
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
 from .binding import (
     BindingError,
@@ -291,3 +291,28 @@ def cpu_table(store: Store, study: Study) -> pd.DataFrame:
         for pol, g in runs.groupby("arm", sort=False)
     ]
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+# -- dry run -----------------------------------------------------------------------------------
+#: Rough seconds to restart the embedded server under another policy and check its binding.
+RESTART_S = 8.0
+
+
+def estimate(study: Study, arms: list[str] | None = None) -> dict:
+    """Dry-run entry of the numa phase: its runs (no warm-up, no cooldown) and server restarts."""
+    from .sweep import estimate as runs_estimate
+
+    only = [parse_policy(a).label for a in arms] if arms else None
+    specs = plan(study, only)
+    bare = study.model_copy(update={"warmup_s": 0, "cooldown_s": 0})
+    est = runs_estimate(bare, specs, duration_s=study.numa.duration_s)
+    blocks = sum(1 for i, s in enumerate(specs) if i == 0 or s.arm != specs[i - 1].arm)
+    restarts = blocks if study.target.kind == "embedded" else 0
+    return {
+        "phase": "numa",
+        "runs": len(specs),
+        "eta_s": est["eta_s"] + restarts * RESTART_S,
+        "disk_bytes": est["disk_bytes"],
+        "note": f"{len(specs)} runs of {study.numa.duration_s} s over "
+        f"{len(set(s.arm for s in specs))} policies",
+    }

@@ -179,6 +179,7 @@ class Study(_Model):
 
     study: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
     description: str = ""
+    lang: Literal["en", "zh"] = "en"  # language of the notebooks' tables and sentences
     target: Target = Target()
     results_url: str | None = None
     results_password_env: str = "TIBENCH_RESULTS_PASSWORD"

@@ -5,13 +5,29 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The repository (or install) root: the folder holding ``tibenchlib/``.
-ROOT = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parent
+#: True in a clone (or an editable install), False when tibench runs from an installed wheel.
+IN_CLONE = (_PACKAGE.parent / "pyproject.toml").is_file() and (
+    _PACKAGE.parent / "notebooks"
+).is_dir()
+#: The project root: the clone holding ``tibenchlib/``; for an installed package, the directory
+#: tibench was started from (relative params paths and ``data/`` resolve from it).
+ROOT = _PACKAGE.parent if IN_CLONE else Path.cwd()
+#: Notebooks, example params and reference data as shipped inside an installed package.
+SHARE = _PACKAGE / "share"
 
 
 def data_dir() -> Path:
-    """Top of everything tibench writes; ``TIBENCH_DATA`` overrides ``<repo>/data``."""
-    return Path(os.environ.get("TIBENCH_DATA", ROOT / "data")).resolve()
+    """Top of everything tibench writes.
+
+    ``TIBENCH_DATA`` (set by ``tibench --data-dir``) if given; otherwise ``data/`` of the clone,
+    or ``data/`` of the current directory when tibench is installed as a package (never the
+    package's own folder).
+    """
+    env = os.environ.get("TIBENCH_DATA")
+    if env:
+        return Path(env).expanduser().resolve()
+    return (ROOT if IN_CLONE else Path.cwd()) / "data"
 
 
 class PathError(ValueError):
@@ -52,8 +68,15 @@ def server_dir(name: str = "embedded") -> Path:
 
 
 def notebooks_dir() -> Path:
-    return ROOT / "notebooks"
+    """The phases' notebooks: ``notebooks/`` of the clone, or the copy shipped in the package."""
+    return ROOT / "notebooks" if IN_CLONE else SHARE / "notebooks"
+
+
+def params_examples_dir() -> Path:
+    """The example study files (``params/``), in the clone or shipped in the package."""
+    return ROOT / "params" if IN_CLONE else SHARE / "params"
 
 
 def reference_dir() -> Path:
-    return ROOT / "data" / "reference"
+    """Reference data sets: ``data/reference/`` of the clone, or the copy shipped in the package."""
+    return ROOT / "data" / "reference" if IN_CLONE else SHARE / "reference"

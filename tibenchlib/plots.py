@@ -24,10 +24,11 @@ def metric_vs_threads(
     :func:`tibenchlib.stats.summarize_cells`); rows with n = 1 are drawn without a bar.
     """
     fig, facets = _facets(cells)
-    palette = dict(zip(sorted(cells["arm"].unique()), sns.color_palette(), strict=False))
+    # arms in the order given (the study's), not alphabetical
+    palette = dict(zip(dict.fromkeys(cells["arm"]), sns.color_palette(), strict=False))
     for w, ax in facets:
         d = cells[cells["workload"] == w]
-        for arm, g in d.groupby("arm", sort=True):
+        for arm, g in d.groupby("arm", sort=False):
             g = g.sort_values("threads")
             lo = (g["mean"] - g["ci_low"]).where(g["ci_low"].notna(), 0)
             hi = (g["ci_high"] - g["mean"]).where(g["ci_high"].notna(), 0)
@@ -132,7 +133,8 @@ def query_times(summary: pd.DataFrame, *, mode: str = "power", title: str | None
     d = summary[summary["mode"] == mode]
     arms = list(dict.fromkeys(d["arm"]))
     queries = sorted(d["query"].unique())
-    fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(queries) * len(arms)), 3.6))
+    # at most 11 inches: a notebook shows it whole, bars get thinner instead
+    fig, ax = plt.subplots(figsize=(min(11, max(8, 0.45 * len(queries) * len(arms))), 3.6))
     width = 0.8 / max(len(arms), 1)
     for i, (arm, color) in enumerate(zip(arms, sns.color_palette(), strict=False)):
         g = d[d["arm"] == arm].set_index("query").reindex(queries)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import pandas as pd
 import sqlalchemy as sa
-from tqdm.auto import tqdm
+from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
 from . import paths
 from .db import secret_config_file
@@ -231,3 +231,36 @@ def _sysbench(ctx, action: str) -> str:
         tail = log.read_text(errors="replace")[-1500:]
         raise PrepareError(f"{display_command(cmd)} exited {out.returncode}:\n{tail}")
     return f"{display_command(cmd)} ({out.wall_s:.1f} s)"
+
+
+# -- dry run -----------------------------------------------------------------------------------
+#: Planning figures, not measurements: rows a second one ``sysbench prepare`` thread inserts,
+#: rows a second a warm-up or ANALYZE scan reads, bytes an sbtest row takes on the server
+#: (InnoDB, with its ``k_N`` index).
+PREPARE_ROWS_PER_S = 20_000
+SCAN_ROWS_PER_S = 1_000_000
+ROW_BYTES = 240
+
+
+def estimate(study, arms: list[str] | None = None) -> dict:
+    """Dry-run entry of the prepare phase: each distinct target prepared once.
+
+    Its disk is the server's (the tables), not the client's; the time assumes nothing is
+    prepared yet (a data set that already matches is skipped).
+    """
+    labels = arms or [a.label for a in study.arms]
+    targets = {study.target_for(study.arm(label)).model_dump_json() for label in labels}
+    d = study.dataset
+    rows = d.tables * d.table_size
+    load_s = rows / (PREPARE_ROWS_PER_S * min(d.prepare_threads, d.tables))
+    scans = int(d.analyze) + (2 if d.warmup else 0) + 1  # analyze, two warm-up scans, verify
+    secs = len(targets) * (load_s + scans * rows / SCAN_ROWS_PER_S)
+    n = len(targets)
+    return {
+        "phase": "prepare",
+        "runs": n,
+        "eta_s": secs,
+        "disk_bytes": n * rows * ROW_BYTES,
+        "note": f"{d.tables} × {d.table_size:,} rows on {n} target{'s' if n != 1 else ''} "
+        "(server disk; rough)",
+    }

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
 from . import paths
 from .db import remove_stale_configs, secret_config_file

@@ -325,7 +325,7 @@ def run_queries(
     stop = threading.Event()
     failure: list[BaseException] = []
     total = (len(qs) if warmup else 0) + repeats * n_streams * len(qs)
-    from tqdm.auto import tqdm
+    from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
     bar = tqdm(
         total=total,

@@ -250,7 +250,7 @@ def load(
 
 def _run_pool(factory, workers, tasks, fn, steps, progress, desc, total_bytes=None) -> None:
     """Run ``fn(conn, task)`` for every task on ``workers`` connections, recording each."""
-    from tqdm.auto import tqdm
+    from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
     local = threading.local()
     conns: list[Any] = []

@@ -248,13 +248,60 @@ def summarize(study: Study, store: Store | None = None) -> pd.DataFrame:
     runs = runs_frame(store, study)
     if not len(runs):
         return pd.DataFrame(columns=scaling.CLI_COLUMNS)
-    order = [a for a in _arm_order(study) if a in set(runs["arm"])]
+    order = [a for a in arm_labels(study) if a in set(runs["arm"])]
     units = {a: float(arm_cores(a)) for a in order} if study.target.kind == "embedded" else None
     summary = scaling.query_summary(runs[~runs["warmup"]], order, units=units)
     return scaling.cli_rows(summary)
 
 
-def _arm_order(study: Study) -> list[str]:
+def arm_labels(study: Study) -> list[str]:
+    """The study's TPC-H arms in its order (on the embedded server: CPU-set policy labels)."""
     if study.target.kind == "embedded":
         return [parse_policy(a).label for a in study.tpch_scaling.arms]
     return list(study.tpch_scaling.arms)
+
+
+# -- dry run -----------------------------------------------------------------------------------
+#: Planning figures, not measurements: TPC-H rows per unit of scale factor, rows a second
+#: generated and loaded, serial seconds of an average query at SF 1, bytes per SF of the ``.tbl``
+#: files (client) and of the loaded tables (server).
+ROWS_PER_SF = 8_660_000
+LOAD_ROWS_PER_S = 50_000
+QUERY_S_PER_SF = 5.0
+TBL_BYTES_PER_SF = 1_100_000_000
+DB_BYTES_PER_SF = 1_500_000_000
+
+
+def estimate(study: Study, arms: list[str] | None = None) -> dict:
+    """Dry-run entry of the tpch_scaling phase: data generation and load once, then every
+    arm × mode × query × repeat (and stream), plus one warm-up pass per arm and mode.
+
+    ``eta_max_s`` bounds the time by the query timeout.
+    """
+    p = study.tpch_scaling
+    embedded = study.target.kind == "embedded"
+    labels = [parse_policy(a).label for a in p.arms] if embedded else list(p.arms)
+    if arms:
+        labels = [a for a in labels if a in arms]
+    n_q = len(p.queries)
+    executions, wall, wall_max = 0, 0.0, 0.0
+    per_query = QUERY_S_PER_SF * p.scale_factor
+    for label in labels:
+        streams = arm_cores(label) if embedded else p.streams
+        for mode in p.modes:
+            k = streams if mode == "throughput" else 1
+            n = n_q + p.repeats * k * n_q  # warm-up pass + measured executions
+            executions += n
+            # concurrent streams share the wall clock
+            wall += n * per_query / k
+            wall_max += n * p.query_timeout_s / k
+    load_s = ROWS_PER_SF * p.scale_factor / LOAD_ROWS_PER_S if labels else 0.0
+    return {
+        "phase": "tpch_scaling",
+        "runs": executions,
+        "eta_s": load_s + wall,
+        "eta_max_s": load_s + wall_max,
+        "disk_bytes": int((TBL_BYTES_PER_SF + DB_BYTES_PER_SF) * p.scale_factor) if labels else 0,
+        "note": f"SF {p.scale_factor:g}: {executions} query executions over {len(labels)} arms "
+        f"(rough; at most {wall_max / 60:.0f} min by the query timeout)",
+    }

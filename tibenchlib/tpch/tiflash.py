@@ -164,7 +164,7 @@ def wait_for_replicas(
     TiFlashError
         After ``timeout_s``, with the last status attached as ``.status``.
     """
-    from tqdm.auto import tqdm
+    from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
     conn = connector(target)()
     deadline = clock() + timeout_s
@@ -377,7 +377,7 @@ def wait_regions_stable(
     TiFlashError
         After ``timeout_s`` without a stable state (the history is attached as ``.status``).
     """
-    from tqdm.auto import tqdm
+    from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
     start = clock()
     history: list[dict] = []

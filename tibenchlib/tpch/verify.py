@@ -243,8 +243,13 @@ def cross_check(scale_factor: float) -> dict[int, Verification]:
 
 def duckdb_connection():
     """A DuckDB connection with the ``tpch`` extension loaded from the duckdb-ext-tpch wheel."""
-    import duckdb
-    import duckdb_ext
+    try:
+        import duckdb
+        import duckdb_ext
+    except ImportError as e:
+        raise RuntimeError(
+            f"rebuilding reference answers needs {e.name}: pip install 'tibench[reference]'"
+        ) from None
 
     base = Path(list(duckdb_ext.__path__)[0]) / "extensions"
     found = sorted(base.glob(f"v{duckdb.__version__}/*/tpch.duckdb_extension"))

@@ -1,0 +1,168 @@
+"""The notebooks as a person opens them: JupyterLab in Chromium, Run All, no error output.
+
+Runs after ``test_notebooks.py`` (file order) has measured the CI study, so each notebook opened
+on ``params/ci.yaml`` shows the catalog's results without measuring again. JupyterLab starts
+headless on 127.0.0.1 with a token; Debian's ``chromium`` is driven by Playwright through
+``executable_path`` (no browser download). Each notebook is a copy of the committed one with
+``params_path = "params/ci.yaml"`` (relative: the kernel runs in another directory and must find
+it from the project root); after Run All it is saved, and the saved file must hold no error
+output. A screenshot of each goes to ``data/ci/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tibenchlib import paths
+from tibenchlib.notebook import PHASE_NOTEBOOKS
+
+ROOT = paths.ROOT
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+TIMEOUT_MS = 600_000
+
+pytestmark = [pytest.mark.slow, pytest.mark.notebook]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install -e '.[dev]')")
+    if not CHROMIUM:
+        pytest.skip("Debian's chromium is not installed (scripts/setup-system.sh installs it)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab on 127.0.0.1 serving the project root, with a token."""
+    if not (paths.study_dir("ci") / "results.sqlite").exists():
+        pytest.skip("the CI study is not measured: run tests/test_notebooks.py first")
+    token = os.urandom(16).hex()
+    port = _free_port()
+    cmd = [
+        sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+        f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
+        "--LabApp.news_url=None", "--LabApp.check_for_updates_class="
+        "jupyterlab.NeverCheckForUpdate",
+    ]  # fmt: skip
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = tmp_path_factory.mktemp("lab") / "lab.log"
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path_factory.mktemp("jupyter-config"))}
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    pytest.fail(f"JupyterLab exited: {log.read_text()[-2000:]}")
+                time.sleep(0.5)
+        else:
+            pytest.fail(f"JupyterLab did not answer in 60 s: {log.read_text()[-2000:]}")
+        yield url, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _ci_copy(name: str) -> Path:
+    """The committed notebook with the CI study's params path, under data/ci/browser/."""
+    src = json.loads((paths.notebooks_dir() / name).read_text())
+    for cell in src["cells"]:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            text = "".join(cell["source"]).replace('"params/demo.yaml"', '"params/ci.yaml"')
+            assert '"params/ci.yaml"' in text, f"{name}: no params_path default to replace"
+            cell["source"] = text
+    out = paths.study_dir("ci") / "browser" / name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(src, indent=1))
+    return out
+
+
+def _errors(nb: dict) -> list[str]:
+    return [
+        f"cell {i}: {o.get('ename')}: {o.get('evalue')}"
+        for i, c in enumerate(nb["cells"])
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(PHASE_NOTEBOOKS.values()))
+def test_notebook_runs_in_jupyterlab(browser, lab, name):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    url, token = lab
+    path = _ci_copy(name)
+    rel = path.relative_to(ROOT)
+    before = path.stat().st_mtime
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    try:
+        page.goto(f"{url}/lab/tree/{rel}?token={token}", timeout=120_000)
+        # JupyterLab may ask which kernel to start: take the one it proposes (this env's)
+        select = page.locator(".jp-Dialog").get_by_role("button", name="Select")
+        try:
+            select.click(timeout=15_000)
+        except PlaywrightTimeout:
+            pass
+        page.get_by_text("| Idle").first.wait_for(timeout=120_000)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_text("Run All Cells", exact=True).click()
+        # Run All starts at once; then wait until the kernel is idle and no cell is pending
+        page.wait_for_timeout(1500)
+        page.wait_for_function(
+            """() => {
+              const busy = document.querySelector(
+                ".jp-Notebook-ExecutionIndicator[data-status='busy']");
+              const pending = [...document.querySelectorAll(".jp-InputPrompt")]
+                .some(e => e.textContent.includes("[*]"));
+              return !busy && !pending;
+            }""",
+            timeout=TIMEOUT_MS,
+            polling=1000,
+        )
+        page.keyboard.press("Control+s")
+        for _ in range(60):
+            if path.stat().st_mtime > before:
+                break
+            page.wait_for_timeout(500)
+        shots = paths.study_dir("ci") / "screenshots"
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / f"{Path(name).stem}.png"))
+    finally:
+        page.close()
+    assert path.stat().st_mtime > before, f"{rel}: JupyterLab did not save the notebook"
+    nb = json.loads(path.read_text())
+    assert not _errors(nb), f"{rel}: error output after Run All: {_errors(nb)}"
+    ran = [c for c in nb["cells"] if c["cell_type"] == "code" and c.get("execution_count")]
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert len(ran) == len(code), f"{rel}: {len(ran)} of {len(code)} code cells ran"

@@ -1,0 +1,124 @@
+"""Tables for people: number formats, the reports' headers, arm order, verdict colours."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from tibenchlib.report import tables as T
+
+
+@pytest.mark.parametrize(
+    ("x", "expected"),
+    [
+        (296958.4, "296,958"),
+        (1234.5, "1,234"),  # banker's rounding of .5 is not at stake: 1234.5 → 1,234 or 1,235
+        (45.67, "45.7"),
+        (0.734, "0.73"),
+        (0.0123, "0.012"),
+        (None, "n/a"),
+        (math.nan, "n/a"),
+        (math.inf, "n/a"),
+    ],
+)
+def test_fmt_num(x, expected):
+    if x == 1234.5:
+        assert T.fmt_num(x) in {"1,234", "1,235"}
+    else:
+        assert T.fmt_num(x) == expected
+
+
+def test_fmt_pct_ci_reads_like_the_issue():
+    assert T.fmt_pct_ci(4.93, 1.6, 8.44) == "+4.9% [+1.6, +8.4]"
+    assert T.fmt_pct_ci(-1.93, -3.04, -0.5) == "-1.9% [-3.0, -0.5]"
+    assert T.fmt_pct_ci(5.0, None, None) == "+5.0% (no interval)"
+    assert T.fmt_pct_ci(None) == "n/a"
+
+
+@pytest.mark.parametrize(
+    ("p", "expected"),
+    [(0.0312, "0.031"), (0.00123, "0.0012"), (0.21, "0.21"), (0.5, "0.5"), (3e-7, "<0.0001")],
+)
+def test_fmt_p_two_significant_digits(p, expected):
+    assert T.fmt_p(p) == expected
+
+
+def test_fmt_ci_keeps_the_estimates_decimals():
+    assert T.fmt_ci(12345.6, 12000.2, 12700.9) == "12,346 [12,000, 12,701]"
+    assert T.fmt_ci(0.75, 0.7, 0.8) == "0.75 [0.70, 0.80]"
+    assert T.fmt_ci(3.0, None, None) == "3.00"
+
+
+def test_arm_order_is_the_studys_not_alphabetical():
+    assert T.arm_order(["b", "a", "c"], ["c", "a", "b"]) == ["c", "a", "b"]
+    assert T.arm_order(["z", "a"], ["a"]) == ["a", "z"]
+    df = pd.DataFrame({"arm": ["v6", "v5", "v6", "v5"], "threads": [2, 1, 1, 2]})
+    out = T.sort_by_arm(df, "arm", ["v6", "v5"], then=("threads",))
+    assert list(out["arm"]) == ["v6", "v6", "v5", "v5"]
+    assert list(out["threads"]) == [1, 2, 1, 2]
+
+
+def _cmp_rows():
+    # the first two rows of report 000's point-select table, as compare_arms_table rows
+    return pd.DataFrame(
+        {
+            "baseline": ["v5.1.4", "v5.1.4"],
+            "candidate": ["v6.0.0", "v6.0.0"],
+            "workload": ["oltp_point_select"] * 2,
+            "threads": [150, 300],
+            "baseline_value": [296958.0, 442315.0],
+            "candidate_value": [291233.0, 450641.0],
+            "baseline_lat_p95_ms": [0.75, 1.3],
+            "candidate_lat_p95_ms": [0.73, 1.06],
+            "improvement_pct": [-1.928, 1.882],
+            "ci_low_pct": [-3.1, 0.4],
+            "ci_high_pct": [-0.7, 3.4],
+            "p_adjusted": [0.0123, 0.04567],
+            "verdict": ["worse", "~"],
+            "n_baseline": [3, 3],
+            "n_candidate": [3, 3],
+            "warnings": [[], ["a long note that must not be cut at fifty characters, ever, ok"]],
+        }
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_compare_table_headers_and_cells(lang):
+    t = T.compare_table(_cmp_rows(), lang=lang)
+    L = T.labels(lang)
+    assert list(t.columns[:5]) == [
+        L["threads"],
+        "v5.1.4 TPS",
+        "v6.0.0 TPS",
+        L["p95"].format(arm="v5.1.4"),
+        L["p95"].format(arm="v6.0.0"),
+    ]
+    assert t.iloc[0]["v5.1.4 TPS"] == "296,958"
+    assert t.iloc[0][L["imp"]] == "-1.9% [-3.1, -0.7]"
+    assert t.iloc[1][L["p"]] == "0.046"
+    assert t.iloc[1][L["notes"]].endswith("ever, ok")
+    if lang == "zh":
+        assert L["imp"].startswith("TPS 提升 (%)")
+        assert L["p95"].format(arm="v6.0.0") == "v6.0.0 95% 延迟 (ms)"
+
+
+def test_styled_colours_verdicts_and_words_them():
+    t = T.compare_table(_cmp_rows())
+    html = T.styled(t).to_html()
+    assert T.VERDICT_COLOURS["worse"] in html
+    assert "no significant difference" in html
+    assert "...</td>" not in html  # nothing elided
+    assert T.plain(t)["Verdict"].tolist() == ["worse", "no significant difference"]
+
+
+def test_empty_inputs_give_empty_tables():
+    assert T.compare_table(pd.DataFrame()).empty
+    assert T.sweep_table(pd.DataFrame()).empty
+    assert T.numa_table(pd.DataFrame()).empty
+
+
+def test_unknown_language_is_named():
+    with pytest.raises(ValueError, match="lang must be 'en' or 'zh', not 'fr'"):
+        T.labels("fr")

@@ -1,0 +1,461 @@
+"""Tables for people: DataFrame of results → DataFrame of text cells (and a Styler).
+
+Pure functions. Numbers get thousands separators and few decimals, headers carry units,
+improvements read ``+4.9% [+1.6, +8.4]``, p-values have two significant digits, and headers come
+in English or Chinese (the reports' own column names, such as ``TPS 提升 (%)`` and
+``95% 延迟 (ms)``, are the model). Arms keep the study's order. Missing values print as ``n/a``;
+nothing is invented.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+LANGS = ("en", "zh")
+
+LABELS = {
+    "en": {
+        "workload": "Workload",
+        "arm": "Arm",
+        "threads": "Threads",
+        "n": "Runs (n)",
+        "tps": "{arm} TPS",
+        "p95": "{arm} 95% latency (ms)",
+        "tps_ci": "TPS [95% CI]",
+        "qps": "QPS",
+        "lat_avg": "Avg latency (ms)",
+        "p95_ci": "95% latency (ms) [95% CI]",
+        "cv": "CV between runs (%)",
+        "failed": "Failed runs",
+        "imp": "TPS improvement (%) [95% CI]",
+        "p95_imp": "95% latency change (%) [95% CI]",
+        "p": "p (Holm)",
+        "verdict": "Verdict",
+        "notes": "Notes",
+        "policy": "Binding",
+        "verified": "Binding verified",
+        "dips": "Dips ({a} → {b})",
+        "query": "Query",
+        "mode": "Mode",
+        "mean_s": "Mean time (s) [95% CI]",
+        "t_imp": "Time saved (%) [95% CI]",
+        "speedup": "Speed-up [95% CI]",
+        "efficiency": "Efficiency (%)",
+        "geomean": "Geometric mean time (s) [95% CI]",
+        "queries": "Queries",
+        "elapsed": "Wall time per set (s) [95% CI]",
+        "qph": "Queries per hour [95% CI]",
+        "qph_imp": "Queries per hour vs first arm (%) [95% CI]",
+        "step": "Step",
+        "seconds": "Time (s)",
+        "status": "Status",
+        "flavor": "Server",
+        "version": "Version",
+    },
+    "zh": {
+        "workload": "测试场景",
+        "arm": "测试组",
+        "threads": "压测线程",
+        "n": "次数 (n)",
+        "tps": "{arm} TPS",
+        "p95": "{arm} 95% 延迟 (ms)",
+        "tps_ci": "TPS [95% 置信区间]",
+        "qps": "QPS",
+        "lat_avg": "平均延迟 (ms)",
+        "p95_ci": "95% 延迟 (ms) [95% 置信区间]",
+        "cv": "各次变异系数 (%)",
+        "failed": "失败次数",
+        "imp": "TPS 提升 (%) [95% 置信区间]",
+        "p95_imp": "95% 延迟变化 (%) [95% 置信区间]",
+        "p": "p 值 (Holm)",
+        "verdict": "结论",
+        "notes": "说明",
+        "policy": "绑核方式",
+        "verified": "绑定已核实",
+        "dips": "掉底次数 ({a} → {b})",
+        "query": "查询",
+        "mode": "模式",
+        "mean_s": "平均耗时 (s) [95% 置信区间]",
+        "t_imp": "效率提升比例 (%) [95% 置信区间]",
+        "speedup": "加速比 [95% 置信区间]",
+        "efficiency": "并行效率 (%)",
+        "geomean": "几何平均耗时 (s) [95% 置信区间]",
+        "queries": "查询数",
+        "elapsed": "每组总耗时 (s) [95% 置信区间]",
+        "qph": "每小时查询数 [95% 置信区间]",
+        "qph_imp": "每小时查询数相比第一组 (%) [95% 置信区间]",
+        "step": "步骤",
+        "seconds": "耗时 (s)",
+        "status": "状态",
+        "flavor": "数据库",
+        "version": "版本",
+    },
+}
+
+VERDICTS = {
+    "en": {
+        "better": "better",
+        "worse": "worse",
+        "equivalent": "equivalent",
+        "~": "no significant difference",
+        "inconclusive": "inconclusive: more runs needed",
+        "n/a": "n/a (one run: no test)",
+    },
+    "zh": {
+        "better": "提升",
+        "worse": "下降",
+        "equivalent": "相当",
+        "~": "无显著差异",
+        "inconclusive": "无法判断:需要更多次测试",
+        "n/a": "无 (仅一次:无法检验)",
+    },
+}
+
+#: Background colour of a verdict cell, by the verdict's code.
+VERDICT_COLOURS = {
+    "better": "#c8e6c9",
+    "worse": "#ffcdd2",
+    "equivalent": "#e3f2fd",
+    "~": "#f5f5f5",
+    "inconclusive": "#fff3c4",
+}
+
+
+def labels(lang: str = "en") -> dict[str, str]:
+    """The headers in ``lang`` ("en" or "zh")."""
+    if lang not in LANGS:
+        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
+    return LABELS[lang]
+
+
+def _ok(x) -> bool:
+    if x is None or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def decimals(x: float) -> int:
+    """Few decimals, by magnitude: 0 from 100, 1 from 10, 2 from 0.1, else 3."""
+    a = abs(x)
+    return 0 if a >= 100 else 1 if a >= 10 else 2 if a >= 0.1 else 3
+
+
+def fmt_num(x, digits: int | None = None) -> str:
+    """``12,345`` / ``45.6`` / ``0.73``: thousands separators and few decimals; ``n/a``."""
+    if not _ok(x):
+        return "n/a"
+    x = float(x)
+    return f"{x:,.{decimals(x) if digits is None else digits}f}"
+
+
+def fmt_ci(x, low=None, high=None, digits: int | None = None) -> str:
+    """``1,234 [1,200, 1,260]``; the interval's decimals follow the estimate's."""
+    if not _ok(x):
+        return "n/a"
+    d = decimals(float(x)) if digits is None else digits
+    s = fmt_num(x, d)
+    if _ok(low) and _ok(high):
+        s += f" [{fmt_num(low, d)}, {fmt_num(high, d)}]"
+    return s
+
+
+def fmt_pct_ci(est, low=None, high=None, digits: int = 1) -> str:
+    """``+4.9% [+1.6, +8.4]``; without an interval ``+4.9% (no interval)``."""
+    if not _ok(est):
+        return "n/a"
+    s = f"{float(est):+,.{digits}f}%"
+    if _ok(low) and _ok(high):
+        return s + f" [{float(low):+,.{digits}f}, {float(high):+,.{digits}f}]"
+    return s + " (no interval)"
+
+
+def fmt_p(p) -> str:
+    """Two significant digits (``0.031``, ``0.0012``); below 0.0001 as ``<0.0001``."""
+    if not _ok(p):
+        return "n/a"
+    p = float(p)
+    if p < 1e-4:
+        return "<0.0001"
+    return f"{p:.2g}" if p < 0.995 else "1.0"
+
+
+def fmt_notes(w) -> str:
+    """A list of warnings as one sentence-separated cell (never cut)."""
+    if w is None or (isinstance(w, float) and math.isnan(w)):
+        return ""
+    if isinstance(w, list | tuple):
+        return "; ".join(str(x) for x in w if x)
+    return str(w)
+
+
+def verdict_text(code, lang: str = "en") -> str:
+    labels(lang)
+    return VERDICTS[lang].get(code, "" if code is None else str(code))
+
+
+def arm_order(present: Sequence[str], order: Sequence[str] | None) -> list[str]:
+    """``present`` arms in the study's ``order``, then any others as they first appeared."""
+    seen = list(dict.fromkeys(present))
+    if not order:
+        return seen
+    first = [a for a in order if a in set(seen)]
+    return first + [a for a in seen if a not in set(first)]
+
+
+def sort_by_arm(df: pd.DataFrame, col: str, order: Sequence[str] | None, then=()) -> pd.DataFrame:
+    """Rows sorted by ``col`` in the study's arm order (stable), then by ``then`` columns."""
+    if not len(df) or col not in df:
+        return df
+    rank = {a: i for i, a in enumerate(arm_order(list(df[col].astype(str)), order))}
+    key = df[col].astype(str).map(rank)
+    return (
+        df.assign(_rank=key)
+        .sort_values(["_rank", *then], kind="stable")
+        .drop(columns="_rank")
+        .reset_index(drop=True)
+    )
+
+
+# -- tables ------------------------------------------------------------------------------------
+def compare_table(cmp: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
+    """One A/B pair (rows of :func:`tibenchlib.compare.compare_arms_table`) as the reports' table.
+
+    Columns: workload (when several), threads, each arm's mean TPS and mean 95% latency, the
+    TPS improvement with its Fieller 95% interval, the Holm-adjusted p, the verdict code (shown
+    in words by :func:`styled`), the runs per arm and the notes.
+    """
+    L = labels(lang)
+    d = cmp.reset_index(drop=True)
+    if not len(d):
+        return pd.DataFrame()
+    a, b = str(d["baseline"].iloc[0]), str(d["candidate"].iloc[0])
+    va = d["baseline_value"] if "baseline_value" in d else d["baseline_tps"]
+    vb = d["candidate_value"] if "candidate_value" in d else d["candidate_tps"]
+    out = pd.DataFrame()
+    if d["workload"].nunique(dropna=False) > 1:
+        out[L["workload"]] = d["workload"].fillna("")
+    out[L["threads"]] = [fmt_num(t, 0) for t in d["threads"]]
+    out[L["tps"].format(arm=a)] = [fmt_num(x) for x in va]
+    out[L["tps"].format(arm=b)] = [fmt_num(x) for x in vb]
+    if "baseline_lat_p95_ms" in d:
+        out[L["p95"].format(arm=a)] = [fmt_num(x) for x in d["baseline_lat_p95_ms"]]
+        out[L["p95"].format(arm=b)] = [fmt_num(x) for x in d["candidate_lat_p95_ms"]]
+    out[L["imp"]] = [
+        fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
+    ]
+    out[L["p"]] = [fmt_p(x) for x in d["p_adjusted"]]
+    out[L["verdict"]] = list(d["verdict"])
+    out[L["n"]] = [
+        f"{_int(x)} + {_int(y)}" for x, y in zip(d["n_baseline"], d["n_candidate"], strict=True)
+    ]
+    if "warnings" in d:
+        out[L["notes"]] = [fmt_notes(w) for w in d["warnings"]]
+    return out
+
+
+def _int(x) -> str:
+    return str(int(x)) if _ok(x) else "0"
+
+
+def sweep_table(
+    table: pd.DataFrame, lang: str = "en", order: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """:func:`tibenchlib.sweep.sweep_table` for people: each mean with its t 95% interval."""
+    L = labels(lang)
+    if not len(table):
+        return pd.DataFrame()
+    d = sort_by_arm(table, "arm", order, then=("workload", "threads"))
+    d = d.sort_values(["workload"], kind="stable").reset_index(drop=True)
+    out = pd.DataFrame(
+        {
+            L["workload"]: d["workload"],
+            L["arm"]: d["arm"],
+            L["threads"]: [fmt_num(t, 0) for t in d["threads"]],
+            L["n"]: [_int(x) for x in d["n"]],
+            L["tps_ci"]: [
+                fmt_ci(*r) for r in zip(d["tps"], d["tps_ci_low"], d["tps_ci_high"], strict=True)
+            ],
+        }
+    )
+    if "qps" in d:
+        out[L["qps"]] = [fmt_num(x) for x in d["qps"]]
+    if "lat_avg_ms" in d:
+        out[L["lat_avg"]] = [fmt_num(x) for x in d["lat_avg_ms"]]
+    if "lat_p95_ms" in d:
+        out[L["p95_ci"]] = [
+            fmt_ci(*r)
+            for r in zip(
+                d["lat_p95_ms"], d["lat_p95_ms_ci_low"], d["lat_p95_ms_ci_high"], strict=True
+            )
+        ]
+    if "cv" in d:
+        out[L["cv"]] = [fmt_num(100 * x, 1) if _ok(x) else "n/a" for x in d["cv"]]
+    if "n_failed" in d:
+        out[L["failed"]] = [_int(x) for x in d["n_failed"]]
+    if "warnings" in d:
+        out[L["notes"]] = [fmt_notes(w) for w in d["warnings"]]
+    return out
+
+
+def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
+    """Rows of :func:`tibenchlib.numa.analyze`: each policy against ``unbound``."""
+    L = labels(lang)
+    if not len(rows):
+        return pd.DataFrame()
+    out = pd.DataFrame(
+        {
+            L["workload"]: rows["workload"],
+            L["threads"]: [fmt_num(t, 0) for t in rows["threads"]],
+            L["policy"]: rows["candidate_policy"],
+            L["tps"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_tps"]],
+            L["tps"].format(arm="policy"): [fmt_num(x) for x in rows["candidate_tps"]],
+            L["imp"]: [
+                fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct)
+                for r in rows.itertuples()
+            ],
+            L["p"]: [fmt_p(x) for x in rows["p_adjusted"]],
+            L["verdict"]: list(rows["verdict"]),
+            L["p95"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_p95_ms"]],
+            L["p95"].format(arm="policy"): [fmt_num(x) for x in rows["candidate_p95_ms"]],
+            L["verified"]: [
+                "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else bool(v)
+                for v in rows["binding_verified"]
+            ],
+            L["dips"].format(a="unbound", b="policy"): [
+                f"{_int(x)} → {_int(y)}"
+                for x, y in zip(rows["dips_baseline"], rows["dips_candidate"], strict=True)
+            ],
+            L["n"]: [
+                f"{_int(x)} + {_int(y)}"
+                for x, y in zip(rows["n_baseline"], rows["n_candidate"], strict=True)
+            ],
+            L["notes"]: [fmt_notes(w) for w in rows["warnings"]],
+        }
+    )
+    return out
+
+
+def tpch_overall_table(overall: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
+    """Rows of :func:`tibenchlib.tpch.scaling.overall_summary`: every arm over all queries."""
+    L = labels(lang)
+    if not len(overall):
+        return pd.DataFrame()
+    d = overall.reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            L["mode"]: d["mode"],
+            L["arm"]: d["arm"],
+            L["queries"]: [_int(x) for x in d["n_queries"]],
+            L["geomean"]: [
+                fmt_ci(*r)
+                for r in zip(
+                    d["geomean_s"], d["geomean_ci_low_s"], d["geomean_ci_high_s"], strict=True
+                )
+            ],
+            L["t_imp"]: [
+                fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
+            ],
+            L["speedup"]: [
+                fmt_ci(*r, digits=2)
+                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
+            ],
+            L["efficiency"]: [fmt_num(100 * x, 0) if _ok(x) else "n/a" for x in d["efficiency"]],
+            L["notes"]: [fmt_notes(w) for w in d.get("warnings", [None] * len(d))],
+        }
+    )
+
+
+def tpch_elapsed_table(el: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
+    """Rows of :func:`tibenchlib.tpch.phase.elapsed_summary`: whole query sets per arm."""
+    L = labels(lang)
+    if not len(el):
+        return pd.DataFrame()
+    return pd.DataFrame(
+        {
+            L["mode"]: el["mode"],
+            L["arm"]: el["arm"],
+            L["n"]: [_int(x) for x in el["n"]],
+            L["queries"]: [_int(x) for x in el["queries"]],
+            L["elapsed"]: [
+                fmt_ci(*r)
+                for r in zip(
+                    el["elapsed_s"], el["elapsed_ci_low_s"], el["elapsed_ci_high_s"], strict=True
+                )
+            ],
+            L["qph"]: [
+                fmt_ci(*r)
+                for r in zip(
+                    el["queries_per_hour"], el["qph_ci_low"], el["qph_ci_high"], strict=True
+                )
+            ],
+            L["qph_imp"]: [
+                fmt_pct_ci(r.qph_improvement_pct, r.ci_low_pct, r.ci_high_pct)
+                for r in el.itertuples()
+            ],
+        }
+    )
+
+
+def tpch_query_table(summary: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
+    """Rows of :func:`tibenchlib.tpch.scaling.query_summary`: one line per query, mode and arm."""
+    L = labels(lang)
+    if not len(summary):
+        return pd.DataFrame()
+    d = summary.reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            L["query"]: [f"Q{int(q)}" for q in d["query"]],
+            L["mode"]: d["mode"],
+            L["arm"]: d["arm"],
+            L["n"]: [_int(x) for x in d["n"]],
+            L["mean_s"]: [
+                fmt_ci(*r) for r in zip(d["mean_s"], d["ci_low_s"], d["ci_high_s"], strict=True)
+            ],
+            L["t_imp"]: [
+                fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
+            ],
+            L["speedup"]: [
+                fmt_ci(*r, digits=2)
+                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
+            ],
+            L["notes"]: [fmt_notes(w) for w in d["warnings"]],
+        }
+    )
+
+
+# -- display -----------------------------------------------------------------------------------
+def styled(table: pd.DataFrame, lang: str = "en"):
+    """A Styler for a formatted table: verdict cells coloured and worded, no index, notes
+    wrapped (never cut), every row and column shown."""
+    L = labels(lang)
+    vcol = L["verdict"]
+    st = table.style.hide(axis="index")
+    if vcol in table:
+        st = st.map(
+            lambda v: f"background-color: {VERDICT_COLOURS[v]}" if v in VERDICT_COLOURS else "",
+            subset=[vcol],
+        ).format(lambda v: verdict_text(v, lang), subset=[vcol])
+    st = st.set_properties(**{"text-align": "right", "white-space": "nowrap"})
+    if L["notes"] in table:
+        st = st.set_properties(
+            subset=[L["notes"]],
+            **{"text-align": "left", "white-space": "normal", "min-width": "16em"},
+        )
+    text_cols = [c for c in (L["workload"], L["arm"], L["policy"], L["mode"]) if c in table]
+    if text_cols:
+        st = st.set_properties(subset=text_cols, **{"text-align": "left"})
+    return st.set_table_styles([{"selector": "th", "props": "text-align: left;"}])
+
+
+def plain(table: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
+    """The same table with verdicts in words (for CSV and Markdown export)."""
+    vcol = labels(lang)["verdict"]
+    if vcol not in table:
+        return table
+    return table.assign(**{vcol: [verdict_text(v, lang) for v in table[vcol]]})
