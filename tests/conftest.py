@@ -3,11 +3,24 @@ private data directory per test."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from tibenchlib.server import EmbeddedServer
+
+
+def pytest_configure(config):
+    # As root, the embedded MariaDB runs as the mysql user, which must reach its datadir. pytest
+    # makes /tmp/pytest-of-root 0700 again at the start of every session (anyone's), so servers
+    # under it would lose their path mid-run: give root's sessions a base of their own instead.
+    if os.geteuid() == 0 and not config.option.basetemp:
+        tag = hashlib.sha1(str(config.rootpath).encode()).hexdigest()[:10]
+        config.option.basetemp = str(Path(tempfile.gettempdir()) / f"tibench-pytest-{tag}")
 
 
 def _have_mariadb() -> bool:

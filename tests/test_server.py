@@ -133,3 +133,88 @@ def test_dynamic_options_change_without_restart(fresh):
     assert c.pid != pid
     assert _query(c, "SELECT @@performance_schema") == 1
     assert _query(c, "SELECT @@innodb_flush_log_at_trx_commit") == 2
+
+
+# -- locked down ---------------------------------------------------------------------------------
+def _login(**kw):
+    import pymysql
+
+    return pymysql.connect(connect_timeout=3, **kw)
+
+
+def test_no_password_less_login_over_tcp_or_socket(mariadb):
+    import pymysql
+
+    port = mariadb.port
+    for user in ("root", "", "tibench", "mariadb.sys"):
+        with pytest.raises(pymysql.err.OperationalError, match="Access denied"):
+            _login(host="127.0.0.1", port=port, user=user, password="")
+        with pytest.raises(pymysql.err.OperationalError, match="Access denied"):
+            _login(unix_socket=str(mariadb.socket_path), user=user, password="")
+    # the generated password still works for root over the socket only
+    c = _login(unix_socket=str(mariadb.socket_path), user="root", password=mariadb._password())
+    with c.cursor() as cur:
+        cur.execute(
+            "SELECT User, Host FROM mysql.global_priv WHERE JSON_VALUE(Priv,"
+            " '$.authentication_string') = '' AND IFNULL(JSON_VALUE(Priv, '$.account_locked'),"
+            " 'false') NOT IN ('true', '1')"
+        )
+        assert cur.fetchall() == ()
+        cur.execute("SELECT COUNT(*) FROM mysql.global_priv WHERE User = ''")
+        assert cur.fetchone()[0] == 0
+    c.close()
+
+
+def test_study_user_cannot_read_host_files(mariadb):
+    assert _query(mariadb, "SELECT LOAD_FILE('/etc/passwd')") is None
+    priv = _query(mariadb, "SELECT @@secure_file_priv")
+    assert priv and os.path.realpath(priv).startswith(os.path.realpath(mariadb.root))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops to the mysql user only when run as root")
+def test_as_root_mariadbd_runs_as_mysql_and_credentials_stay_private(mariadb):
+    import pwd
+
+    with open(f"/proc/{mariadb.pid}/status") as f:
+        uid = next(int(line.split()[1]) for line in f if line.startswith("Uid:"))
+    assert pwd.getpwuid(uid).pw_name == "mysql"
+    st = os.stat(mariadb.root / "credentials")
+    assert st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o600
+
+
+def test_old_datadir_is_locked_down_on_start(fresh):
+    """A datadir from an older tibench (root@127.0.0.1 without a password) is fixed at start."""
+    import pymysql
+
+    s = fresh.ensure()
+    c = _login(unix_socket=str(s.socket_path), user="root", password=s._password())
+    with c.cursor() as cur:
+        cur.execute("CREATE USER 'root'@'127.0.0.1' IDENTIFIED BY ''")
+        cur.execute("GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1'")
+        cur.execute("CREATE USER ''@'localhost'")
+    c.close()
+    _login(host="127.0.0.1", port=s.port, user="root", password="").close()  # the hole
+    s.stop()
+    if os.geteuid() == 0:  # older versions ran mariadbd as root: their datadir is root's
+        srvmod._chown_tree(s.datadir, 0, 0)
+    s.ensure()
+    if os.geteuid() == 0:
+        assert s.datadir.stat().st_uid == srvmod.service_user().pw_uid
+    with pytest.raises(pymysql.err.OperationalError, match="Access denied"):
+        _login(host="127.0.0.1", port=s.port, user="root", password="")
+    assert _query(s, "SELECT COUNT(*) FROM mysql.global_priv WHERE User = ''") == 0
+
+
+def test_running_server_of_an_older_version_is_restarted_locked_down(fresh):
+    import json
+
+    s = fresh.ensure()
+    pid = s.pid
+    st = json.loads(s.state_path.read_text())
+    assert st.pop("locked_down") is True
+    s.state_path.write_text(json.dumps(st))  # as an older tibench wrote it
+    again = EmbeddedServer(name="lifecycle", root=s.root).ensure()
+    assert again.pid != pid
+    assert _query(again, "SELECT @@secure_file_priv")
+    # a locked-down one is reused as before
+    assert EmbeddedServer(name="lifecycle", root=s.root).ensure().pid == again.pid

@@ -165,23 +165,39 @@ def test_sweep_runs_stores_and_resumes(tmp_path, data_dir, sysbench_bin):
 
 
 @pytest.mark.slow
-def test_failures_are_recorded_and_the_sweep_goes_on(tmp_path, data_dir, sysbench_bin, monkeypatch):
+def test_failed_runs_are_retried_on_resume(tmp_path, data_dir, sysbench_bin, monkeypatch):
     from tibenchlib import phases
     from tibenchlib.params import load_study
+    from tibenchlib.run import ToolMissing
+    from tibenchlib.store import Store
 
-    # sysbench missing: every run is recorded as failed and the sweep goes on to the end
-    study = load_study(
-        _write_params(tmp_path, workloads=["oltp_point_select"], repeats=1, extra_args=[])
-    )
+    base = dict(workloads=["oltp_point_select"], threads=[1, 2], repeats=1)
+    study = load_study(_write_params(tmp_path, **base, extra_args=[]))
     phases.prepare(study, progress=False)
+    # sysbench missing: said before the first run, nothing recorded
     monkeypatch.setenv("PATH", "/nonexistent")
-    df = phases.sweep(study, progress=False)
-    assert (df["status"] == "failed").all()
-    assert df["error"].str.contains("sysbench is not installed").all()
+    with pytest.raises(ToolMissing, match="sysbench is not installed"):
+        phases.sweep(study, progress=False)
     monkeypatch.undo()
     monkeypatch.setenv("TIBENCH_DATA", str(data_dir))
-    df = phases.sweep(study, progress=False, retry_failed=True)
-    assert (df["status"] == "ok").all()
+    assert len(Store.for_study(study).runs("t")) == 0
+    # every run fails (sysbench refuses an option): the phase fails with a summary in words
+    bad = load_study(_write_params(tmp_path, **base, extra_args=["--db-ps-mode=bogus"]))
+    with pytest.raises(phases.PhaseFailed) as e:
+        phases.sweep(bad, progress=False)
+    msg = str(e.value)
+    assert "2 of 2 runs failed" in msg and "Invalid value for db-ps-mode" in msg
+    assert f"tibench run {tmp_path / 'study.yaml'} --phase sweep" in msg
+    # resume (no --redo) retries the failed runs; their logs stay as earlier attempts
+    df = phases.sweep(study, progress=False)
+    assert (df["status"] == "ok").all() and (df["attempts"] == 2).all()
+    for p in df["log_path"]:
+        first = Path(p).with_name(Path(p).stem + ".attempt1.log")
+        assert "Invalid value for db-ps-mode" in first.read_text()
+        assert "Invalid value" not in Path(p).read_text()
+    # good runs are not measured again without --redo
+    again = phases.sweep(study, progress=False)
+    assert list(again["tps"]) == list(df["tps"])
 
 
 @pytest.mark.slow
@@ -281,8 +297,12 @@ def test_killed_mid_sweep_resumes_without_loss_or_repeats(tmp_path, data_dir, sy
     time.sleep(0.5)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert not [ln for ln in ps.splitlines() if "sysbench" in ln and str(tmp_path) in ln]
+    # a credentials file a SIGKILL left behind is only ever in the study's 0700 folder
+    private = data_dir / f"kill{int(sig)}" / ".private"
+    assert (private.stat().st_mode & 0o777) == 0o700
     r = _tibench("run", str(f), "--phase", "sweep", "--in-process", "--json", env=env)
     assert r.returncode == 0, r.stderr
+    assert not list(private.glob("*.cfg")), "stale credentials removed at start"
     rows = json.loads(r.stdout)
     assert len(rows) == 8 and all(x["status"] == "ok" for x in rows)
     after = store.runs(f"kill{int(sig)}").set_index("run_key")

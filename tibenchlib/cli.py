@@ -48,25 +48,32 @@ def cmd_run(a) -> int:
         else:
             print(_dry_run_text(plan_out))
         return 0
+    from .db import remove_stale_configs
+    from .lock import study_lock
+    from .paths import private_dir
+
     results = {}
-    for p in selected:
-        print(f"tibench: phase {p}", file=sys.stderr, flush=True)
-        kw = dict(redo=a.redo, yes=a.yes, arms=studyplan.arms_for(study, p, a.arm))
-        if kw["arms"] == []:
-            print(f"tibench: phase {p}: none of the selected arms is in it", file=sys.stderr)
-            results[p] = []
-            continue
-        if a.in_process:
-            phases.run_phase(study, p, progress=True, **kw)
-        else:
-            try:
-                out = execute_phase_notebook(study.study, p, a.params, progress=True, **kw)
-            except Exception as e:
-                if type(e).__name__ == "PapermillExecutionError":
-                    return _fail(_notebook_failure(study.study, p, e), 1)
-                raise
-            print(f"tibench: executed notebook {out}", file=sys.stderr)
-        results[p] = phases.read_results(study, p)
+    # one lock for every phase; the notebooks' kernels run under it (see tibenchlib.lock)
+    with study_lock(study.study):
+        remove_stale_configs(private_dir(study.study))
+        for p in selected:
+            print(f"tibench: phase {p}", file=sys.stderr, flush=True)
+            kw = dict(redo=a.redo, yes=a.yes, arms=studyplan.arms_for(study, p, a.arm))
+            if kw["arms"] == []:
+                print(f"tibench: phase {p}: none of the selected arms is in it", file=sys.stderr)
+                results[p] = []
+                continue
+            if a.in_process:
+                phases.run_phase(study, p, progress=True, **kw)
+            else:
+                try:
+                    out = execute_phase_notebook(study.study, p, a.params, progress=True, **kw)
+                except Exception as e:
+                    if type(e).__name__ == "PapermillExecutionError":
+                        return _fail(_notebook_failure(study.study, p, e), 1)
+                    raise
+                print(f"tibench: executed notebook {out}", file=sys.stderr)
+            results[p] = phases.read_results(study, p)
     if a.json:
         _print_json(results[selected[0]] if len(selected) == 1 else results)
     else:
@@ -172,26 +179,43 @@ def cmd_env(a) -> int:
 # -- parse -------------------------------------------------------------------------------------
 def cmd_parse(a) -> int:
     rows = []
-    if a.tool == "sysbench":
-        from .parse.sysbench import parse_sysbench_file
+    unreadable = 0
+    for f in a.files:
+        # a file that cannot be read is a row with its own status, like any other bad input
+        problem = _unreadable(f)
+        if problem:
+            print(f"tibench: {f}: {problem}", file=sys.stderr)
+            rows.append({"file": f, "status": "unreadable", "error": problem})
+            unreadable += 1
+            continue
+        if a.tool == "sysbench":
+            from .parse.sysbench import parse_sysbench_file
 
-        for f in a.files:
-            if not Path(f).is_file():
-                return _fail(f"{f}: no such file")
-            rows.append(parse_sysbench_file(f).summary)
-    else:
-        from .parse.gotpc import parse_tpch_output
+            rows.append(parse_sysbench_file(f, intervals=False).summary)
+        else:
+            from .parse.gotpc import parse_tpch_output
 
-        for f in a.files:
-            if not Path(f).is_file():
-                return _fail(f"{f}: no such file")
             df = parse_tpch_output(Path(f).read_text(errors="replace"))
             rows += [dict(r, file=f) for r in json.loads(df.to_json(orient="records"))]
     if a.json:
         _print_json(rows)
     else:
         print(_parse_text(a.tool, rows))
-    return 0
+    return 2 if unreadable == len(a.files) else 0
+
+
+def _unreadable(f: str) -> str | None:
+    p = Path(f)
+    if p.is_dir():
+        return "is a directory, not a log file"
+    if not p.exists():
+        return "no such file"
+    try:
+        with open(p, "rb") as fh:
+            fh.read(1)
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    return None
 
 
 def _parse_text(tool: str, rows: list[dict]) -> str:

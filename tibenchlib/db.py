@@ -83,16 +83,22 @@ class ConnInfo:
         return args
 
 
+CONFIG_PREFIX, CONFIG_SUFFIX = "sysbench-", ".cfg"
+
+
 @contextmanager
-def secret_config_file(info: ConnInfo) -> Iterator[Path]:
+def secret_config_file(info: ConnInfo, directory: str | Path | None = None) -> Iterator[Path]:
     """A sysbench ``--config-file`` holding the password, mode 0600, removed afterwards.
 
-    It lives in a private temp directory, never under ``data/<study>/``, so results and logs can
-    be shared without leaking the password, and the process list shows only the file's path.
+    ``directory`` is the study's private folder (``paths.private_dir``, mode 0700, which
+    :func:`remove_stale_configs` sweeps after a kill); without it, a private temp directory.
+    The process list shows only the file's path.
     """
-    d = tempfile.mkdtemp(prefix="tibench-")
-    p = Path(d) / "sysbench.cfg"
-    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
+    made = directory is None
+    d = Path(tempfile.mkdtemp(prefix="tibench-") if made else directory)
+    fd, name = tempfile.mkstemp(prefix=CONFIG_PREFIX, suffix=CONFIG_SUFFIX, dir=d)
+    os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
+    p = Path(name)
     with os.fdopen(fd, "w") as f:
         if info.password:
             f.write(f"mysql-password={info.password}\n")
@@ -100,7 +106,17 @@ def secret_config_file(info: ConnInfo) -> Iterator[Path]:
         yield p
     finally:
         p.unlink(missing_ok=True)
-        os.rmdir(d)
+        if made:
+            os.rmdir(d)
+
+
+def remove_stale_configs(directory: str | Path) -> int:
+    """Delete credentials files a killed run left in ``directory``; returns how many."""
+    n = 0
+    for p in Path(directory).glob(f"{CONFIG_PREFIX}*{CONFIG_SUFFIX}"):
+        p.unlink(missing_ok=True)
+        n += 1
+    return n
 
 
 @dataclass(frozen=True)
@@ -136,6 +152,66 @@ def server_info(engine: sa.Engine) -> ServerInfo:
         except sa.exc.DBAPIError:
             comment = None
     return classify_version(str(v), comment)
+
+
+#: Query parameters through which a MySQL driver accepts a password.
+PASSWORD_QUERY_KEYS = frozenset({"password", "passwd", "pwd", "pass"})
+_PW_PARAM = "|".join(sorted(PASSWORD_QUERY_KEYS))
+
+
+def _split_url(url: str):
+    """``make_url(url)`` with a raw ``@`` inside the password put back where it belongs; None
+    when SQLAlchemy cannot parse the URL."""
+    try:
+        u = make_url(url)
+    except Exception:  # sqlalchemy.exc.ArgumentError, or ValueError for a bad port
+        return None
+    if u.host and "@" in u.host:
+        # "user:p@ss@host": SQLAlchemy ends the password at the first '@'
+        head, host = u.host.rsplit("@", 1)
+        u = u.set(password=f"{u.password or ''}@{head}", host=host)
+    return u
+
+
+def url_has_password(url: str) -> bool:
+    """Whether ``url`` carries a password in any form SQLAlchemy accepts: ``user:pass@``
+    (with ``/``, ``?`` or ``@`` inside, raw or percent-encoded) or a query parameter
+    (``?password=``, ``?passwd=`` ...)."""
+    u = _split_url(url)
+    if u is None:
+        return bool(re.search(r"://[^@]*:[^@]*@", url)) or bool(
+            re.search(rf"[?&]({_PW_PARAM})=", url, re.I)
+        )
+    return bool(u.password) or any(k.lower() in PASSWORD_QUERY_KEYS for k in u.query)
+
+
+def mask_url(url: str | None) -> str | None:
+    """``url`` with every password (userinfo and query parameters) shown as ``***``."""
+    if not url:
+        return url
+    u = _split_url(url)
+    if u is None:
+        # not a URL SQLAlchemy reads: mask what looks like userinfo and password parameters
+        out = re.sub(r"(://[^:/@]*):.*@", r"\1:***@", url)
+        return re.sub(rf"([?&](?:{_PW_PARAM})=)[^&]*", r"\1***", out, flags=re.I)
+    if any(k.lower() in PASSWORD_QUERY_KEYS for k in u.query):
+        u = u.set(
+            query={
+                k: ("***" if k.lower() in PASSWORD_QUERY_KEYS else v) for k, v in u.query.items()
+            }
+        )
+    return u.render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
+
+
+def mask_urls(obj):
+    """A copy of a JSON-like structure with every string that holds ``://`` masked."""
+    if isinstance(obj, dict):
+        return {k: mask_urls(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [mask_urls(v) for v in obj]
+    if isinstance(obj, str) and "://" in obj:
+        return mask_url(obj)
+    return obj
 
 
 def mask(text: str, secret: str | None) -> str:

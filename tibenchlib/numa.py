@@ -30,11 +30,12 @@ from .binding import (
     verify_binding,
 )
 from .params import Arm, Study
+from .run import require
 from .sampler import numastat_per_node
 from .stability import stability_by_run
 from .stats import compare_arms
 from .store import Store
-from .sweep import RunSpec, progress_line, run_one, study_lock
+from .sweep import AliveCheck, RunSpec, progress_line, run_one, runs_to_do, study_lock
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +117,10 @@ def run_numa_phase(
             check_policy(parse_policy(label))  # before any run: a clear error, nothing wasted
     specs = plan(study, only)
     with study_lock(study.study):
-        done = store.run_status(study.study)
-        todo = [s for s in specs if redo or s.run_key not in done]
+        todo = runs_to_do(store, study.study, specs, redo=redo)
+        if todo:
+            require("sysbench")
+        alive = AliveCheck()
         bar = tqdm(total=len(todo), desc="numa", disable=not progress, unit="run")
         t_start = time.monotonic()
         ctx, block_pid = None, None
@@ -139,6 +142,7 @@ def run_numa_phase(
                 ensure_ready(ctx)
                 if ctx.server:
                     _numastat(store, study, ctx, "before")
+            ctx = alive.check(ctx, spec, len(todo) - k + 1, yes=yes)
             bar.set_postfix_str(f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}")
             row = run_one(ctx, spec, duration_s=study.numa.duration_s)
             if row["status"] != "ok":

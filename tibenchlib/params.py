@@ -16,10 +16,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
 )
+
+from .db import mask_url, mask_urls, url_has_password
 
 SYSBENCH_WORKLOADS = (
     "oltp_point_select",
@@ -56,6 +59,19 @@ class ParamsError(ValueError):
     """A study file that cannot run; the message lists every offending field."""
 
 
+#: Fields holding a URL: their values are shown masked in every message.
+URL_FIELDS = frozenset({"url", "results_url", "prometheus_url", "pd_url"})
+
+
+def _refuse_password(url: str | None, env_field: str) -> str | None:
+    if url and url_has_password(url):
+        raise ValueError(
+            f"the URL {mask_url(url)} carries a password; drop it and export the password in "
+            f"the variable named by {env_field} instead"
+        )
+    return url
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -88,12 +104,7 @@ class Target(_Model):
     @field_validator("url")
     @classmethod
     def _no_password_in_url(cls, v: str | None) -> str | None:
-        if v and re.search(r"://[^/@:]+:[^/@]+@", v):
-            raise ValueError(
-                "the URL carries a password; drop it and export it in the variable named by "
-                "password_env instead"
-            )
-        return v
+        return _refuse_password(v, "password_env")
 
     @model_validator(mode="after")
     def _url_when_url(self) -> Target:
@@ -168,11 +179,12 @@ class TpchParams(_Model):
 class Study(_Model):
     """A whole study: target, data set, sweep and one section per phase."""
 
-    study: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+    study: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
     description: str = ""
     lang: Literal["en", "zh"] = "en"  # language of the notebooks' tables and sentences
     target: Target = Target()
     results_url: str | None = None
+    results_password_env: str = "TIBENCH_RESULTS_PASSWORD"
     allow_destructive: bool = False
 
     dataset: Dataset = Dataset()
@@ -195,11 +207,36 @@ class Study(_Model):
     sample_resources: bool = True
     prometheus_url: str | None = None
 
+    #: The params file this study was read from (None when built in code).
+    _source: str | None = PrivateAttr(default=None)
+
     arms: Annotated[list[Arm], Field(min_length=1)] = [Arm(label="default")]
     phases: list[Literal[PHASES]] = list(PHASES)  # type: ignore[valid-type]
     compare: CompareParams = CompareParams()
     numa: NumaParams = NumaParams()
     tpch_scaling: TpchParams = TpchParams()
+
+    @field_validator("study")
+    @classmethod
+    def _not_a_relative_dir(cls, v: str) -> str:
+        if set(v) == {"."}:
+            raise ValueError(f"'{v}' is not a study name (it names a directory, not a study)")
+        if v in ("server", "reference"):
+            raise ValueError(f"'{v}' is reserved for tibench's own files under data/")
+        return v
+
+    @field_validator("results_url")
+    @classmethod
+    def _no_password_in_results_url(cls, v: str | None) -> str | None:
+        return _refuse_password(v, "results_password_env")
+
+    @property
+    def results_password(self) -> str | None:
+        return os.environ.get(self.results_password_env)
+
+    def public_dump(self) -> dict:
+        """The parameters as JSON-ready data with every URL masked: what the catalog keeps."""
+        return mask_urls(self.model_dump(mode="json"))
 
     @field_validator("extra_args")
     @classmethod
@@ -260,8 +297,13 @@ def _format_errors(err: ValidationError, source: str) -> str:
             msg = "unknown key"
         elif e["type"] == "literal_error":
             msg = f"{msg}; got {e.get('input')!r}"
+        elif e["type"] == "value_error" and e["loc"] and e["loc"][-1] in URL_FIELDS:
+            pass  # the message shows the URL, masked
         elif "input" in e and not isinstance(e["input"], dict | list):
-            msg = f"{msg} (got {e['input']!r})"
+            shown = e["input"]
+            if isinstance(shown, str) and "://" in shown:
+                shown = mask_url(shown)
+            msg = f"{msg} (got {shown!r})"
         lines.append(f"  - {loc}: {msg}")
     n = len(lines)
     return f"{source}: {n} problem{'s' if n > 1 else ''}, nothing was run:\n" + "\n".join(lines)
@@ -296,4 +338,6 @@ def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Stu
         raise ParamsError(f"{p}: not valid YAML: {e}") from None
     if overrides:
         data = {**data, **overrides}
-    return parse_study(data, str(p))
+    study = parse_study(data, str(p))
+    study._source = str(p)
+    return study

@@ -7,6 +7,7 @@ returns them as a DataFrame. The JSON file is what ``tibench run --json`` prints
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from pathlib import Path
@@ -19,6 +20,55 @@ from .params import PHASES, Study
 from .store import Store
 
 log = logging.getLogger(__name__)
+
+#: A phase fails (:class:`PhaseFailed`) when more than this share of its planned runs failed;
+#: below it the failed runs are logged and the phase's results stand on the runs that worked.
+FAILED_SHARE_LIMIT = 0.2
+
+
+class PhaseFailed(RuntimeError):
+    """Too many runs of a phase failed; the message says how many, the first error and the
+    command that retries them."""
+
+
+def failed_runs_summary(study: Study, phase: str, runs: pd.DataFrame) -> str | None:
+    """One sentence on a phase's failed and degenerate runs, or None when every run was ok."""
+    if not len(runs) or "status" not in runs:
+        return None
+    bad = runs[runs["status"] != "ok"]
+    if not len(bad):
+        return None
+    first = bad.iloc[0]
+    params = study._source or "PARAMS.yaml"
+    return (
+        f"{phase}: {len(bad)} of {len(runs)} runs failed or were degenerate; first: "
+        f"{first['run_key']}: {first['error'] or first['status']} (log {first['log_path']}); "
+        f"retry them with: tibench run {params} --phase {phase}"
+    )
+
+
+def check_failed_runs(study: Study, phase: str, runs: pd.DataFrame) -> str | None:
+    """Log the failed-runs summary, or raise :class:`PhaseFailed` past the limit."""
+    msg = failed_runs_summary(study, phase, runs)
+    if msg is None:
+        return None
+    if (runs["status"] != "ok").mean() > FAILED_SHARE_LIMIT:
+        raise PhaseFailed(msg)
+    log.warning("%s", msg)
+    return msg
+
+
+def _locked(func):
+    """Run a phase that measures or writes under the study's lock (see :mod:`.lock`)."""
+
+    @functools.wraps(func)
+    def wrapper(study: Study, *args, **kw):
+        from .lock import study_lock
+
+        with study_lock(study.study):
+            return func(study, *args, **kw)
+
+    return wrapper
 
 
 def results_dir(study: Study | str) -> Path:
@@ -45,6 +95,7 @@ def read_results(study: Study | str, phase: str) -> list[dict]:
 
 
 # -- phases ------------------------------------------------------------------------------------
+@_locked
 def environment(
     study: Study, *, yes: bool = False, arms: list[str] | None = None, **_
 ) -> pd.DataFrame:
@@ -82,6 +133,7 @@ def environment(
     return df
 
 
+@_locked
 def prepare(
     study: Study,
     *,
@@ -134,6 +186,7 @@ RUN_COLUMNS = [
 ]
 
 
+@_locked
 def sweep(
     study: Study,
     *,
@@ -150,9 +203,11 @@ def sweep(
     runs = run_sweep(
         study, arms=arms, redo=redo, retry_failed=retry_failed, yes=yes, progress=progress
     )
-    df = runs[RUN_COLUMNS].copy() if len(runs) else pd.DataFrame(columns=RUN_COLUMNS)
+    cols = RUN_COLUMNS + ["attempts"]
+    df = runs[cols].copy() if len(runs) else pd.DataFrame(columns=cols)
     df["warnings"] = [json.loads(w or "[]") for w in df.pop("warnings_json")]
     write_results(study, "sweep", df)
+    check_failed_runs(study, "sweep", runs)
     return df
 
 
@@ -168,15 +223,19 @@ def compare(study: Study, **_) -> pd.DataFrame:
     return df
 
 
+@_locked
 def numa(study: Study, **kw) -> pd.DataFrame:
     """Binding policies against unbound: see :mod:`tibenchlib.numa`."""
     from .numa import run_numa_phase
 
     df = run_numa_phase(study, **kw)
     write_results(study, "numa", df)
+    runs = Store.for_study(study).runs(study.study, phase="numa")
+    check_failed_runs(study, "numa", runs)
     return df
 
 
+@_locked
 def tpch_scaling(study: Study, **kw) -> pd.DataFrame:
     """TPC-H over scaling arms: see :mod:`tibenchlib.tpch.phase`."""
     from .tpch.phase import run_tpch_phase
@@ -198,6 +257,10 @@ assert tuple(PHASE_FUNCS) == PHASES
 
 
 def run_phase(study: Study, phase: str, **kw) -> pd.DataFrame:
+    """Run one phase under the study's lock (re-entrant for ``tibench run``'s own lock)."""
+    from .lock import study_lock
+
     if phase not in PHASE_FUNCS:
         raise ValueError(f"unknown phase '{phase}' (phases: {', '.join(PHASES)})")
-    return PHASE_FUNCS[phase](study, **kw)
+    with study_lock(study.study):
+        return PHASE_FUNCS[phase](study, **kw)

@@ -4,6 +4,11 @@ Its datadir, socket, logs and credentials live under ``data/server/<name>/``. It
 127.0.0.1 only, on a free port, with a generated password kept in a 0600 file. A running instance
 is reused when its options and CPU binding match; a stale one (dead pid, leftover socket) is
 cleaned up; a different configuration restarts it on the same data.
+
+Locked down as the packaged service is: the generated password is the only way in (no anonymous
+or password-less account on any host, checked at every start, so datadirs made by older versions
+are upgraded in place), ``secure_file_priv`` confines server-side file access to ``files/`` under
+the server's folder, and when tibench runs as root mariadbd drops to Debian's ``mysql`` user.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pwd
 import secrets
 import shutil
 import signal
@@ -41,8 +47,42 @@ DEFAULT_OPTIONS: dict[str, str | int | float | bool] = {
 }
 
 
+#: The unprivileged account mariadbd runs as when tibench runs as root (Debian's packaged one).
+SERVICE_USER = "mysql"
+
+
 class ServerError(RuntimeError):
     """The embedded server could not be installed, started, reached or stopped."""
+
+
+def service_user() -> pwd.struct_passwd | None:
+    """The account mariadbd drops to: ``mysql`` when running as root, else None (runs as us)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return pwd.getpwnam(SERVICE_USER)
+    except KeyError:
+        raise ServerError(
+            f"tibench runs as root but there is no '{SERVICE_USER}' user for mariadbd to run as: "
+            "install mariadb-server (it creates the user) or run tibench as an ordinary user"
+        ) from None
+
+
+def _chown_tree(top: Path, uid: int, gid: int) -> None:
+    os.chown(top, uid, gid)
+    for d, dirs, files in os.walk(top):
+        for n in dirs + files:
+            os.lchown(os.path.join(d, n), uid, gid)
+
+
+def _grant_traversal(path: Path, uid: int) -> None:
+    """Let ``uid`` reach ``path``: add search (not read) permission on ancestors that block it."""
+    for d in reversed([path, *path.parents]):
+        st = d.stat()
+        if st.st_uid == uid or st.st_mode & stat.S_IXOTH:
+            continue
+        os.chmod(d, stat.S_IMODE(st.st_mode) | stat.S_IXOTH)
+        log.info("gave others search permission on %s so that mariadbd can reach its files", d)
 
 
 def free_port() -> int:
@@ -140,6 +180,11 @@ class EmbeddedServer:
     def _cred_path(self) -> Path:
         return self.root / "credentials"
 
+    @property
+    def files_dir(self) -> Path:
+        """The only directory server-side file access (``secure_file_priv``) may touch."""
+        return self.root / "files"
+
     def _state(self) -> dict | None:
         try:
             return json.loads(self.state_path.read_text())
@@ -209,6 +254,11 @@ class EmbeddedServer:
         restart and a cold buffer pool); otherwise the server restarts on the same data.
         """
         st = self._state()
+        if st and _pid_alive(st.get("pid")) and not st.get("locked_down"):
+            # started by an older tibench: as root, without secure_file_priv
+            log.info("embedded MariaDB was started by an older tibench: restarting it locked down")
+            self.stop()
+            st = None
         if st and _pid_alive(st.get("pid")):
             same = {k: st.get(k) for k in ("options", "prefix")} == self._wanted()
             if same and self._ping(st["port"]):
@@ -308,8 +358,10 @@ class EmbeddedServer:
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
         ]
-        if os.geteuid() == 0:
-            cmd.append("--user=root")
+        user = service_user()
+        if user is not None:
+            self._prepare_dirs(user)
+            cmd.append(f"--user={user.pw_name}")
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise ServerError(f"mariadb-install-db failed ({r.returncode}):\n{r.stderr[-2000:]}")
@@ -326,15 +378,35 @@ class EmbeddedServer:
             f"--log-error={self.error_log}",
             f"--port={port}",
             "--bind-address=127.0.0.1",
+            f"--secure-file-priv={self.files_dir}",
             *_flags(self._wanted()["options"]),
         ]
-        if os.geteuid() == 0:
-            cmd.append("--user=root")
+        user = service_user()
+        if user is not None:
+            cmd.append(f"--user={user.pw_name}")
         return cmd
 
+    def _prepare_dirs(self, user: pwd.struct_passwd | None) -> None:
+        """The server's folder and ``files/`` exist; as root, owned by and reachable for mariadbd's
+        user (the credentials file stays the invoking user's, mode 0600)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.files_dir.mkdir(mode=0o700, exist_ok=True)
+        if user is None:
+            return
+        _grant_traversal(self.root.parent, user.pw_uid)
+        os.chown(self.root, user.pw_uid, user.pw_gid)
+        os.chmod(self.root, 0o700)
+        os.chown(self.files_dir, user.pw_uid, user.pw_gid)
+        if self.datadir.exists() and self.datadir.stat().st_uid != user.pw_uid:
+            # a datadir made by an older tibench that ran mariadbd as root
+            log.info("handing %s to user %s", self.datadir, user.pw_name)
+            _chown_tree(self.datadir, user.pw_uid, user.pw_gid)
+
     def _start(self, attempts: int = 3) -> None:
+        self._password()  # the credentials file is made (0600) by the invoking user
         if not self.datadir.exists():
             self._install()
+        self._prepare_dirs(service_user())
         first = not (self.datadir / "tibench.initialized").exists()
         for attempt in range(attempts):
             port = free_port()
@@ -353,6 +425,9 @@ class EmbeddedServer:
                 if first:
                     self._bootstrap()
                     (self.datadir / "tibench.initialized").write_text("")
+                self._lockdown()
+                state["locked_down"] = True
+                self.state_path.write_text(json.dumps(state, indent=1, sort_keys=True))
                 log.info("embedded MariaDB pid %s on 127.0.0.1:%s", proc.pid, port)
                 return
             err = self._log_tail()
@@ -410,6 +485,45 @@ class EmbeddedServer:
                 c.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (pw,))
         finally:
             conn.close()
+
+    def _lockdown(self) -> list[str]:
+        """Drop every account that needs no password except what tibench made; returns them.
+
+        mariadb-install-db makes ``root`` on ``127.0.0.1``, ``::1`` and the host name with empty
+        passwords (and anonymous users on some versions); older tibench versions left them.
+        Locked accounts (``mariadb.sys``) cannot log in and stay.
+        """
+        conn = self._root_connect(first=False)
+        dropped = []
+        try:
+            with conn.cursor() as c:
+                c.execute(
+                    "SELECT User, Host, JSON_VALUE(Priv, '$.authentication_string'),"
+                    " JSON_VALUE(Priv, '$.plugin'), JSON_VALUE(Priv, '$.account_locked')"
+                    " FROM mysql.global_priv"
+                )
+                for user, host, auth, plugin, locked in c.fetchall():
+                    if locked in ("true", "1", 1, True):
+                        continue
+                    keep = (user, host) in {("root", "localhost")} | {
+                        (USER, h) for h in ("127.0.0.1", "localhost")
+                    }
+                    no_password = not auth and plugin in (None, "", "mysql_native_password")
+                    if user == "" or (no_password and not keep) or (user == "root" and not keep):
+                        c.execute("DROP USER %s@%s", (user, host))
+                        dropped.append(f"{user}@{host}")
+                    elif no_password:
+                        c.execute(
+                            "ALTER USER %s@%s IDENTIFIED BY %s", (user, host, self._password())
+                        )
+                        dropped.append(f"{user}@{host} (password set)")
+                if dropped:
+                    c.execute("FLUSH PRIVILEGES")
+        finally:
+            conn.close()
+        if dropped:
+            log.info("embedded MariaDB locked down: %s", ", ".join(dropped))
+        return dropped
 
     def _log_tail(self, n: int = 25) -> str:
         try:

@@ -9,7 +9,7 @@ Tables (documented in the README):
 ``arms``           one row per study × arm: server options, masked target URL, flavor, version.
 ``runs``           one row per benchmark run (sysbench): key, arm, workload, threads, repeat,
                    status/error, sysbench's summary figures, histogram percentiles, warnings,
-                   the exact command (no password), the raw log's path, timings.
+                   the exact command (no password), the raw log's path, timings, attempts.
 ``intervals``      sysbench's per-interval lines of every run (t, tps, qps, latency, err/s).
 ``samples``        resource use during runs: CPU and RSS of server and client per second.
 ``environment``    environment captures (JSON) per study × arm.
@@ -25,6 +25,7 @@ Tables (documented in the README):
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterable
@@ -35,8 +36,19 @@ import pandas as pd
 import sqlalchemy as sa
 
 from . import paths
+from .db import mask_url
+
+log = logging.getLogger(__name__)
 
 meta = sa.MetaData()
+
+#: ``PRAGMA user_version`` of a SQLite catalog this version writes (0: made before versions).
+SCHEMA_VERSION = 1
+
+
+class CatalogError(RuntimeError):
+    """The catalog cannot be opened or was written by a newer tibench; names the file."""
+
 
 _S = sa.String(200)
 studies = sa.Table(
@@ -95,6 +107,7 @@ runs = sa.Table(
     sa.Column("finished_at", sa.Float),
     sa.Column("wall_s", sa.Float),
     sa.Column("summary_json", sa.Text),
+    sa.Column("attempts", sa.Integer),  # 1 + failed attempts whose logs were set aside
 )
 intervals = sa.Table(
     "intervals",
@@ -228,23 +241,87 @@ def default_url(study: str) -> str:
     return f"sqlite:///{paths.study_dir(study) / 'results.sqlite'}"
 
 
-class Store:
-    """The catalog at ``url`` (created on first use)."""
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    try:
+        # WAL: readers (a notebook, tibench compare) never block the runner's writes
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA busy_timeout=30000")
+    finally:
+        cur.close()
 
-    def __init__(self, url: str):
-        if url.startswith("sqlite:///"):
-            Path(url[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
-        self.url = url
-        self.engine = sa.create_engine(url)
-        meta.create_all(self.engine)
+
+class Store:
+    """The catalog at ``url`` (created on first use).
+
+    A SQLite catalog runs in WAL mode and carries its schema version in ``PRAGMA user_version``,
+    checked at open; a file that is not a catalog raises :class:`CatalogError` naming it.
+    ``password`` is the results server's (never part of ``url``); ``url`` as kept here is masked.
+    """
+
+    def __init__(self, url: str, password: str | None = None):
+        self.path: Path | None = None
+        sa_url = sa.engine.make_url(url)
+        if sa_url.get_backend_name() == "sqlite" and sa_url.database not in (None, "", ":memory:"):
+            self.path = Path(sa_url.database)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists() and self.path.stat().st_size == 0:
+                log.warning(
+                    "%s is empty (0 bytes): starting a new catalog there; raw logs of runs it "
+                    "does not know are moved aside, never overwritten",
+                    self.path,
+                )
+        if password is not None and self.path is None:
+            sa_url = sa_url.set(password=password)
+        self.url = mask_url(url)
+        self.engine = sa.create_engine(sa_url)
+        if self.path is not None:
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        try:
+            meta.create_all(self.engine)
+            self._migrate()
+            self._check_version()
+        except sa.exc.DatabaseError as e:
+            self.engine.dispose()
+            if self.path is None:
+                raise CatalogError(f"catalog {self.url}: {e.orig}") from None
+            raise CatalogError(
+                f"{self.path} is not a readable tibench catalog ({e.orig}): move it aside "
+                f"(mv {self.path} {self.path}.bad) and run again; the raw logs under "
+                f"{self.path.parent / 'raw'} are kept"
+            ) from None
         self._lock = threading.Lock()
+
+    def _migrate(self) -> None:
+        """Columns added since a catalog was made (catalogs of schema version 0)."""
+        have = {c["name"] for c in sa.inspect(self.engine).get_columns("runs")}
+        if "attempts" not in have:
+            with self.engine.begin() as c:
+                c.exec_driver_sql("ALTER TABLE runs ADD COLUMN attempts INTEGER")
+
+    def _check_version(self) -> None:
+        if self.path is None:
+            return
+        with self.engine.begin() as c:
+            v = c.exec_driver_sql("PRAGMA user_version").scalar()
+            if v > SCHEMA_VERSION:
+                raise CatalogError(
+                    f"{self.path} has catalog schema version {v}, newer than this tibench's "
+                    f"({SCHEMA_VERSION}): upgrade tibench (pip install -U) to read it"
+                )
+            if v < SCHEMA_VERSION:
+                c.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @classmethod
     def for_study(cls, study, *, record: bool = False) -> Store:
-        """The study's catalog; with ``record``, its validated parameters are (re)written too."""
-        store = cls(study.results_url or default_url(study.study))
+        """The study's catalog; with ``record``, its validated parameters are (re)written too
+        (every URL in them masked)."""
+        if study.results_url:
+            store = cls(study.results_url, password=study.results_password)
+        else:
+            store = cls(default_url(study.study))
         if record:
-            store.record_study(study.study, study.model_dump(mode="json"))
+            store.record_study(study.study, study.public_dump())
         return store
 
     # -- writes ------------------------------------------------------------------------------

@@ -7,15 +7,11 @@ already in the catalog unless ``redo``; a run cut short by a kill is simply run 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
 import random
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +20,10 @@ import pandas as pd
 from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
 from . import paths
-from .db import secret_config_file
+from .db import remove_stale_configs, secret_config_file
+from .lock import study_lock
 from .params import WRITE_WORKLOADS, Study
-from .run import display_command, execute, sysbench_command
+from .run import display_command, execute, require, sysbench_command
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -127,28 +124,26 @@ def log_path(study: str, spec: RunSpec) -> Path:
     return paths.study_dir(study) / "raw" / "sysbench" / (spec.run_key.replace("/", "__") + ".log")
 
 
-@contextmanager
-def study_lock(study: str) -> Iterator[None]:
-    """One runner per study at a time (a second one would double-load the server)."""
-    p = paths.study_dir(study) / ".lock"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    f = open(p, "a+")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.seek(0)
-        raise RuntimeError(
-            f"another tibench is running study '{study}' (lock {p}, pid {f.read().strip()})"
-        ) from None
-    f.seek(0)
-    f.truncate()
-    f.write(str(os.getpid()))
-    f.flush()
-    try:
-        yield
-    finally:
-        fcntl.flock(f, fcntl.LOCK_UN)
-        f.close()
+def earlier_attempts(path: Path) -> list[Path]:
+    """The logs of earlier attempts of a run, set aside as ``<name>.attempt<N>.log``."""
+    return sorted(
+        path.parent.glob(f"{path.stem}.attempt*.log"),
+        key=lambda p: int(p.stem.rsplit("attempt", 1)[1] or 0),
+    )
+
+
+def set_aside(path: Path) -> int:
+    """Move an existing log at ``path`` to the next ``.attempt<N>.log`` (a failed attempt, a run
+    re-measured with ``--redo``, or a log the catalog does not know): raw logs are never
+    overwritten. Returns this attempt's number (1 for a first run)."""
+    earlier = earlier_attempts(path)
+    n = len(earlier)
+    if path.exists():
+        n += 1
+        dest = path.with_name(f"{path.stem}.attempt{n}.log")
+        path.rename(dest)
+        log.info("earlier log of this run kept as %s", dest)
+    return n + 1
 
 
 # -- checks ------------------------------------------------------------------------------------
@@ -303,6 +298,7 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
     study = ctx.study
     d = duration_s or study.duration_s
     path = log_path(study.study, spec)
+    attempt = set_aside(path)
     timeout = study.run_timeout_s or d * 1.5 + 60
     sampler = _sampler(ctx) if (study.sample_resources if sample is None else sample) else None
 
@@ -312,7 +308,7 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
             sampler.t0 = time.time()
             sampler.start()
 
-    with secret_config_file(ctx.conn) as cfg:
+    with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
         cmd = study_command(study, ctx.conn, spec.workload, spec.threads, d, cfg)
         try:
             outcome = execute(cmd, path, timeout_s=timeout, on_start=started)
@@ -321,6 +317,7 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
                 sampler.stop()
     parsed = parse_sysbench_file(path)
     row, iv = run_row(study, spec, parsed, outcome, cmd, duration_s=d)
+    row["attempts"] = attempt
     if sampler is not None:
         samples = sampler.samples
         warnings = json.loads(row["warnings_json"]) + sampler.warnings
@@ -374,7 +371,7 @@ def warmup_runs(ctx) -> pd.DataFrame:
                 / "warmup"
                 / f"o{opening}__{spec.run_key.replace('/', '__')}.log"
             )
-            with secret_config_file(ctx.conn) as cfg:
+            with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
                 cmd = sysbench_command(
                     w,
                     ctx.conn,
@@ -454,26 +451,30 @@ def sweep(
     progress: bool = True,
     store: Store | None = None,
 ) -> pd.DataFrame:
-    """Run (or resume) the study's sweep; returns the catalog's runs of the planned cells."""
+    """Run (or resume) the study's sweep; returns the catalog's runs of the planned cells.
+
+    Runs already in the catalog are skipped, except failed and degenerate ones, which are run
+    again (their logs kept as earlier attempts); ``redo`` re-measures every run.
+    ``retry_failed`` is accepted for compatibility: retrying is the default.
+    """
     from .prepare import ensure_ready, prepare
     from .target import open_arm
 
     if store is None:
         store = Store.for_study(study, record=True)
     else:
-        store.record_study(study.study, study.model_dump(mode="json"))
+        store.record_study(study.study, study.public_dump())
     specs = plan(study, arms=arms)
     with study_lock(study.study):
-        done = store.run_status(study.study)
-        todo = [
-            s
-            for s in specs
-            if redo or s.run_key not in done or (retry_failed and done[s.run_key] != "ok")
-        ]
+        todo = runs_to_do(store, study.study, specs, redo=redo)
         est = estimate(study, todo)
         log.info(
             "sweep: %d runs planned, %d to do, ETA %.0f s", len(specs), len(todo), est["eta_s"]
         )
+        if todo:
+            require("sysbench")
+        remove_stale_configs(paths.private_dir(study.study))
+        alive = AliveCheck()
         ctx = None
         bar = tqdm(total=len(todo), desc=f"sweep {study.study}", disable=not progress, unit="run")
         t_start = time.monotonic()
@@ -489,6 +490,7 @@ def sweep(
             if last_end is not None and study.cooldown_s:
                 # counted from the end of the previous run, across arm switches too
                 time.sleep(max(0.0, study.cooldown_s - (time.time() - last_end)))
+            ctx = alive.check(ctx, spec, len(todo) - k + 1, yes=yes)
             bar.set_postfix_str(f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}")
             row = run_one(ctx, spec)
             last_end = row["finished_at"]
@@ -501,6 +503,68 @@ def sweep(
     df = store.runs(study.study)
     keys = {s.run_key for s in specs}
     return df[df["run_key"].isin(keys)].reset_index(drop=True) if len(df) else df
+
+
+def runs_to_do(store: Store, study: str, specs: list[RunSpec], *, redo: bool = False):
+    """The planned runs still to measure: not in the catalog, or there as failed/degenerate."""
+    done = store.run_status(study)
+    todo = [s for s in specs if redo or done.get(s.run_key, "failed") != "ok"]
+    retried = sum(1 for s in todo if s.run_key in done and not redo)
+    if retried:
+        log.info("%d failed or degenerate runs will be run again", retried)
+    return todo
+
+
+class TargetDown(RuntimeError):
+    """The database stopped answering in the middle of a phase."""
+
+
+class AliveCheck:
+    """Before each run: is the server there? A dead embedded server is restarted once per phase
+    (the end of its error log shown); a dead external target stops the phase."""
+
+    def __init__(self) -> None:
+        self.restarted = False
+
+    def check(self, ctx, spec: RunSpec, left: int, *, yes: bool = False):
+        if ctx is None:
+            return ctx
+        if ctx.server is not None:
+            if ctx.server.pid is not None:
+                return ctx
+            tail = ctx.server._log_tail(10)
+            if self.restarted:
+                raise TargetDown(
+                    f"the embedded MariaDB died again before run {spec.run_key} ({left} runs "
+                    f"left, already restarted once); end of {ctx.server.error_log}: "
+                    + " | ".join(tail.splitlines()[-3:])
+                )
+            log.warning(
+                "the embedded MariaDB is not running before run %s: restarting it once; "
+                "end of %s:\n%s",
+                spec.run_key,
+                ctx.server.error_log,
+                tail,
+            )
+            self.restarted = True
+            from .target import open_arm
+
+            return open_arm(ctx.study, ctx.arm, yes=yes, store=ctx.store)
+        import sqlalchemy as sa
+
+        eng = ctx.conn.engine(database="", connect_args={"connect_timeout": 5})
+        try:
+            with eng.connect() as c:
+                c.exec_driver_sql("SELECT 1")
+        except sa.exc.DBAPIError as e:
+            raise TargetDown(
+                f"{ctx.conn.masked_url()} stopped answering before run {spec.run_key} "
+                f"({left} runs left, not started): {e.orig}; run the same command again to "
+                "resume when it is back"
+            ) from None
+        finally:
+            eng.dispose()
+        return ctx
 
 
 def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:

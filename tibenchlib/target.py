@@ -80,7 +80,11 @@ def open_arm(study: Study, arm: Arm | str, *, yes: bool = False, store: Store | 
     else:
         conn = ConnInfo.from_url(t.url, t.password, t.tls.model_dump() if t.tls.ca else None)
         if t.password is None:
-            log.warning("%s is not set: connecting to %s without a password", t.password_env, t.url)
+            log.warning(
+                "%s is not set: connecting to %s without a password",
+                t.password_env,
+                conn.masked_url(),
+            )
     try:
         engine = conn.engine(database="")
         info = server_info(engine)

@@ -37,7 +37,9 @@ differences as quantisation, not as a change.
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from os import PathLike
@@ -407,6 +409,26 @@ def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
     """
     text = normalise_text(text)
     rows, hook, first, last = _interval_table(text)
+    return _result(text, rows, hook, first, last, file)
+
+
+def _result(
+    text: str,
+    rows: np.ndarray,
+    hook: str | None,
+    first: int,
+    last: int,
+    file: str | None,
+    *,
+    counted: tuple[int, float, float] | None = None,
+) -> SysbenchResult:
+    """The result from the text outside the interval lines and the interval rows; ``counted``
+    (rows, largest thread count, first row's percentile) stands in for rows not kept."""
+    n_rows, top_threads, first_pct = counted or (
+        len(rows),
+        float(rows[:, 1].max()) if len(rows) else 0.0,
+        float(rows[0, _PCT_COL]) if len(rows) else math.nan,
+    )
     hist = _histogram(text)
     fatal = _fatal_messages(text)
     # sysbench prints header, intervals, histogram, statistics in that order: each search
@@ -417,11 +439,10 @@ def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
     version = m.group(1) if m else None
     m = _HDR_THREADS.search(text, 0, first)
     threads: int | None = int(m.group(1)) if m else None
-    if threads is None and len(rows):
-        top = float(rows[:, 1].max())
-        threads = int(top) if top > 0 else None
-    if s["percentile"] is None and len(rows) and not s["percentile_disabled"]:
-        p = float(rows[0, _PCT_COL])
+    if threads is None and n_rows:
+        threads = int(top_threads) if top_threads > 0 else None
+    if s["percentile"] is None and n_rows and not s["percentile_disabled"]:
+        p = first_pct
         s["percentile"] = _int_or_float(p) if p > 0 else None  # NaN > 0 is False
     m = _HDR_RATE.search(text, 0, first)
     rate = _int_or_float(_num(m.group(1))) if m else None
@@ -449,7 +470,7 @@ def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
         "percentile": s["percentile"],
         "errors": s["errors"],
         "reconnects": s["reconnects"],
-        "intervals": len(rows),
+        "intervals": n_rows,
         "histogram_count": int(hist[1].sum()) if hist is not None and len(hist[1]) else None,
         "sysbench_version": version,
         "layout": s["layout"],
@@ -464,7 +485,8 @@ def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
         "unfinished_transactions": s["unfinished_transactions"],
         "fatal": fatal,
     }
-    intervals = pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
+    # rows belong to this call: no copy (pandas 3 copies a 2-D array by default)
+    intervals = pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS), copy=False)
     if hist is not None:
         histogram = pd.DataFrame({"value_ms": hist[0], "count": hist[1]})
     else:
@@ -474,11 +496,92 @@ def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
     return SysbenchResult(summary=summary, intervals=intervals, histogram=histogram)
 
 
-def parse_sysbench_file(path: str | PathLike) -> SysbenchResult:
-    """Read a sysbench log (undecodable bytes replaced) and :func:`parse_sysbench` it."""
+#: Files up to this size are read whole; larger ones are streamed in chunks of lines.
+STREAM_ABOVE_BYTES = 8 << 20
+_CHUNK_LINES = 20_000
+_KEEP_TEXT = 4 << 20  # the header kept, and the text after the last interval, at most
+
+
+def parse_sysbench_file(path: str | PathLike, *, intervals: bool = True) -> SysbenchResult:
+    """Read a sysbench log (undecodable bytes replaced) and :func:`parse_sysbench` it.
+
+    A file larger than :data:`STREAM_ABOVE_BYTES` is streamed: interval lines are parsed a chunk
+    at a time and only the header, the FATAL lines and the text after the last interval (the
+    summary and histogram) are kept as text, so memory is bounded by the chunk size plus the
+    interval table; with ``intervals=False`` the table is counted, not kept (``intervals`` is
+    then empty), and memory stays bounded whatever the file's size.
+    """
     with open(path, encoding="utf-8", errors="replace") as fh:
-        text = fh.read()
-    return parse_sysbench(text, file=str(path))
+        if os.fstat(fh.fileno()).st_size <= STREAM_ABOVE_BYTES:
+            res = parse_sysbench(fh.read(), file=str(path))
+            if intervals:
+                return res
+            return SysbenchResult(res.summary, res.intervals.iloc[:0], res.histogram)
+        return _parse_stream(fh, str(path), keep=intervals)
+
+
+def _parse_stream(fh, file: str, *, keep: bool) -> SysbenchResult:
+    head: str | None = None  # text before the first interval line
+    carry = ""  # text after the last interval line so far: scanned again with the next chunk
+    fatal_lines: list[str] = []
+    blocks: list[np.ndarray] = []
+    hook = None
+    queue: list[tuple[str, str, str]] = []  # --rate queue lines, joined once all rows are in
+    n, top, first_pct = 0, 0.0, math.nan
+    while True:
+        lines = list(itertools.islice(fh, _CHUNK_LINES))
+        if not lines:
+            break
+        new = normalise_text("".join(lines))
+        if keep and "queue length" in new:
+            queue += _QUEUE.findall(new)
+        chunk = carry + new
+        rows, h, first, last = _interval_table(chunk)
+        if not len(rows):
+            carry = _bounded(chunk)
+            continue
+        if head is None:
+            head = _bounded(chunk[:first])
+        elif "FATAL" in chunk[:first]:
+            fatal_lines += [x for x in chunk[:first].splitlines() if "FATAL" in x]
+        if "FATAL" in chunk[first:last]:
+            fatal_lines += [x for x in chunk[first:last].splitlines() if "FATAL" in x]
+        carry = chunk[last:]
+        hook = hook or h
+        if not n:
+            first_pct = float(rows[0, _PCT_COL])
+        n += len(rows)
+        top = max(top, float(np.nanmax(rows[:, 1])) if np.isfinite(rows[:, 1]).any() else 0.0)
+        if keep:
+            blocks.append(rows)
+    if head is None:  # no interval line at all
+        res = parse_sysbench(carry, file=file)
+        return res if keep else SysbenchResult(res.summary, res.intervals.iloc[:0], res.histogram)
+    after = carry
+    middle = "".join(f"{x}\n" for x in dict.fromkeys(fatal_lines[:1000]))
+    text = head + middle + after
+    rows = np.concatenate(blocks) if blocks else np.empty((0, len(INTERVAL_COLUMNS)))
+    blocks.clear()
+    if queue:
+        # as parse_sysbench joins them: first interval of a timestamp, last queue line wins
+        by_t: dict[float, int] = {}
+        for i, t in enumerate(rows[:, 0].tolist()):
+            by_t.setdefault(t, i)
+        for t, q, c in queue:
+            i = by_t.get(float(t))
+            if i is not None:
+                rows[i, 11], rows[i, 12] = float(q), float(c)
+    return _result(
+        text, rows, hook, len(head), len(head) + len(middle), file, counted=(n, top, first_pct)
+    )
+
+
+def _bounded(text: str) -> str:
+    """At most :data:`_KEEP_TEXT` characters: the start and the end of ``text``."""
+    if len(text) <= _KEEP_TEXT:
+        return text
+    half = _KEEP_TEXT // 2
+    return text[:half] + "\n" + text[-half:]
 
 
 def histogram_percentiles(histogram_df: pd.DataFrame, percentiles=(50, 90, 95, 99, 99.9)) -> dict:
