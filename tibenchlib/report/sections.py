@@ -227,13 +227,25 @@ def rounds_and_warmup(session, all_runs: pd.DataFrame) -> pd.DataFrame:
     return effects
 
 
-def failed_runs(runs: pd.DataFrame) -> None:
+def failed_runs(runs: pd.DataFrame, session=None, phase: str = "sweep") -> None:
+    """Failed and degenerate runs in words (how many, the first error, the command that
+    retries them), the list below; retried runs are counted by their ``attempts``."""
+    from ..phases import failed_runs_summary
+
     bad = runs[runs["status"] != "ok"] if len(runs) else runs
+    retried = int((runs["attempts"].fillna(1) > 1).sum()) if "attempts" in runs else 0
+    again = f" {retried} run(s) needed more than one attempt." if retried else ""
     if not len(bad):
-        say("Every run finished ok and passed the checks.")
+        say("Every run finished ok and passed the checks." + again)
         return
-    say(f"{len(bad)} run(s) failed or cannot be trusted; they are counted, never averaged:")
-    details("failed runs", bad[["run_key", "status", "error", "log_path"]])
+    summary = failed_runs_summary(session.study, phase, runs) if session is not None else None
+    say(
+        (summary + ". " if summary else "")
+        + f"{len(bad)} run(s) failed or cannot be trusted; they are counted, never averaged."
+        + again
+    )
+    cols = [c for c in ("run_key", "status", "attempts", "error", "log_path") if c in bad]
+    details("failed runs", bad[cols])
 
 
 # -- 03 compare --------------------------------------------------------------------------------
