@@ -1,7 +1,7 @@
 """Saturation: USL known answers, N_peak / N_sat, step labels, warnings, the DBA sentence.
 
 Seed report 001 (single-machine kind cluster, one run per thread count) supplies the published
-sweeps used below; its figures are quoted from /work/shared/seeds/001_b815093d950254f9.txt.
+sweeps used below; its figures are quoted from ../shared/seeds/001_b815093d950254f9.txt.
 """
 
 from __future__ import annotations
