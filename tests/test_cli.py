@@ -239,10 +239,12 @@ def test_a_missing_notebook_is_an_error_not_a_skip(tmp_path, monkeypatch, capsys
     from tibenchlib import cli, paths
 
     monkeypatch.setattr(paths, "notebooks_dir", lambda: tmp_path / "nowhere")
+    before = paths.data_dir()
     code = cli.main(["--data-dir", str(tmp_path), "run", "params/ci.yaml", "--phase", "compare"])
     assert code == 2
     assert "notebook not found" in capsys.readouterr().err
     assert not (tmp_path / "ci").exists()
+    assert paths.data_dir() == before, "--data-dir outlived the command it was given to"
 
 
 def test_data_dir_option_environment_and_installed_default(tmp_path, monkeypatch):

@@ -436,9 +436,21 @@ def _terminate(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     a.verbose = getattr(a, "verbose", False)
+    before = os.environ.get("TIBENCH_DATA")
     if getattr(a, "data_dir", None):
         # the environment carries it into papermill's kernels and sysbench's children
         os.environ["TIBENCH_DATA"] = str(Path(a.data_dir).expanduser().resolve())
+    try:
+        return _main(a)
+    finally:
+        # called in-process (tests, scripts), --data-dir must not outlive the command
+        if before is None:
+            os.environ.pop("TIBENCH_DATA", None)
+        else:
+            os.environ["TIBENCH_DATA"] = before
+
+
+def _main(a) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     logging.basicConfig(
         level=logging.DEBUG if a.verbose else logging.INFO,

@@ -185,6 +185,11 @@ class EmbeddedServer:
         """The only directory server-side file access (``secure_file_priv``) may touch."""
         return self.root / "files"
 
+    @property
+    def tmp_dir(self) -> Path:
+        """The server's own temporary directory (``tmpdir``), not the shared system one."""
+        return self.root / "tmp"
+
     def _state(self) -> dict | None:
         try:
             return json.loads(self.state_path.read_text())
@@ -349,6 +354,7 @@ class EmbeddedServer:
     def _install(self) -> None:
         install = find_binary("mariadb-install-db", "mysql_install_db")
         self.root.mkdir(parents=True, exist_ok=True)
+        self.tmp_dir.mkdir(mode=0o700, exist_ok=True)
         tmp = self.root / "datadir.installing"
         shutil.rmtree(tmp, ignore_errors=True)
         cmd = [
@@ -357,6 +363,9 @@ class EmbeddedServer:
             f"--datadir={tmp}",
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
+            # a private tmpdir: a MariaDB starting beside this one clears #sql* files in its own
+            # tmpdir, which must not be the bootstrap's
+            f"--tmpdir={self.tmp_dir}",
         ]
         user = service_user()
         if user is not None:
@@ -379,6 +388,7 @@ class EmbeddedServer:
             f"--port={port}",
             "--bind-address=127.0.0.1",
             f"--secure-file-priv={self.files_dir}",
+            f"--tmpdir={self.tmp_dir}",
             *_flags(self._wanted()["options"]),
         ]
         user = service_user()
@@ -391,12 +401,14 @@ class EmbeddedServer:
         user (the credentials file stays the invoking user's, mode 0600)."""
         self.root.mkdir(parents=True, exist_ok=True)
         self.files_dir.mkdir(mode=0o700, exist_ok=True)
+        self.tmp_dir.mkdir(mode=0o700, exist_ok=True)
         if user is None:
             return
         _grant_traversal(self.root.parent, user.pw_uid)
         os.chown(self.root, user.pw_uid, user.pw_gid)
         os.chmod(self.root, 0o700)
         os.chown(self.files_dir, user.pw_uid, user.pw_gid)
+        os.chown(self.tmp_dir, user.pw_uid, user.pw_gid)
         if self.datadir.exists() and self.datadir.stat().st_uid != user.pw_uid:
             # a datadir made by an older tibench that ran mariadbd as root
             log.info("handing %s to user %s", self.datadir, user.pw_name)
