@@ -14,6 +14,9 @@ from .record import unavailable
 
 @dataclass(frozen=True)
 class _Host:
+    """What one host capture reads: the /proc, /sys and os-release it is pointed at (a fake tree
+    in tests), how it finds a tool, and the data directory whose disk it describes."""
+
     proc: Path
     sys: Path
     os_release: Path
