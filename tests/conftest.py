@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -58,6 +59,21 @@ def sysbench_bin():
     if not path:
         pytest.skip("sysbench is not installed (make setup installs it)")
     return path
+
+
+@pytest.fixture
+def kill_after():
+    """``kill_after(proc)`` returns ``proc`` and kills it (then waits) when the test ends."""
+    procs: list[subprocess.Popen] = []
+
+    def register(proc: subprocess.Popen) -> subprocess.Popen:
+        procs.append(proc)
+        return proc
+
+    yield register
+    for p in procs:
+        p.kill()
+        p.wait()
 
 
 @pytest.fixture

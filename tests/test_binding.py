@@ -118,18 +118,9 @@ def _start(prefix: list[str]) -> subprocess.Popen:
 
 
 @pytest.fixture
-def started():
-    procs: list[subprocess.Popen] = []
-
-    def start(policy: Policy) -> int:
-        p = _start(policy.numactl_prefix())
-        procs.append(p)
-        return p.pid
-
-    yield start
-    for p in procs:
-        p.kill()
-        p.wait()
+def started(kill_after):
+    """``started(policy)`` is the pid of a ``sleep`` running under the policy."""
+    return lambda policy: kill_after(_start(policy.numactl_prefix())).pid
 
 
 @needs_numactl

@@ -9,19 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_cli as tibench
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures" / "sysbench"
-
-
-def tibench(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "tibenchlib.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def test_dry_run_prints_the_plan_eta_and_disk(tmp_path):

@@ -148,6 +148,33 @@ def test_partial_fake_sys_tree(tmp_path):
     assert cap["disks"]["data_dir"]["exists"] is True
 
 
+def test_numa_nodes_have_one_reader(tmp_path):
+    """binding.numa_nodes reads through read_numa_nodes: same nodes, CPUs and memory."""
+    from tibenchlib import binding
+
+    base = tmp_path / "devices/system/node"
+    for name, cpus, mem in (
+        ("node0", "0-1\n", "Node 0 MemTotal: 1024 kB\n"),
+        ("node1", "\n", None),
+    ):
+        (base / name).mkdir(parents=True)
+        (base / name / "cpulist").write_text(cpus)
+        if mem:
+            (base / name / "meminfo").write_text(mem)
+    (base / "possible").write_text("0-1\n")  # not a node folder
+    nodes = ec.read_numa_nodes(tmp_path)
+    assert [(n["node"], n["cpus"]) for n in nodes] == [(0, [0, 1]), (1, [])]
+    assert nodes[0]["mem_total"] == 1 << 20 and ec.is_unavailable(nodes[1]["mem_total"])
+    df = binding.numa_nodes(tmp_path)
+    assert df["node"].tolist() == [0, 1] and df["cpus"].tolist() == [[0, 1], []]
+    assert df["mem_total"].iloc[0] == 1 << 20 and pd.isna(df["mem_total"].iloc[1])
+    assert "cannot list" in ec.read_numa_nodes(tmp_path / "nowhere")["unavailable"]
+    assert binding.numa_nodes(tmp_path / "nowhere").empty
+    real = ec.read_numa_nodes()
+    if not ec.is_unavailable(real):
+        assert [n["cpus"] for n in real] == binding.numa_nodes()["cpus"].tolist()
+
+
 def test_a_failing_collector_costs_only_its_section(monkeypatch):
     def boom(_host):
         raise RuntimeError("simulated bug")

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from tibenchlib import paths
 from tibenchlib.db import mask_url, url_has_password
@@ -21,15 +22,7 @@ SECRET = "s3cr/e?t@pw"
 
 
 def _tibench(*args, data: Path, env: dict | None = None, cwd: Path | None = None):
-    e = {**os.environ, "TIBENCH_DATA": str(data), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "tibenchlib.cli", *args],
-        capture_output=True,
-        text=True,
-        env=e,
-        cwd=cwd,
-        timeout=600,
-    )
+    return run_cli(*args, env={"TIBENCH_DATA": str(data), **(env or {})}, cwd=cwd)
 
 
 def _error_line(r) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from helpers import free_port
 
 from tibenchlib import paths
 from tibenchlib.notebook import PHASE_NOTEBOOKS
@@ -31,12 +31,6 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TIMEOUT_MS = 600_000
 
 pytestmark = [pytest.mark.slow, pytest.mark.notebook]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +53,7 @@ def lab(tmp_path_factory):
     if not (paths.study_dir("ci") / "results.sqlite").exists():
         pytest.skip("the CI study is not measured: run tests/test_notebooks.py first")
     token = os.urandom(16).hex()
-    port = _free_port()
+    port = free_port()
     cmd = [
         sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
         f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",

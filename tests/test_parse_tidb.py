@@ -216,19 +216,18 @@ def test_split_tidb_version_rejects_other_servers():
     assert tidb.split_tidb_version("8.0.11-TiDB-v8.5.4") == ("8.0.11", "v8.5.4")
 
 
+def _version_info(name: str) -> dict[str, str]:
+    v = tidb.parse_tidb_version_info(text(CLUSTER, name))
+    return dict(zip(v["name"], v["value"], strict=True))
+
+
 def test_tidb_version_info_vertical_and_cell():
-    v = tidb.parse_tidb_version_info(
-        text(CLUSTER, "tidb-version-vertical-v8.1.0-docs-tidb-operator.txt")
-    )
-    d = dict(zip(v["name"], v["value"], strict=True))
+    d = _version_info("tidb-version-vertical-v8.1.0-docs-tidb-operator.txt")
     assert d["Release Version"] == "v8.1.0"
     assert d["Git Commit Hash"] == "945d07c5d5c7a1ae212f6013adfb187f2de24b23"
     assert d["Store"] == "tikv"
     assert len(d) == 9
-    cell = tidb.parse_tidb_version_info(
-        text(CLUSTER, "tidb-version-cell-v5.3.0-issue31100-fragment.txt")
-    )
-    d = dict(zip(cell["name"], cell["value"], strict=True))
+    d = _version_info("tidb-version-cell-v5.3.0-issue31100-fragment.txt")
     assert d["Release Version"] == "v5.3.0"
     assert d["TiKV Min Version"] == "v3.0.0-60965b006877ca7234adaced7890d7b029ed1306"
     assert d["Check Table Before Drop"] == "false"

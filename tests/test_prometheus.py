@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from helpers import free_port
 
 from tibenchlib import prometheus
 from tibenchlib.prometheus import (
@@ -92,12 +92,6 @@ def test_bad_url_is_a_warning_not_an_exception():
 # --- a real Prometheus ---------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _wait_http(url: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -118,7 +112,7 @@ def prom_url(tmp_path_factory):
             "(apt-get install prometheus prometheus-node-exporter)"
         )
     d = tmp_path_factory.mktemp("prometheus")
-    ne_port, prom_port = _free_port(), _free_port()
+    ne_port, prom_port = free_port(), free_port()
     log = open(d / "log.txt", "w")  # noqa: SIM115 - closed at teardown
     ne = subprocess.Popen(
         [

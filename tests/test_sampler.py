@@ -28,18 +28,9 @@ def _spawn(code: str, cpu: int | None = None) -> subprocess.Popen:
 
 
 @pytest.fixture
-def procs():
-    started: list[subprocess.Popen] = []
-
-    def spawn(code: str, cpu: int | None = None) -> subprocess.Popen:
-        p = _spawn(code, cpu)
-        started.append(p)
-        return p
-
-    yield spawn
-    for p in started:
-        p.kill()
-        p.wait()
+def procs(kill_after):
+    """``procs(code, cpu=None)`` starts Python running ``code`` (on ``cpu``), killed at the end."""
+    return lambda code, cpu=None: kill_after(_spawn(code, cpu))
 
 
 def test_busy_reads_about_100_and_sleeping_about_0(procs):

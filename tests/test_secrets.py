@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 import yaml
+from helpers import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,27 +59,8 @@ def test_known_password_leaks_nowhere(tmp_path, mariadb, sysbench_bin):
     t = threading.Thread(target=watch_ps, daemon=True)
     t.start()
     try:
-        r = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "tibenchlib.cli",
-                "run",
-                str(f),
-                "--phase",
-                "environment",
-                "--phase",
-                "prepare",
-                "--phase",
-                "sweep",
-                "--json",
-            ],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        phases = ["--phase", "environment", "--phase", "prepare", "--phase", "sweep"]
+        r = run_cli("run", str(f), *phases, "--json", env=env)
     finally:
         stop.set()
         t.join()

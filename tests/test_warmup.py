@@ -53,16 +53,6 @@ def test_warmups_are_kept_in_the_catalog_and_summarised(tmp_path):
     assert warmup_summary(pd.DataFrame()).empty
 
 
-@pytest.fixture
-def data_dir(tmp_path, monkeypatch):
-    d = tmp_path / "data"
-    monkeypatch.setenv("TIBENCH_DATA", str(d))
-    yield d
-    from tibenchlib.server import embedded
-
-    embedded().stop()
-
-
 @pytest.mark.slow
 def test_sweep_warms_up_each_arm_opening_and_records_it(data_dir, sysbench_bin):
     """Real MariaDB and sysbench: two arms over two balanced rounds -> a, b | b, a: three

@@ -209,19 +209,17 @@ def numa_nodes(sys_root: str | os.PathLike = "/sys") -> pd.DataFrame:
         ``mem_total`` (bytes, from the node's ``meminfo``; ``None`` when unreadable). Empty when
         the kernel exposes no nodes (no ``/sys/devices/system/node``).
     """
-    base = Path(sys_root) / "devices" / "system" / "node"
-    rows = []
-    for d in sorted(base.glob("node[0-9]*"), key=lambda p: int(p.name[4:])):
-        cpulist = _read(d / "cpulist")
-        meminfo = _read(d / "meminfo") or ""
-        m = re.search(r"MemTotal:\s+(\d+)\s*kB", meminfo)
-        rows.append(
-            {
-                "node": int(d.name[4:]),
-                "cpus": parse_cpulist(cpulist) if cpulist else [],
-                "mem_total": int(m.group(1)) * 1024 if m else None,
-            }
-        )
+    from .envcapture import is_unavailable, read_numa_nodes  # imports this module: not at the top
+
+    nodes = read_numa_nodes(sys_root)
+    rows = [
+        {
+            "node": n["node"],
+            "cpus": [] if is_unavailable(n["cpus"]) else n["cpus"],
+            "mem_total": None if is_unavailable(n.get("mem_total")) else n.get("mem_total"),
+        }
+        for n in ([] if is_unavailable(nodes) else nodes)
+    ]
     return pd.DataFrame(rows, columns=["node", "cpus", "mem_total"])
 
 
