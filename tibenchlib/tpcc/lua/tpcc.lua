@@ -166,11 +166,11 @@ local function payment()
    q("UPDATE district SET d_ytd = d_ytd + %s WHERE d_w_id = %d AND d_id = %d", amount, w, d)
    local d_name = row("SELECT d_name FROM district WHERE d_w_id = %d AND d_id = %d", w, d)
    local c = find_customer(c_w, c_d)
-   local credit = row("SELECT c_credit FROM customer WHERE c_w_id = %d AND c_d_id = %d AND " ..
-                         "c_id = %d FOR UPDATE", c_w, c_d, c)
+   -- locking reads: a plain SELECT would read the snapshot taken at the transaction's first
+   -- plain read, older than the row just locked
+   local credit, data = row("SELECT c_credit, c_data FROM customer WHERE c_w_id = %d AND " ..
+                               "c_d_id = %d AND c_id = %d FOR UPDATE", c_w, c_d, c)
    if credit == "BC" then
-      local data = row("SELECT c_data FROM customer WHERE c_w_id = %d AND c_d_id = %d AND " ..
-                          "c_id = %d", c_w, c_d, c)
       data = string.format("%d %d %d %d %d %s|", c, c_d, c_w, d, w, amount) .. data
       q("UPDATE customer SET c_balance = c_balance - %s, c_ytd_payment = c_ytd_payment + %s, " ..
            "c_payment_cnt = c_payment_cnt + 1, c_data = '%s' WHERE c_w_id = %d AND " ..
@@ -211,14 +211,16 @@ local function delivery()
                        "ORDER BY no_o_id LIMIT 1 FOR UPDATE", w, d)
       if o ~= nil then
          q("DELETE FROM new_order WHERE no_w_id = %d AND no_d_id = %d AND no_o_id = %d", w, d, o)
+         -- locking reads throughout: the order may have committed after this transaction's
+         -- snapshot, which a plain SELECT would read
          local c = row("SELECT o_c_id FROM orders WHERE o_w_id = %d AND o_d_id = %d AND " ..
-                          "o_id = %d", w, d, o)
+                          "o_id = %d FOR UPDATE", w, d, o)
          q("UPDATE orders SET o_carrier_id = %d WHERE o_w_id = %d AND o_d_id = %d AND " ..
               "o_id = %d", carrier, w, d, o)
          q("UPDATE order_line SET ol_delivery_d = NOW() WHERE ol_w_id = %d AND " ..
               "ol_d_id = %d AND ol_o_id = %d", w, d, o)
          local total = row("SELECT COALESCE(SUM(ol_amount), 0) FROM order_line WHERE " ..
-                              "ol_w_id = %d AND ol_d_id = %d AND ol_o_id = %d", w, d, o)
+                              "ol_w_id = %d AND ol_d_id = %d AND ol_o_id = %d FOR UPDATE", w, d, o)
          q("UPDATE customer SET c_balance = c_balance + %s, c_delivery_cnt = " ..
               "c_delivery_cnt + 1 WHERE c_w_id = %d AND c_d_id = %d AND c_id = %d",
            total, w, d, c)
