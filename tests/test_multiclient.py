@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tibenchlib.clients import execute_together, failed_clients
 from tibenchlib.multiclient import (
     align_series,
     merge_histograms,
@@ -201,3 +202,45 @@ def test_merged_summary_weights_the_mean_by_events_and_fails_with_one_client():
     assert f["status"] == "failed" and f["error"] == "client 1: FATAL: connection lost"
     with pytest.raises(ValueError, match="no client summaries"):
         merge_summaries([])
+
+
+# -- real clients started together ---------------------------------------------------------------
+def test_execute_together_refuses_mismatched_logs(tmp_path):
+    with pytest.raises(ValueError, match="2 commands but 1 log paths"):
+        execute_together([["true"], ["true"]], [tmp_path / "a.log"])
+    with pytest.raises(ValueError, match="the same log file"):
+        execute_together([["true"], ["true"]], [tmp_path / "a.log", tmp_path / "a.log"])
+
+
+def test_a_missing_or_failing_client_is_named_and_the_others_kept(tmp_path):
+    logs = [tmp_path / f"c{i}.log" for i in range(3)]
+    cmds = [["sh", "-c", "echo one"], ["no-such-tool-here"], ["sh", "-c", "echo two; exit 3"]]
+    out = execute_together(cmds, logs)
+    assert failed_clients(out) == [1, 2]
+    assert logs[0].read_text() == "one\n" and logs[2].read_text() == "two\n"
+    assert out[1].missing == "no-such-tool-here"
+
+
+@pytest.mark.slow
+def test_two_real_sysbench_clients_merged(sysbench_bin, tmp_path):
+    """Two sysbench processes started together (the cpu test: no database needed): the merged
+    histogram holds every event of both, and the summed series covers the common seconds."""
+    cmd = [
+        "sysbench", "cpu", "--threads=1", "--time=3", "--report-interval=1", "--histogram=on",
+        "--cpu-max-prime=2000", "run",
+    ]  # fmt: skip
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    out = execute_together([cmd, cmd], logs)
+    assert failed_clients(out) == []
+    assert abs(out[0].started_at - out[1].started_at) < 0.5
+    res = [parse_sysbench_file(p) for p in logs]
+    assert all(r.summary["status"] == "ok" for r in res)
+    merged = merge_histograms([r.histogram for r in res])
+    assert merged["count"].sum() == sum(r.summary["events"] for r in res)
+    s = sum_series(align_series([r.intervals for r in res], [o.started_at for o in out]))
+    full = s[s["complete"]]
+    assert len(full) >= 2
+    each = [r.intervals.set_index("t")["tps"] for r in res]
+    assert full["total"].iloc[0] == pytest.approx(each[0].iloc[0] + each[1].iloc[0])
+    summary = merge_summaries([r.summary for r in res])
+    assert summary["events"] == merged["count"].sum()
