@@ -20,9 +20,9 @@ or to the command shown (:func:`tibenchlib.run.display_command`).
 
 from __future__ import annotations
 
-import math
 import re
 import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,7 +336,7 @@ def run_gotpc(
         log_path = Path(log_path)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.write_text("FATAL: go-tpc is not installed (nor tiup)\n")
-        now = math.nan
+        now = time.time()
         return Outcome(None, log_path, now, now, missing="go-tpc"), None
     cmd = gotpc_command(
         conn,
