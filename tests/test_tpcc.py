@@ -192,3 +192,12 @@ def test_prepare_run_check_on_the_embedded_server(tpcc_db, sysbench_bin, tmp_pat
     with eng.connect() as c:
         left = c.execute(sa.text("SHOW TABLES")).fetchall()
     assert left == []
+
+
+def test_gotpc_missing_is_an_outcome_not_a_crash(tmp_path, monkeypatch):
+    from tibenchlib.tpcc import run_gotpc
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither go-tpc nor tiup on it
+    out, parsed = run_gotpc(CONN, "run", tmp_path / "logs" / "gotpc.log", warehouses=1)
+    assert out.missing == "go-tpc" and parsed is None
+    assert (tmp_path / "logs" / "gotpc.log").read_text().startswith("FATAL: go-tpc is not")
