@@ -69,6 +69,10 @@ _API = {
     "numa": "",
     "stability": "",
     "tpch": "",
+    # TPC-C and several clients per run
+    "tpcc": "",
+    "multiclient": "",
+    "clients": "",
 }
 __all__ = sorted(_API)
 
@@ -89,8 +93,10 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from . import (
         binding,
+        clients,
         compare,
         envcapture,
+        multiclient,
         numa,
         phases,
         plots,
@@ -100,6 +106,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         stability,
         stats,
         steady,
+        tpcc,
         tpch,
         warmup,
     )

@@ -192,6 +192,10 @@ def cmd_parse(a) -> int:
             from .parse.sysbench import parse_sysbench_file
 
             rows.append(parse_sysbench_file(f, intervals=False).summary)
+        elif a.tool == "tpcc":
+            from .parse.gotpc import parse_tpcc_output
+
+            rows.append(parse_tpcc_output(Path(f).read_text(errors="replace"), file=f).summary)
         else:
             from .parse.gotpc import parse_tpch_output
 
@@ -225,6 +229,12 @@ def _parse_text(tool: str, rows: list[dict]) -> str:
     if tool == "tpch":
         cols = list(dict.fromkeys(k for r in rows for k in r))
         return format_table(cols, [[r.get(c) for c in cols] for r in rows])
+    if tool == "tpcc":
+        cols = ["file", "status", "tpmc", "tpm_total", "efficiency_pct", "runtime_s"]
+        out = format_table(
+            [*cols[:-2], "efficiency %", "runtime s"], [[r.get(c) for c in cols] for r in rows]
+        )
+        return "\n".join([out, *(f"{r['file']}: {r['error']}" for r in rows if r.get("error"))])
     cols = ["file", "status", "threads", "tps", "qps", "lat avg ms", "lat pct ms", "errors/s"]
     table = [
         [
@@ -392,8 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     e.set_defaults(func=cmd_env)
 
-    pa = cmd("parse", "read sysbench or TPC-H tool output into a table (or JSON)")
-    pa.add_argument("tool", choices=["sysbench", "tpch"], help="which tool wrote the files")
+    pa = cmd("parse", "read sysbench, TPC-H or TPC-C tool output into a table (or JSON)")
+    pa.add_argument(
+        "tool", choices=["sysbench", "tpch", "tpcc"],
+        help="which tool wrote the files (tpch, tpcc: go-tpc / tiup bench)",
+    )  # fmt: skip
     pa.add_argument("files", nargs="+", help="the tool's output files")
     pa.add_argument("--json", action="store_true", help="every parsed field as JSON on stdout")
     pa.set_defaults(func=cmd_parse)

@@ -1,6 +1,6 @@
 """Parsers: text in, tidy tables out. Pure functions, no I/O beyond reading a path given."""
 
-from .gotpc import parse_tpch_output, tpch_summary
+from .gotpc import TpccResult, parse_tpcc_output, parse_tpch_output, tpcc_series, tpch_summary
 from .sysbench import (
     HISTOGRAM_BUCKET_RATIO,
     INTERVAL_COLUMNS,
@@ -25,6 +25,7 @@ __all__ = [
     "HISTOGRAM_BUCKET_RATIO",
     "INTERVAL_COLUMNS",
     "SysbenchResult",
+    "TpccResult",
     "histogram_percentiles",
     "parse_cluster_hardware",
     "parse_cluster_info",
@@ -36,7 +37,9 @@ __all__ = [
     "parse_sysbench",
     "parse_sysbench_file",
     "parse_tiflash_replica",
+    "parse_tpcc_output",
     "parse_tpch_output",
     "plan_reads_tiflash",
+    "tpcc_series",
     "tpch_summary",
 ]

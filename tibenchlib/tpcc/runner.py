@@ -1,0 +1,357 @@
+"""Run TPC-C: the TPC-C-like sysbench Lua driver on any MySQL-compatible server (the embedded
+default included), and go-tpc / ``tiup bench tpcc`` on a cluster when installed.
+
+The Lua driver (``lua/tpcc.lua``) is TPC-C-like and not audited: the specification's schema,
+population, five transactions and mix, run by sysbench (threads, report intervals, latency
+histogram, reconnects, ignorable deadlocks), without terminals, keying and think times.
+
+tpmC, the way go-tpc reports it: New-Order transactions *committed* per minute of measured
+time. The driver measures it twice and :func:`run_sysbench_tpcc` keeps both: the growth of the
+``orders`` table across the run (every committed New-Order adds exactly one order; the 1%
+rolled back add none), which is the figure reported, and the driver's own per-thread
+counters (printed by each sysbench thread at its end), which must agree with it. The measured
+time is sysbench's ``total time``.
+
+The password reaches sysbench through a 0600 ``--config-file`` (:func:`tibenchlib.db.
+secret_config_file`). go-tpc reads it only from its ``-p`` flag, so on a cluster it is
+visible in the client host's process list while go-tpc runs; it is never written to the log
+or to the command shown (:func:`tibenchlib.run.display_command`).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from ..db import ConnInfo, secret_config_file
+from ..parse.gotpc import TpccResult, parse_tpcc_output
+from ..parse.sysbench import SysbenchResult, parse_sysbench_file
+from ..run import Outcome, execute
+
+__all__ = [
+    "LUA_DIR",
+    "SCRIPT",
+    "TRANSACTIONS",
+    "Scale",
+    "SysbenchTpccRun",
+    "cleanup_sysbench_tpcc",
+    "gotpc_command",
+    "gotpc_tool",
+    "orders_count",
+    "parse_driver_counts",
+    "prepare_sysbench_tpcc",
+    "run_gotpc",
+    "run_sysbench_tpcc",
+    "sysbench_tpcc_command",
+]
+
+LUA_DIR = Path(__file__).with_name("lua")
+SCRIPT = LUA_DIR / "tpcc.lua"
+#: Transaction types, as the Lua driver counts them.
+TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
+_COUNTS = re.compile(r"^tpcc: thread=(\d+)((?: \w+=\d+)+)\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The data set: ``warehouses`` (the scale factor), ``items`` (the item table and the stock
+    rows per warehouse; the specification's 100,000) and ``customers`` (customers and initial
+    orders per district; the specification's 3,000). Smaller items/customers are for tests."""
+
+    warehouses: int = 1
+    items: int = 100_000
+    customers: int = 3_000
+
+    def __post_init__(self) -> None:
+        for name, low in (("warehouses", 1), ("items", 1000), ("customers", 10)):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < low:
+                raise ValueError(f"tpcc scale: {name} must be an integer >= {low}, got {v!r}")
+
+    def args(self) -> list[str]:
+        return [
+            f"--warehouses={self.warehouses}",
+            f"--items={self.items}",
+            f"--customers={self.customers}",
+        ]
+
+
+def sysbench_tpcc_command(
+    conn: ConnInfo,
+    command: str,
+    scale: Scale,
+    *,
+    threads: int = 1,
+    time_s: int | None = None,
+    report_interval_s: int | None = 1,
+    histogram: bool = True,
+    percentile: float = 95,
+    config_file: str | Path | None = None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The sysbench command line for ``prepare``, ``run`` or ``cleanup``, password excluded."""
+    if command not in ("prepare", "run", "cleanup"):
+        raise ValueError(f"command must be prepare, run or cleanup, got {command!r}")
+    cmd = ["sysbench", str(SCRIPT)]
+    if config_file is not None:
+        cmd.append(f"--config-file={config_file}")
+    cmd += conn.sysbench_args()
+    cmd += [*scale.args(), f"--threads={threads}"]
+    if command == "run":
+        if time_s is not None:
+            cmd.append(f"--time={time_s}")
+        if report_interval_s:
+            cmd.append(f"--report-interval={report_interval_s}")
+        cmd.append(f"--percentile={percentile:g}")
+        if histogram:
+            cmd.append("--histogram=on")
+    cmd += list(extra)
+    cmd.append(command)
+    return cmd
+
+
+def _sysbench(conn, command, scale, log_path, private_dir, timeout_s, **kw) -> Outcome:
+    with secret_config_file(conn, private_dir) as cfg:
+        cmd = sysbench_tpcc_command(conn, command, scale, config_file=cfg, **kw)
+        return execute(cmd, log_path, timeout_s=timeout_s)
+
+
+def prepare_sysbench_tpcc(
+    conn: ConnInfo,
+    scale: Scale,
+    log_path: str | Path,
+    *,
+    threads: int | None = None,
+    private_dir: str | Path | None = None,
+    timeout_s: float | None = None,
+) -> Outcome:
+    """Create the 9 tables and load ``scale`` (one loader thread per warehouse, at most
+    ``threads``, default ``min(warehouses, 4)``). The tables must not exist yet."""
+    threads = threads or min(scale.warehouses, 4)
+    return _sysbench(conn, "prepare", scale, log_path, private_dir, timeout_s, threads=threads)
+
+
+def cleanup_sysbench_tpcc(
+    conn: ConnInfo,
+    log_path: str | Path,
+    *,
+    private_dir: str | Path | None = None,
+    timeout_s: float | None = None,
+) -> Outcome:
+    """Drop the TPC-C tables (those that exist)."""
+    return _sysbench(conn, "cleanup", Scale(), log_path, private_dir, timeout_s)
+
+
+def orders_count(engine: sa.Engine) -> int:
+    """Rows in ``orders``: one per committed New-Order plus the initial population."""
+    with engine.connect() as c:
+        return int(c.execute(sa.text("SELECT COUNT(*) FROM orders")).scalar_one())
+
+
+def parse_driver_counts(text: str) -> dict | None:
+    """The Lua driver's end-of-run counters summed over threads: ``new_order``,
+    ``new_order_rollback``, ``payment``, ``order_status``, ``delivery``, ``stock_level``
+    (committed transactions; rollbacks: New-Orders rolled back on purpose) and ``threads``
+    (how many threads reported). None when no thread printed its line (a killed run)."""
+    found = _COUNTS.findall(text)
+    if not found:
+        return None
+    total: dict[str, int] = {}
+    for _, pairs in found:
+        for key, val in re.findall(r"(\w+)=(\d+)", pairs):
+            total[key] = total.get(key, 0) + int(val)
+    total["threads"] = len({t for t, _ in found})
+    return total
+
+
+@dataclass(frozen=True)
+class SysbenchTpccRun:
+    """One run of the Lua driver.
+
+    ``summary`` (JSON-serialisable): ``status``/``error`` (sysbench's, or a disagreement between
+    the two New-Order counts), ``tpmc``, ``tpmc_source`` (``orders``: the orders table's
+    growth), ``tpm_total`` (every committed transaction per minute, go-tpc's tpmTotal),
+    ``new_orders`` (committed, from the orders table), ``new_order_rollbacks``,
+    ``transactions`` (type → committed, from the driver), ``mix_pct`` (type → share of the
+    committed transactions and rollbacks), ``runtime_s``, ``threads``, ``tps`` (sysbench's
+    events per second: every transaction type), ``latency_ms`` and ``percentile``
+    (sysbench's, over all types), ``errors_per_s`` (deadlocks and lock wait timeouts that
+    restarted a transaction) and ``reconnects``. ``sysbench`` keeps the parsed output
+    (intervals, histogram) for the statistics.
+    """
+
+    outcome: Outcome
+    summary: dict
+    sysbench: SysbenchResult = field(repr=False)
+
+
+def run_sysbench_tpcc(
+    conn: ConnInfo,
+    scale: Scale,
+    log_path: str | Path,
+    *,
+    threads: int,
+    time_s: int,
+    report_interval_s: int = 1,
+    histogram: bool = True,
+    percentile: float = 95,
+    private_dir: str | Path | None = None,
+    timeout_s: float | None = None,
+    engine: sa.Engine | None = None,
+) -> SysbenchTpccRun:
+    """Run the five transactions for ``time_s`` seconds on ``threads`` threads and measure
+    tpmC (see the module's docstring for how). ``engine`` (default: one made from ``conn``)
+    counts the orders before and after."""
+    own = engine is None
+    engine = engine or conn.engine()
+    try:
+        before = orders_count(engine)
+        outcome = _sysbench(
+            conn,
+            "run",
+            scale,
+            log_path,
+            private_dir,
+            timeout_s,
+            threads=threads,
+            time_s=time_s,
+            report_interval_s=report_interval_s,
+            histogram=histogram,
+            percentile=percentile,
+        )
+        after = orders_count(engine)
+    finally:
+        if own:
+            engine.dispose()
+    sb = parse_sysbench_file(outcome.log_path)
+    counts = parse_driver_counts(Path(outcome.log_path).read_text(errors="replace"))
+    return SysbenchTpccRun(outcome, _run_summary(sb, counts, after - before, outcome), sb)
+
+
+def _run_summary(sb: SysbenchResult, counts: dict | None, new_orders: int, outcome) -> dict:
+    s = sb.summary
+    runtime = s["total_time_s"]
+    minutes = runtime / 60 if runtime else None
+    status, error = s["status"], s["error"]
+    if status == "ok" and outcome.returncode not in (0, None):
+        status, error = "failed", f"sysbench exited with status {outcome.returncode}"
+    if status == "ok" and counts is None:
+        status, error = "failed", "the driver printed no transaction counts"
+    if status == "ok" and counts["new_order"] != new_orders:
+        status, error = (
+            "failed",
+            f"New-Order counts disagree: {new_orders} new orders in the table, "
+            f"{counts['new_order']} counted by the driver",
+        )
+    transactions = {t: counts.get(t, 0) for t in TRANSACTIONS} if counts else None
+    done = sum(transactions.values()) if transactions else 0
+    rollbacks = counts.get("new_order_rollback", 0) if counts else None
+    drawn = done + (rollbacks or 0)
+    mix = None
+    if transactions and drawn:
+        mix = {t: 100 * n / drawn for t, n in transactions.items()}
+        mix["new_order"] += 100 * rollbacks / drawn
+    ok = status == "ok" and minutes
+    return {
+        "status": status,
+        "error": error,
+        "tool": "sysbench-tpcc",
+        "tpmc": new_orders / minutes if ok else None,
+        "tpmc_source": "orders",
+        "tpm_total": done / minutes if ok and transactions else None,
+        "new_orders": new_orders,
+        "new_order_rollbacks": rollbacks,
+        "transactions": transactions,
+        "mix_pct": mix,
+        "runtime_s": runtime,
+        "threads": s["threads"],
+        "tps": s["tps"],
+        "latency_ms": s["latency_ms"],
+        "percentile": s["percentile"],
+        "errors_per_s": s["errors_per_s"],
+        "reconnects": s["reconnects"],
+        "intervals": s["intervals"],
+    }
+
+
+# -- go-tpc / tiup bench tpcc on a cluster -----------------------------------------------------
+def gotpc_tool() -> list[str] | None:
+    """``["go-tpc"]`` or ``["tiup", "bench"]``, whichever is installed (go-tpc first)."""
+    if shutil.which("go-tpc"):
+        return ["go-tpc"]
+    if shutil.which("tiup"):
+        return ["tiup", "bench"]
+    return None
+
+
+def gotpc_command(
+    conn: ConnInfo,
+    action: str,
+    *,
+    warehouses: int,
+    threads: int = 1,
+    time_s: int | None = None,
+    wait: bool = False,
+    interval_s: int = 10,
+    tool: Sequence[str] = ("go-tpc",),
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """``go-tpc tpcc … prepare|run|check`` as report 001 runs it (``--warehouses 8 run --time
+    1m --threads 8 [--wait]``), password excluded (:func:`run_gotpc` adds it)."""
+    if action not in ("prepare", "run", "check", "cleanup"):
+        raise ValueError(f"go-tpc tpcc action must be prepare, run, check or cleanup: {action!r}")
+    cmd = [*tool, "tpcc", "-H", conn.host, "-P", str(conn.port), "-U", conn.user]
+    cmd += ["-D", conn.database, "--warehouses", str(warehouses), "-T", str(threads)]
+    if action == "run":
+        if time_s is not None:
+            cmd += ["--time", f"{time_s}s"]
+        cmd += ["--interval", f"{interval_s}s"]
+        if wait:
+            cmd.append("--wait")
+    return [*cmd, *extra, action]
+
+
+def run_gotpc(
+    conn: ConnInfo,
+    action: str,
+    log_path: str | Path,
+    *,
+    warehouses: int,
+    threads: int = 1,
+    time_s: int | None = None,
+    wait: bool = False,
+    interval_s: int = 10,
+    timeout_s: float | None = None,
+) -> tuple[Outcome, TpccResult | None]:
+    """Run go-tpc (or ``tiup bench``) and, for ``run``, parse its output. The outcome has
+    ``missing`` set when neither is installed."""
+    tool = gotpc_tool()
+    if tool is None:
+        log_path = Path(log_path)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_text("FATAL: go-tpc is not installed (nor tiup)\n")
+        now = time.time()
+        return Outcome(None, log_path, now, now, missing="go-tpc"), None
+    cmd = gotpc_command(
+        conn,
+        action,
+        warehouses=warehouses,
+        threads=threads,
+        time_s=time_s,
+        wait=wait,
+        interval_s=interval_s,
+        tool=tool,
+    )
+    if conn.password:
+        cmd = [*cmd[:-1], "-p", conn.password, cmd[-1]]
+    outcome = execute(cmd, log_path, timeout_s=timeout_s)
+    if action != "run":
+        return outcome, None
+    text = Path(outcome.log_path).read_text(errors="replace")
+    return outcome, parse_tpcc_output(text, file=str(outcome.log_path))
