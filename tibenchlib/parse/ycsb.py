@@ -115,6 +115,11 @@ def _f(s: str) -> float:
     return float(s.replace(",", ""))
 
 
+def _ms(value: float, unit: str) -> float:
+    # rounded so that 172 us reads 0.172 ms, not 0.17200000000000001
+    return round(value * _TO_MS[unit], 9)
+
+
 def _clean(v: float | None) -> int | float | None:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
@@ -126,7 +131,9 @@ def _empty_latency() -> dict:
 
 
 # -- Java YCSB ----------------------------------------------------------------------------------
-_JAVA_LINE = re.compile(r"^\[(?P<sec>[A-Za-z0-9_%\-]+)\],\s*(?P<metric>[^,]+?),\s*(?P<value>\S+)\s*$")
+_JAVA_LINE = re.compile(
+    r"^\[(?P<sec>[A-Za-z0-9_%\-]+)\],\s*(?P<metric>[^,]+?),\s*(?P<value>\S+)\s*$"
+)
 _JAVA_METRIC = re.compile(
     r"^(?:(?P<kind>Average|Min|Max)Latency|(?P<pct>[\d.]+)thPercentileLatency)"
     r"\((?P<unit>ns|us|µs|ms|s)\)$"
@@ -137,7 +144,9 @@ _STATUS = re.compile(
 )
 _STATUS_OP = re.compile(r"\[(?P<op>[A-Z][A-Z0-9_\-]*)(?::| )(?P<body>[^\]]*)\]")
 _STATUS_KV = re.compile(r"([A-Za-z0-9.]+(?:\(us\))?)=([\d.]+)")
-_EXCEPTION = re.compile(r"^(?:Exception in thread \S+ )?(?:[a-z_$][\w$]*\.)+[A-Z]\w*(?:Exception|Error)\b.*$")
+_EXCEPTION = re.compile(
+    r"^(?:Exception in thread \S+ )?(?:[a-z_$][\w$]*\.)+[A-Z]\w*(?:Exception|Error)\b.*$"
+)
 
 
 def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
@@ -174,7 +183,7 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
                     if lm:
                         key = (lm.group("kind") or "").lower() or f"p{lm.group('pct')}"
                         key = {"average": "avg"}.get(key, key)
-                        v = _f(value) * _TO_MS[lm.group("unit")]
+                        v = _ms(_f(value), lm.group("unit"))
                         ops.setdefault(sec, {})[key] = v
             except ValueError:
                 continue
@@ -190,9 +199,9 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
                     "t_s": t,
                     "operation": "TOTAL",
                     "count": total - last_ops,
-                    "ops_s": _f(rate) if rate and rate[0].isdigit() else (
-                        (total - last_ops) / dt if dt > 0 else math.nan
-                    ),
+                    "ops_s": _f(rate)
+                    if rate and rate[0].isdigit()
+                    else ((total - last_ops) / dt if dt > 0 else math.nan),
                 }
             )
             last_ops, last_t = total, t
@@ -202,17 +211,22 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
                 if "Count" in kv:
                     row["count"] = kv["Count"]
                     row["ops_s"] = kv["Count"] / dt if dt > 0 else math.nan
+                    if kv["Count"] == 0:  # Min = Long.MAX_VALUE, Avg = NaN: no latency
+                        status_rows.append(row)
+                        continue
                 for src, dst in (("Avg", "avg_ms"), ("AverageLatency(us)", "avg_ms"),
                                  ("Min", "min_ms"), ("Max", "max_ms"), ("90", "p90_ms"),
                                  ("95", "p95_ms"), ("99", "p99_ms")):  # fmt: skip
                     if src in kv:
-                        row[dst] = kv[src] * 1e-3
+                        row[dst] = _ms(kv[src], "us")
                 status_rows.append(row)
             continue
         if line.startswith("YCSB Client"):
             version = line.removeprefix("YCSB Client").strip() or None
-        elif line.startswith("Command line:") or " site.ycsb.Client " in line or (
-            " com.yahoo.ycsb.Client " in line
+        elif (
+            line.startswith("Command line:")
+            or " site.ycsb.Client " in line
+            or (" com.yahoo.ycsb.Client " in line)
         ):
             args = line.split()
             if "-load" in args:
@@ -231,7 +245,7 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
                 )  # fmt: skip
         else:
             status_rows += [
-                {"t_s": int(k) / 1e3, "operation": op, "avg_ms": v * 1e-3} for k, v in pairs
+                {"t_s": int(k) / 1e3, "operation": op, "avg_ms": _ms(v, "us")} for k, v in pairs
             ]
     info = {
         "overall": overall,
@@ -248,13 +262,10 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
 def _java_summary(info: dict) -> dict:
     overall, ops, returns = info["overall"], info["ops"], info["returns"]
     if "RunTime(ms)" not in overall:
-        what = (
-            f"{info['status_lines']} status lines" if info["status_lines"] else "no status lines"
-        )
         first = f"; first exception: {info['exceptions'][0]}" if info["exceptions"] else ""
         raise YcsbParseError(
-            f"truncated YCSB output: {what} but no [OVERALL] summary (the run did not finish)"
-            + first
+            f"truncated YCSB output: no [OVERALL] summary, the run did not finish "
+            f"({info['status_lines']} status lines read){first}"
         )
     runtime_s = overall["RunTime(ms)"] / 1e3
     throughput = overall.get("Throughput(ops/sec)")
@@ -266,7 +277,11 @@ def _java_summary(info: dict) -> dict:
         for op, codes in returns.items()
         if (n := sum(c for code, c in codes.items() if code not in _OK_RETURNS))
     }
-    latency = {op: {k: _clean(v.get(k)) for k in LATENCY_KEYS} for op, v in ops.items()}
+    # an operation that never completed prints Min = Long.MAX_VALUE and Avg = NaN: no figures
+    latency = {
+        op: {k: _clean(v.get(k)) if v.get("count") != 0 else None for k in LATENCY_KEYS}
+        for op, v in ops.items()
+    }
     return {
         "tool": "ycsb",
         "phase": info["phase"],
@@ -303,7 +318,7 @@ def _go_record(op: str, rest: str) -> dict:
         elif name == "OPS":
             rec["ops_s"] = v
         elif name in _GO_LAT and unit:
-            rec[_GO_LAT[name]] = v * _TO_MS[unit]
+            rec[_GO_LAT[name]] = _ms(v, unit)
     return rec
 
 
@@ -357,7 +372,10 @@ def _go_intervals(blocks: list[list[dict]]) -> list[dict]:
                     "operation": op,
                     "count": n,
                     "ops_s": n / dt if dt > 0 else math.nan,
-                    **{f"{k}_ms": r.get(k, math.nan) for k in ("avg", "min", "max", "p90", "p95", "p99")},
+                    **{
+                        f"{k}_ms": r.get(k, math.nan)
+                        for k in ("avg", "min", "max", "p90", "p95", "p99")
+                    },
                 }
             )
         if not has_total:
@@ -374,10 +392,9 @@ def _go_intervals(blocks: list[list[dict]]) -> list[dict]:
 def _go_summary(info: dict) -> dict:
     final, blocks = info["final"], info["blocks"]
     if info["finished_s"] is None or not final:
-        what = f"{len(blocks)} interval reports" if blocks else "no interval reports"
         raise YcsbParseError(
-            f"truncated go-ycsb output: {what} but no 'Run finished' and final lines "
-            "(the run did not finish)"
+            "truncated go-ycsb output: no 'Run finished' line and final figures, the run did "
+            f"not finish ({len(blocks)} interval reports read)"
         )
     operations: dict[str, int] = {}
     errors: dict[str, int] = {}

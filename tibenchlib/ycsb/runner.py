@@ -150,7 +150,9 @@ def create_table(conn: ConnInfo, workload: Workload, *, recreate: bool = False) 
     ``field0..field{fieldcount-1}`` of ``VARCHAR(fieldlength)``. ``recreate`` drops it first
     (the caller asks the user before dropping data on a target it does not own)."""
     t = workload.table
-    cols = ", ".join(f"`field{i}` VARCHAR({workload.fieldlength})" for i in range(workload.fieldcount))
+    cols = ", ".join(
+        f"`field{i}` VARCHAR({workload.fieldlength})" for i in range(workload.fieldcount)
+    )
     eng = conn.engine()
     try:
         with eng.begin() as c:
