@@ -69,6 +69,7 @@ INTERVAL_COLUMNS = (
     "p90_ms",
     "p95_ms",
     "p99_ms",
+    "source",
 )
 #: Keys of each operation's ``latency_ms`` entry.
 LATENCY_KEYS = ("avg", "min", "max", "p95", "p99")
@@ -100,7 +101,9 @@ class YcsbResult:
     intervals : pandas.DataFrame
         Per-interval series, columns :data:`INTERVAL_COLUMNS`: ``t_s`` seconds since the start,
         ``operation`` (``TOTAL`` for all operations together), ``count`` operations in the
-        interval, ``ops_s`` their rate, latencies in milliseconds (NaN when not printed).
+        interval, ``ops_s`` their rate, latencies in milliseconds (NaN when not printed), and
+        ``source``: ``status`` (Java ``-s`` lines), ``timeseries`` (Java
+        ``measurementtype=timeseries`` buckets, ``t_s`` their start) or ``interval`` (go-ycsb).
     histogram : pandas.DataFrame
         Java ``measurementtype=histogram`` buckets: ``operation``, ``bucket_ms`` (lower bound,
         int; the overflow bucket ``>N`` is ``N`` with ``overflow`` True) and ``count``.
@@ -158,6 +161,7 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
     exceptions: list[str] = []
     version = phase = None
     last_ops, last_t, status_lines = 0, 0.0, 0
+    seen_status: set[str] = set()
     for raw in text.splitlines():
         line = raw.strip()
         m = _JAVA_LINE.match(line)
@@ -190,6 +194,10 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
             continue
         s = _STATUS.match(line)
         if s:
+            # with measurementtype=timeseries YCSB prints each status line on stdout and stderr
+            if line[:1].isdigit() and line in seen_status:
+                continue
+            seen_status.add(line)
             status_lines += 1
             t, total = float(s.group("t")), int(s.group("ops"))
             rate = s.group("rate")
@@ -198,6 +206,7 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
                 {
                     "t_s": t,
                     "operation": "TOTAL",
+                    "source": "status",
                     "count": total - last_ops,
                     "ops_s": _f(rate)
                     if rate and rate[0].isdigit()
@@ -207,7 +216,7 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
             last_ops, last_t = total, t
             for om in _STATUS_OP.finditer(s.group("rest")):
                 kv = {k: _f(v) for k, v in _STATUS_KV.findall(om.group("body"))}
-                row = {"t_s": t, "operation": om.group("op")}
+                row = {"t_s": t, "operation": om.group("op"), "source": "status"}
                 if "Count" in kv:
                     row["count"] = kv["Count"]
                     row["ops_s"] = kv["Count"] / dt if dt > 0 else math.nan
@@ -245,7 +254,13 @@ def _java(text: str) -> tuple[dict, list[dict], list[dict]]:
                 )  # fmt: skip
         else:
             status_rows += [
-                {"t_s": int(k) / 1e3, "operation": op, "avg_ms": _ms(v, "us")} for k, v in pairs
+                {
+                    "t_s": int(k) / 1e3,
+                    "operation": op,
+                    "avg_ms": _ms(v, "us"),
+                    "source": "timeseries",
+                }
+                for k, v in pairs
             ]
     info = {
         "overall": overall,
@@ -266,6 +281,11 @@ def _java_summary(info: dict) -> dict:
         raise YcsbParseError(
             f"truncated YCSB output: no [OVERALL] summary, the run did not finish "
             f"({info['status_lines']} status lines read){first}"
+        )
+    if not any("count" in v for v in ops.values()):
+        raise YcsbParseError(
+            "truncated YCSB output: an [OVERALL] summary but no operation's (no "
+            "'[READ], Operations, …' line)"
         )
     runtime_s = overall["RunTime(ms)"] / 1e3
     throughput = overall.get("Throughput(ops/sec)")
@@ -370,6 +390,7 @@ def _go_intervals(blocks: list[list[dict]]) -> list[dict]:
                 {
                     "t_s": t,
                     "operation": op,
+                    "source": "interval",
                     "count": n,
                     "ops_s": n / dt if dt > 0 else math.nan,
                     **{
@@ -382,7 +403,7 @@ def _go_intervals(blocks: list[list[dict]]) -> list[dict]:
             # older go-ycsb prints no TOTAL line: the interval's operations summed
             t0 = last.get("TOTAL", (0.0, 0))[0]
             rows.append(
-                {"t_s": t, "operation": "TOTAL", "count": total_n,
+                {"t_s": t, "operation": "TOTAL", "source": "interval", "count": total_n,
                  "ops_s": total_n / (t - t0) if t > t0 else math.nan}
             )  # fmt: skip
             last["TOTAL"] = (t, 0)
@@ -453,7 +474,7 @@ def _detect(text: str) -> str | None:
 def _frame(rows: list[dict], columns) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=list(columns))
     for c in columns:
-        if c != "operation":
+        if c not in ("operation", "source"):
             df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
     return df
 
