@@ -282,7 +282,7 @@ def _java_summary(info: dict) -> dict:
             f"truncated YCSB output: no [OVERALL] summary, the run did not finish "
             f"({info['status_lines']} status lines read){first}"
         )
-    if not any("count" in v for v in ops.values()):
+    if not any("count" in v for op, v in ops.items() if op != "CLEANUP"):
         raise YcsbParseError(
             "truncated YCSB output: an [OVERALL] summary but no operation's (no "
             "'[READ], Operations, …' line)"
