@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -211,3 +213,50 @@ def test_truncated_output_is_an_error_never_a_crash(path, where):
     assert s["status"] == "error"
     assert "truncated" in s["error"] or "not YCSB" in s["error"]
     assert s["throughput_ops_s"] is None
+
+
+# -- tibench parse ycsb -------------------------------------------------------------------------
+def _tibench(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "tibenchlib.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_cli_parse_ycsb_json_one_object_per_file(tmp_path):
+    foreign = tmp_path / "foreign.log"
+    foreign.write_text("Query OK, 1 row affected\n")
+    cut = tmp_path / "cut.log"
+    text = (GO / "go-ycsb-run-2020-old-format-with-properties.txt").read_text()
+    cut.write_text(text[: text.index("Run finished")])
+    files = [
+        YCSB / "tibench-ycsb-0.17-run-hdrhistogram-mariadb.txt",
+        GO / "go-ycsb-run-2023-new-format-total-kubebench.txt",
+        foreign,
+        cut,
+    ]
+    r = _tibench("parse", "ycsb", *map(str, files), "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert [x["file"] for x in rows] == [str(f) for f in files]
+    keys = {"file", "status", "error", "tool", "runtime_s", "throughput_ops_s", "operations"}
+    keys |= {"errors", "latency_ms", "intervals"}
+    assert all(keys <= set(x) for x in rows)
+    java, go, bad, trunc = rows
+    assert java["tool"] == "ycsb" and java["status"] == "ok"
+    assert java["operations"]["READ"] == 1873 and java["latency_ms"]["READ"]["p99"] == 7.515
+    assert go["tool"] == "go-ycsb" and go["throughput_ops_s"] == 4322.6
+    assert "f5npnslk" not in r.stdout  # the password go-ycsb printed back
+    assert bad["status"] == "error" and bad["error"] == "not YCSB or go-ycsb output"
+    assert trunc["status"] == "error" and "truncated go-ycsb output" in trunc["error"]
+    assert trunc["intervals"] == 4
+
+
+def test_cli_parse_ycsb_table_names_failed_files():
+    ok = YCSB / "ycsb-0.1-run-histogram-buckets-hbase.txt"
+    frag = YCSB / "ycsb-0.9-run-redis-exceptions-fragment.txt"
+    r = _tibench("parse", "ycsb", str(ok), str(frag))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    read = next(line for line in lines if " READ " in line)
+    assert read.split()[-5:-3] == ["2465984", "2465984"]  # count and errors: every READ failed
+    assert any(line.startswith(f"{frag}: truncated YCSB output") for line in lines)
