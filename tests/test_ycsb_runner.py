@@ -194,3 +194,26 @@ def test_load_and_run_on_the_embedded_mariadb(mariadb, tmp_path):
         assert conn.password not in r.command and conn.password not in repr(r)
         assert conn.password not in r.log_path.read_text()
     assert not list(secrets.iterdir())  # the 0600 password files are gone
+
+
+@pytest.mark.slow
+def test_every_core_operation_through_the_binding(mariadb, tmp_path):
+    """Scans, inserts and read-modify-writes besides reads and updates, zipfian keys: no call
+    fails, and the inserts grow the table by as many rows as YCSB counted."""
+    _need_jdk()
+    conn = mariadb.conninfo()
+    w = Workload(
+        recordcount=500, operationcount=600, readproportion=0.3, updateproportion=0.2,
+        insertproportion=0.2, scanproportion=0.2, readmodifywriteproportion=0.1,
+        requestdistribution="zipfian", maxscanlength=20, fieldcount=4, fieldlength=20,
+        table="usertable_all",
+    )  # fmt: skip
+    load(conn, w, tmp_path / "load.log", threads=1)
+    r = run(conn, w, tmp_path / "run.log", threads=2)
+    s = parse_ycsb_file(r.log_path).summary
+    assert r.ok and s["status"] == "ok" and s["errors"] == {}, s
+    ops = s["operations"]
+    for op in ("READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE"):
+        assert ops.get(op, 0) > 0, (op, ops)
+    assert sum(n for op, n in ops.items() if op not in ("CLEANUP", "READ-MODIFY-WRITE")) >= 600
+    assert row_count(conn, "usertable_all") == 500 + ops["INSERT"]
