@@ -20,11 +20,13 @@ from .tidb import (
     parse_tiflash_replica,
     plan_reads_tiflash,
 )
+from .ycsb import YcsbResult, parse_ycsb, parse_ycsb_file
 
 __all__ = [
     "HISTOGRAM_BUCKET_RATIO",
     "INTERVAL_COLUMNS",
     "SysbenchResult",
+    "YcsbResult",
     "histogram_percentiles",
     "parse_cluster_hardware",
     "parse_cluster_info",
@@ -37,6 +39,8 @@ __all__ = [
     "parse_sysbench_file",
     "parse_tiflash_replica",
     "parse_tpch_output",
+    "parse_ycsb",
+    "parse_ycsb_file",
     "plan_reads_tiflash",
     "tpch_summary",
 ]
