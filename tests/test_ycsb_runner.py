@@ -100,6 +100,12 @@ def test_go_ycsb_command_is_report_001s_form_without_the_password(tmp_path):
     assert "<0600 property file>" in display_command(cmd)
 
 
+def test_go_ycsb_time_bounded_run_gets_an_operation_count_it_never_reaches():
+    cmd = go_ycsb_command("run", CLUSTER, Workload(maxexecutiontime_s=60), threads=128)
+    count = int(next(a for a in cmd if a.startswith("operationcount=")).split("=")[1])
+    assert count // 128 > 10**9 and "maxexecutiontime=60" in cmd
+
+
 def test_threads_below_one_is_refused():
     with pytest.raises(ValueError, match="threads"):
         go_ycsb_command("run", CLUSTER, Workload(operationcount=1), threads=0)

@@ -46,6 +46,8 @@ __all__ = [
 Tool = Literal["ycsb", "go-ycsb"]
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MASK = "********"
+#: go-ycsb's operationcount for a run bounded by maxexecutiontime only.
+UNBOUNDED_OPERATIONS = 10**15
 
 
 class YcsbError(RuntimeError):
@@ -270,6 +272,10 @@ def go_ycsb_command(
         raise ValueError(f"threads: must be at least 1, got {threads}")
     props = workload.properties()
     props["workload"] = "core"
+    if workload.operationcount is None:
+        # go-ycsb exits when operationcount < threadcount (0 is not "unbounded" there): a count
+        # no run reaches, so maxexecutiontime ends it
+        props["operationcount"] = str(UNBOUNDED_OPERATIONS)
     props.update(
         {
             "mysql.host": conn.host,
