@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -260,3 +261,18 @@ def test_cli_parse_ycsb_table_names_failed_files():
     read = next(line for line in lines if " READ " in line)
     assert read.split()[-5:-3] == ["2465984", "2465984"]  # count and errors: every READ failed
     assert any(line.startswith(f"{frag}: truncated YCSB output") for line in lines)
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_any_prefix_or_binary_noise_parses_to_plain_json(path):
+    """Cut anywhere (a log still being written, a copy that stopped) or fed bytes that are not
+    text, the parser returns a record that serialises as strict JSON; it never raises."""
+    text = path.read_text()
+    rng = random.Random(11)
+    for cut in sorted(rng.sample(range(len(text)), 25)):
+        s = parse_ycsb(text[:cut]).summary
+        json.dumps(s, allow_nan=False)
+        assert s["status"] in ("ok", "error")
+    noise = bytes(rng.randrange(256) for _ in range(4000)).decode("utf-8", errors="replace")
+    s = parse_ycsb(noise + text[:200]).summary
+    json.dumps(s, allow_nan=False)
