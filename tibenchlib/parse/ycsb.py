@@ -129,10 +129,6 @@ def _clean(v: float | None) -> int | float | None:
     return int(v) if float(v).is_integer() and abs(v) < 2**53 else float(v)
 
 
-def _empty_latency() -> dict:
-    return dict.fromkeys(LATENCY_KEYS)
-
-
 # -- Java YCSB ----------------------------------------------------------------------------------
 _JAVA_LINE = re.compile(
     r"^\[(?P<sec>[A-Za-z0-9_%\-]+)\],\s*(?P<metric>[^,]+?),\s*(?P<value>\S+)\s*$"
@@ -342,7 +338,7 @@ def _go_record(op: str, rest: str) -> dict:
     return rec
 
 
-def _go(text: str) -> tuple[dict, list[dict]]:
+def _go(text: str) -> dict:
     props: dict[str, str] = {}
     blocks: list[list[dict]] = []  # interval blocks, then the final block after "Run finished"
     finished_s = None
@@ -368,7 +364,7 @@ def _go(text: str) -> tuple[dict, list[dict]]:
         if p and finished_s is None and not blocks:
             k = p.group("k")
             props[k] = "***" if _SECRET.search(k) else p.group("v")
-    return {"props": props, "blocks": blocks, "finished_s": finished_s, "final": final}, []
+    return {"props": props, "blocks": blocks, "finished_s": finished_s, "final": final}
 
 
 def _go_intervals(blocks: list[list[dict]]) -> list[dict]:
@@ -501,7 +497,7 @@ def parse_ycsb(text: str, file: str | None = None) -> YcsbResult:
         info, rows, hist = _java(text)
         summarise = _java_summary
     else:
-        info, hist = _go(text)
+        info, hist = _go(text), []
         rows = _go_intervals(info["blocks"])
         summarise = _go_summary
     try:
