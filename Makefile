@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PARAMS ?= params/demo.yaml
 
 .DEFAULT_GOAL := help
-.PHONY: help setup demo test test-fast lint format lab bench clean-data server-stop
+.PHONY: help setup demo test test-fast lint format lab bench clean-data server-stop ycsb
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-setup: ## install what is missing: system packages (apt), a .venv with tibench
+setup: ## install what is missing: system packages (apt), a .venv with tibench, the YCSB binding
 	@bash scripts/setup-system.sh
 	@$(MAKE) -s $(STAMP)
+	@$(BIN)/python -c "from tibenchlib.ycsb import build_binding; build_binding()" >/dev/null \
+		|| echo "tibench setup: the YCSB binding was not built; it is built on first use" >&2
 
 demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB
 	$(BIN)/tibench run $(PARAMS)
@@ -57,6 +59,10 @@ bench: setup ## run every performance script in benchmarks/ (prints measured rat
 
 lab: setup ## JupyterLab on notebooks/ (127.0.0.1; --allow-root when run as root)
 	$(BIN)/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" -eq 0 ] && echo --allow-root) notebooks/
+
+ycsb: setup ## build tibench's YCSB binding with Maven (jars under data/ycsb/m2, not ~/.m2)
+	$(BIN)/python -c "from tibenchlib.ycsb import build_binding; build_binding()" >/dev/null
+	@echo "YCSB 0.17.0 with tibench's JDBC binding: built under data/ycsb/"
 
 server-stop: ## stop the embedded MariaDB
 	-$(BIN)/tibench server stop

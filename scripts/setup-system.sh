@@ -12,6 +12,9 @@ have sysbench || need+=(sysbench)
 have numactl || need+=(numactl)
 have prometheus || need+=(prometheus)
 have prometheus-node-exporter || need+=(prometheus-node-exporter)
+# the JDK and Maven build tibench's YCSB binding (the upstream YCSB runs on the embedded server)
+have java || need+=(default-jdk-headless)
+have mvn || need+=(maven)
 # a CJK font, so plots with Chinese labels (lang: zh) render every glyph
 { [ -d /usr/share/fonts/opentype/noto ] && ls /usr/share/fonts/opentype/noto 2>/dev/null | grep -qi cjk; } \
   || need+=(fonts-noto-cjk)
@@ -49,8 +52,8 @@ fi
 
 cat >&2 <<MSG
 tibench setup: missing ${need[*]} and no apt-get here. Install them with your package manager:
-  dnf:  sudo dnf install -y mariadb-server mariadb sysbench numactl golang-github-prometheus node-exporter
-  brew: brew install mariadb sysbench prometheus node_exporter   (numactl: Linux only)
+  dnf:  sudo dnf install -y mariadb-server mariadb sysbench numactl golang-github-prometheus node-exporter java-17-openjdk-headless maven
+  brew: brew install mariadb sysbench prometheus node_exporter openjdk maven   (numactl: Linux only)
   fonts: google-noto-sans-cjk-fonts (dnf), font-noto-sans-cjk (brew cask)
 MSG
 exit 1

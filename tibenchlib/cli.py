@@ -196,6 +196,10 @@ def cmd_parse(a) -> int:
             from .parse.gotpc import parse_tpcc_output
 
             rows.append(parse_tpcc_output(Path(f).read_text(errors="replace"), file=f).summary)
+        elif a.tool == "ycsb":
+            from .parse.ycsb import parse_ycsb_file
+
+            rows.append(parse_ycsb_file(f).summary)
         else:
             from .parse.gotpc import parse_tpch_output
 
@@ -235,6 +239,8 @@ def _parse_text(tool: str, rows: list[dict]) -> str:
             [*cols[:-2], "efficiency %", "runtime s"], [[r.get(c) for c in cols] for r in rows]
         )
         return "\n".join([out, *(f"{r['file']}: {r['error']}" for r in rows if r.get("error"))])
+    if tool == "ycsb":
+        return _parse_text_ycsb(rows)
     cols = ["file", "status", "threads", "tps", "qps", "lat avg ms", "lat pct ms", "errors/s"]
     table = [
         [
@@ -252,6 +258,27 @@ def _parse_text(tool: str, rows: list[dict]) -> str:
     pct = {r.get("percentile") for r in rows} - {None}
     if len(pct) == 1:
         cols[6] = f"lat p{pct.pop():g} ms"
+    out = format_table(cols, table)
+    failed = [f"{r.get('file')}: {r.get('error')}" for r in rows if r.get("error")]
+    return "\n".join([out, *failed])
+
+
+def _parse_text_ycsb(rows: list[dict]) -> str:
+    """One line per file and operation: the run's throughput, then each operation's figures."""
+    from .texttable import format_table
+
+    cols = ["file", "status", "tool", "ops/s", "operation", "count", "errors"]
+    cols += ["avg ms", "p95 ms", "p99 ms"]
+    table = []
+    for r in rows:
+        head = [r.get("file"), r.get("status"), r.get("tool"), r.get("throughput_ops_s")]
+        ops = r.get("operations") or {}
+        if not ops:
+            table.append(head + [None] * 6)
+        for op, n in ops.items():
+            lat = (r.get("latency_ms") or {}).get(op) or {}
+            errs = (r.get("errors") or {}).get(op, 0)
+            table.append(head + [op, n, errs, lat.get("avg"), lat.get("p95"), lat.get("p99")])
     out = format_table(cols, table)
     failed = [f"{r.get('file')}: {r.get('error')}" for r in rows if r.get("error")]
     return "\n".join([out, *failed])
@@ -402,10 +429,11 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     e.set_defaults(func=cmd_env)
 
-    pa = cmd("parse", "read sysbench, TPC-H or TPC-C tool output into a table (or JSON)")
+    pa = cmd("parse", "read sysbench, TPC-H, TPC-C or YCSB tool output into a table (or JSON)")
     pa.add_argument(
-        "tool", choices=["sysbench", "tpch", "tpcc"],
-        help="which tool wrote the files (tpch, tpcc: go-tpc / tiup bench)",
+        "tool", choices=["sysbench", "tpch", "tpcc", "ycsb"],
+        help="which tool wrote the files (tpch, tpcc: go-tpc / tiup bench; ycsb: the Java YCSB "
+        "or go-ycsb, told apart by output)",
     )  # fmt: skip
     pa.add_argument("files", nargs="+", help="the tool's output files")
     pa.add_argument("--json", action="store_true", help="every parsed field as JSON on stdout")

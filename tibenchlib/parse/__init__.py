@@ -20,12 +20,14 @@ from .tidb import (
     parse_tiflash_replica,
     plan_reads_tiflash,
 )
+from .ycsb import YcsbResult, parse_ycsb, parse_ycsb_file
 
 __all__ = [
     "HISTOGRAM_BUCKET_RATIO",
     "INTERVAL_COLUMNS",
     "SysbenchResult",
     "TpccResult",
+    "YcsbResult",
     "histogram_percentiles",
     "parse_cluster_hardware",
     "parse_cluster_info",
@@ -39,6 +41,8 @@ __all__ = [
     "parse_tiflash_replica",
     "parse_tpcc_output",
     "parse_tpch_output",
+    "parse_ycsb",
+    "parse_ycsb_file",
     "plan_reads_tiflash",
     "tpcc_series",
     "tpch_summary",

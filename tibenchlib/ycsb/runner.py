@@ -1,0 +1,437 @@
+"""Run YCSB loads and runs: the upstream Java YCSB with tibench's JDBC binding, or go-ycsb.
+
+Runners run and never parse (:func:`tibenchlib.parse.ycsb.parse_ycsb_file` reads the log).
+The password never reaches a command line, a log or a record: the Java binding reads it from a
+0600 file named by ``-p db.passwordfile=…``; go-ycsb reads it from a 0600 ``-P`` property file,
+and the properties banner go-ycsb prints back is masked in the log when the run ends.
+
+Which tool: :func:`choose_tool` picks go-ycsb for a cluster when it is on PATH (as report 001
+runs it), the Java YCSB otherwise (always on the embedded server).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..db import CONFIG_PREFIX, CONFIG_SUFFIX, ConnInfo
+from ..run import Outcome, execute, require
+from .build import BINDING_CLASS, CLIENT_CLASS, build_binding
+
+__all__ = [
+    "Workload",
+    "YcsbError",
+    "YcsbRun",
+    "choose_tool",
+    "create_table",
+    "go_ycsb_command",
+    "load",
+    "row_count",
+    "run",
+    "ycsb_command",
+]
+
+Tool = Literal["ycsb", "go-ycsb"]
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_MASK = "********"
+#: go-ycsb's operationcount for a run bounded by maxexecutiontime only.
+UNBOUNDED_OPERATIONS = 10**15
+
+
+class YcsbError(RuntimeError):
+    """A load or run failed, or the loaded table does not verify."""
+
+
+class Workload(BaseModel):
+    """A YCSB core workload: the properties report 001 passes with ``-p``.
+
+    Report 001's: ``recordcount=800000``, read 0.8 / update 0.1 / insert 0.1, ``uniform``.
+    Defaults run in seconds. A run stops after ``operationcount`` operations or
+    ``maxexecutiontime_s`` seconds, whichever comes first (YCSB's own rule).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    recordcount: int = Field(1000, gt=0, description="rows loaded into the table")
+    operationcount: int | None = Field(None, gt=0, description="operations in a run")
+    maxexecutiontime_s: int | None = Field(None, gt=0, description="longest run, seconds")
+    readproportion: float = Field(0.5, ge=0, le=1)
+    updateproportion: float = Field(0.5, ge=0, le=1)
+    insertproportion: float = Field(0.0, ge=0, le=1)
+    scanproportion: float = Field(0.0, ge=0, le=1)
+    readmodifywriteproportion: float = Field(0.0, ge=0, le=1)
+    requestdistribution: Literal[
+        "uniform", "zipfian", "latest", "hotspot", "sequential", "exponential"
+    ] = "uniform"
+    maxscanlength: int = Field(100, gt=0)
+    fieldcount: int = Field(10, gt=0, le=1000)
+    fieldlength: int = Field(100, gt=0, le=65535)
+    table: str = Field("usertable", pattern=_IDENT.pattern)
+
+    @model_validator(mode="after")
+    def _proportions(self) -> Workload:
+        total = (
+            self.readproportion
+            + self.updateproportion
+            + self.insertproportion
+            + self.scanproportion
+            + self.readmodifywriteproportion
+        )
+        if total <= 0 or total > 1 + 1e-9:
+            raise ValueError(
+                f"readproportion + updateproportion + insertproportion + scanproportion + "
+                f"readmodifywriteproportion must be in (0, 1], got {total:g}"
+            )
+        if self.operationcount is None and self.maxexecutiontime_s is None:
+            raise ValueError("give operationcount or maxexecutiontime_s (or both)")
+        return self
+
+    def properties(self) -> dict[str, str]:
+        """The workload as YCSB / go-ycsb ``-p`` properties (the same names in both tools)."""
+        p = {
+            "workload": "site.ycsb.workloads.CoreWorkload",
+            "recordcount": str(self.recordcount),
+            "readproportion": f"{self.readproportion:g}",
+            "updateproportion": f"{self.updateproportion:g}",
+            "insertproportion": f"{self.insertproportion:g}",
+            "scanproportion": f"{self.scanproportion:g}",
+            "readmodifywriteproportion": f"{self.readmodifywriteproportion:g}",
+            "requestdistribution": self.requestdistribution,
+            "maxscanlength": str(self.maxscanlength),
+            "fieldcount": str(self.fieldcount),
+            "fieldlength": str(self.fieldlength),
+            "table": self.table,
+        }
+        # YCSB's default operationcount is 0 = unbounded only with maxexecutiontime
+        p["operationcount"] = str(self.operationcount or 0)
+        if self.maxexecutiontime_s is not None:
+            p["maxexecutiontime"] = str(self.maxexecutiontime_s)
+        return p
+
+
+@dataclass(frozen=True)
+class YcsbRun:
+    """One YCSB or go-ycsb invocation: what ran (password-free) and how it ended."""
+
+    tool: Tool
+    action: Literal["load", "run"]
+    threads: int
+    command: str
+    outcome: Outcome
+
+    @property
+    def log_path(self) -> Path:
+        return self.outcome.log_path
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome.returncode == 0 and not self.outcome.timed_out
+
+
+def choose_tool(conn: ConnInfo) -> Tool:
+    """go-ycsb for a cluster when it is on PATH; the Java YCSB otherwise and on the embedded
+    server (whose build tibench controls)."""
+    return "go-ycsb" if not conn.embedded and shutil.which("go-ycsb") else "ycsb"
+
+
+# -- the table ----------------------------------------------------------------------------------
+def create_table(conn: ConnInfo, workload: Workload, *, recreate: bool = False) -> None:
+    """Create ``workload.table`` as both tools expect it: ``ycsb_key`` primary key and
+    ``field0..field{fieldcount-1}`` of ``VARCHAR(fieldlength)``. ``recreate`` drops it first
+    (the caller asks the user before dropping data on a target it does not own)."""
+    t = workload.table
+    cols = ", ".join(
+        f"`field{i}` VARCHAR({workload.fieldlength})" for i in range(workload.fieldcount)
+    )
+    eng = conn.engine()
+    try:
+        with eng.begin() as c:
+            if recreate:
+                c.exec_driver_sql(f"DROP TABLE IF EXISTS `{t}`")
+            c.exec_driver_sql(
+                f"CREATE TABLE IF NOT EXISTS `{t}` (`ycsb_key` VARCHAR(255) PRIMARY KEY, {cols})"
+            )
+    finally:
+        eng.dispose()
+
+
+def row_count(conn: ConnInfo, table: str = "usertable") -> int | None:
+    """Rows in ``table``, or None when it does not exist."""
+    if not _IDENT.match(table):
+        raise ValueError(f"table: not a plain SQL identifier: {table!r}")
+    eng = conn.engine()
+    try:
+        if not sa.inspect(eng).has_table(table):
+            return None
+        with eng.connect() as c:
+            return int(c.exec_driver_sql(f"SELECT COUNT(*) FROM `{table}`").scalar_one())
+    finally:
+        eng.dispose()
+
+
+# -- secrets ------------------------------------------------------------------------------------
+@contextmanager
+def _secret_file(content: str, directory: str | Path | None) -> Iterator[Path]:
+    """A 0600 file holding ``content``, removed afterwards. Its name has the prefix and suffix
+    :func:`tibenchlib.db.remove_stale_configs` sweeps, so a killed run leaves nothing behind."""
+    made = directory is None
+    d = Path(tempfile.mkdtemp(prefix="tibench-") if made else directory)
+    d.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=CONFIG_PREFIX, suffix=CONFIG_SUFFIX, dir=d)
+    os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
+    p = Path(name)
+    with os.fdopen(fd, "w") as f:
+        f.write(content)
+    try:
+        yield p
+    finally:
+        p.unlink(missing_ok=True)
+        if made:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _mask_in_log(log: Path, secret: str | None) -> None:
+    if not secret or not log.is_file():
+        return
+    text = log.read_bytes()
+    if secret.encode() in text:
+        log.write_bytes(text.replace(secret.encode(), _MASK.encode()))
+
+
+# -- commands -----------------------------------------------------------------------------------
+def _jdbc_url(conn: ConnInfo) -> str:
+    url = f"jdbc:mariadb://{conn.host}:{conn.port}/{conn.database}"
+    if conn.tls:
+        mode = "verify-full" if conn.tls.get("verify_identity") else "verify-ca"
+        url += f"?sslMode={mode}"
+        if conn.tls.get("ca"):
+            url += f"&serverSslCert={conn.tls['ca']}"
+    return url
+
+
+def _p(props: dict[str, str]) -> list[str]:
+    return [a for k, v in props.items() for a in ("-p", f"{k}={v}")]
+
+
+def ycsb_command(
+    action: Literal["load", "run"],
+    conn: ConnInfo,
+    workload: Workload,
+    *,
+    threads: int,
+    classpath: str,
+    password_file: str | Path | None = None,
+    status_interval_s: int = 1,
+    measurementtype: str = "hdrhistogram",
+    batchsize: int = 100,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The Java YCSB command: ``java -cp … site.ycsb.Client -load|-t -db tibench.ycsb.JdbcClient
+    -threads N -s -p …``, password excluded (the binding reads ``password_file``)."""
+    if threads < 1:
+        raise ValueError(f"threads: must be at least 1, got {threads}")
+    props = {
+        **workload.properties(),
+        "jdbc.url": _jdbc_url(conn),
+        "db.user": conn.user,
+        "jdbc.batchsize": str(batchsize),
+        "measurementtype": measurementtype,
+        "status.interval": str(status_interval_s),
+    }
+    if password_file is not None:
+        props["db.passwordfile"] = str(password_file)
+    cmd = ["java", "-cp", classpath, CLIENT_CLASS, "-load" if action == "load" else "-t"]
+    cmd += ["-db", BINDING_CLASS, "-threads", str(threads), "-s", *_p(props), *extra]
+    return cmd
+
+
+def go_ycsb_command(
+    action: Literal["load", "run"],
+    conn: ConnInfo,
+    workload: Workload,
+    *,
+    threads: int,
+    property_file: str | Path | None = None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """Report 001's form: ``go-ycsb load|run mysql -P <0600 file with mysql.password> -p
+    mysql.host=… -p threadcount=N -p recordcount=… …``."""
+    if threads < 1:
+        raise ValueError(f"threads: must be at least 1, got {threads}")
+    props = workload.properties()
+    props["workload"] = "core"
+    if workload.operationcount is None:
+        # go-ycsb exits when operationcount < threadcount (0 is not "unbounded" there): a count
+        # no run reaches, so maxexecutiontime ends it
+        props["operationcount"] = str(UNBOUNDED_OPERATIONS)
+    props.update(
+        {
+            "mysql.host": conn.host,
+            "mysql.port": str(conn.port),
+            "mysql.user": conn.user,
+            "mysql.db": conn.database,
+            "threadcount": str(threads),
+            "measurement.interval": "1",
+        }
+    )
+    cmd = ["go-ycsb", action, "mysql"]
+    if property_file is not None:
+        cmd += ["-P", str(property_file)]
+    return cmd + _p(props) + list(extra)
+
+
+def display_command(cmd: Sequence[str]) -> str:
+    """The command as a user would type it: the long class path and secret files' paths elided."""
+    shown, skip = [], False
+    for a in cmd:
+        if skip:
+            shown.append("<tibench YCSB class path>")
+            skip = False
+            continue
+        if a == "-cp":
+            skip = True
+        if a.startswith("db.passwordfile="):
+            a = "db.passwordfile=<0600 password file>"
+        if Path(a).name.startswith(CONFIG_PREFIX) and a.endswith(CONFIG_SUFFIX):
+            a = "<0600 property file>"
+        shown.append(a)
+    return shlex.join(shown)
+
+
+# -- running ------------------------------------------------------------------------------------
+def _invoke(
+    tool: Tool,
+    action: Literal["load", "run"],
+    conn: ConnInfo,
+    workload: Workload,
+    log_path: str | Path,
+    *,
+    threads: int,
+    secret_dir: str | Path | None,
+    timeout_s: float | None,
+    home: str | Path | None,
+    extra: Sequence[str],
+) -> YcsbRun:
+    if tool == "ycsb":
+        classpath = build_binding(home)
+        require("java")
+        with _secret_file((conn.password or "") + "\n", secret_dir) as pw:
+            cmd = ycsb_command(
+                action, conn, workload, threads=threads, classpath=classpath,
+                password_file=pw, extra=extra,
+            )  # fmt: skip
+            out = execute(cmd, log_path, timeout_s=timeout_s)
+    elif tool == "go-ycsb":
+        require("go-ycsb")
+        secret = (conn.password or "").replace("\\", "\\\\")
+        with _secret_file(f"mysql.password={secret}\n", secret_dir) as props:
+            cmd = go_ycsb_command(
+                action, conn, workload, threads=threads, property_file=props, extra=extra
+            )
+            out = execute(cmd, log_path, timeout_s=timeout_s)
+        _mask_in_log(Path(log_path), conn.password)  # go-ycsb prints its properties back
+    else:
+        raise ValueError(f"tool: 'ycsb' or 'go-ycsb', got {tool!r}")
+    return YcsbRun(tool, action, threads, display_command(cmd), out)
+
+
+def load(
+    conn: ConnInfo,
+    workload: Workload,
+    log_path: str | Path,
+    *,
+    threads: int = 4,
+    tool: Tool | None = None,
+    recreate: bool = True,
+    secret_dir: str | Path | None = None,
+    timeout_s: float | None = None,
+    home: str | Path | None = None,
+    extra: Sequence[str] = (),
+) -> YcsbRun:
+    """Create ``usertable`` and load ``recordcount`` rows, then verify the row count.
+
+    Parameters
+    ----------
+    conn
+        The target; its password reaches the tool only through a 0600 file.
+    workload
+        Record count, field count and length; the proportions do not matter for a load.
+    log_path
+        Raw output (stdout and stderr), streamed as the tool writes it.
+    threads
+        Loader threads.
+    tool
+        ``ycsb`` or ``go-ycsb``; :func:`choose_tool` when None.
+    recreate
+        Drop the table first (a load into a non-empty table fails on duplicate keys).
+    secret_dir
+        Private folder for the password file (``paths.private_dir(study)``); a temp dir if None.
+    timeout_s, home, extra
+        Longest the load may take; the binding's build root (:func:`build.ycsb_home`); more
+        arguments for the tool.
+
+    Raises
+    ------
+    YcsbError
+        The tool failed, or the table does not hold ``recordcount`` rows afterwards.
+    """
+    tool = tool or choose_tool(conn)
+    create_table(conn, workload, recreate=recreate)
+    r = _invoke(
+        tool, "load", conn, workload, log_path, threads=threads, secret_dir=secret_dir,
+        timeout_s=timeout_s, home=home, extra=extra,
+    )  # fmt: skip
+    if not r.ok:
+        raise YcsbError(_failure(r))
+    n = row_count(conn, workload.table)
+    if n != workload.recordcount:
+        raise YcsbError(
+            f"{workload.table} holds {n} rows after the load, expected recordcount="
+            f"{workload.recordcount} (log: {r.log_path})"
+        )
+    return r
+
+
+def run(
+    conn: ConnInfo,
+    workload: Workload,
+    log_path: str | Path,
+    *,
+    threads: int,
+    tool: Tool | None = None,
+    secret_dir: str | Path | None = None,
+    timeout_s: float | None = None,
+    home: str | Path | None = None,
+    extra: Sequence[str] = (),
+) -> YcsbRun:
+    """One YCSB run (transactions) at ``threads`` client threads; the raw output goes to
+    ``log_path``. A failed run is returned, not raised (``YcsbRun.ok``), so a sweep records it
+    and goes on; parse the log with :func:`tibenchlib.parse.ycsb.parse_ycsb_file`."""
+    tool = tool or choose_tool(conn)
+    return _invoke(
+        tool, "run", conn, workload, log_path, threads=threads, secret_dir=secret_dir,
+        timeout_s=timeout_s, home=home, extra=extra,
+    )  # fmt: skip
+
+
+def _failure(r: YcsbRun) -> str:
+    o = r.outcome
+    why = (
+        f"{o.missing} is not installed" if o.missing
+        else "timed out" if o.timed_out
+        else f"exited {o.returncode}"
+    )  # fmt: skip
+    tail = r.log_path.read_text(errors="replace")[-1500:] if r.log_path.is_file() else ""
+    return f"{r.command} {why} (log: {r.log_path}):\n{tail}"
