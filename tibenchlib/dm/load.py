@@ -115,7 +115,8 @@ def reset_statement_stats(engine: sa.Engine) -> bool:
             return False
         c.exec_driver_sql(
             f"UPDATE {PS}.setup_consumers SET ENABLED = 'YES'"
-            " WHERE NAME IN ('events_statements_history_long', 'statements_digest')"
+            " WHERE NAME IN ('events_statements_current', 'events_statements_history_long',"
+            " 'statements_digest')"
         )
         c.exec_driver_sql(f"TRUNCATE TABLE {PS}.events_statements_summary_by_digest")
         c.exec_driver_sql(f"TRUNCATE TABLE {PS}.events_statements_history_long")

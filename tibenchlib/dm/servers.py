@@ -22,8 +22,8 @@ SOURCE_OPTIONS: dict = {
 TARGET_OPTIONS: dict = {
     "server_id": 2,
     "performance_schema": 1,
-    "log_bin": "binlog",
-    "binlog_format": "ROW",
+    "performance_schema_consumer_events_statements_current": "ON",
+    "performance_schema_consumer_events_statements_history_long": "ON",
 }
 
 
