@@ -153,3 +153,86 @@ def test_missing_tool(pair, tmp_path, monkeypatch):
     )
     assert d.outcome.missing == "mydumper" and not d.ok
     assert "mydumper is not installed" in (tmp_path / "x.log").read_text()
+
+
+def test_sync_apply_throughput_lag_and_error(pair):
+    from tibenchlib.dm import sync
+
+    src, tgt, root, priv = pair
+    si, ti = src.conninfo(), tgt.conninfo()
+    d = dump(
+        si,
+        root / "dump-sync",
+        DumpSettings(threads=2),
+        log_path=root / "raw" / "mydumper-sync.log",
+        private_dir=priv,
+    )
+    assert d.ok and d.gtid
+    assert load(
+        ti, d.directory, LoadSettings(threads=2), log_path=root / "raw" / "l.log", private_dir=priv
+    ).ok
+    se, te = si.engine(), ti.engine()
+    try:
+        sync.start_replica(te, si, d.gtid, sync.SyncSettings(workers=4))
+        st = sync.replica_status(te)
+        assert st["Using_Gtid"] == "Slave_Pos"
+        assert si.password not in str(st)
+
+        def writer(workload, name, seconds=3):
+            return sync.sysbench_writer(
+                si,
+                workload,
+                tables=TABLES,
+                table_size=TABLE_SIZE,
+                threads=2,
+                duration_s=seconds,
+                log_path=root / "raw" / f"{name}.log",
+                private_dir=priv,
+            )
+
+        results = {}
+        for wl in ("oltp_insert", "oltp_write_only"):
+            r = sync.apply_throughput(
+                se,
+                te,
+                writer(wl, f"sync-{wl}"),
+                workload=wl,
+                settings=sync.SyncSettings(workers=4, mode="optimistic"),
+            )
+            assert r.ok, r.error
+            assert r.transactions > 100 and r.catchup_s > 0
+            results[wl] = r
+            v = verify(se, te, "sbtest")
+            assert v.ok, v.message
+        # oltp_insert writes one row per transaction; write_only's 4 writes (2 updates, a delete
+        # and an insert) per transaction
+        ins, wo = results["oltp_insert"], results["oltp_write_only"]
+        assert ins.row_ops == pytest.approx(ins.transactions, rel=0.05)
+        assert wo.row_ops == pytest.approx(4 * wo.transactions, rel=0.1)
+        assert ins.record()["events_s"] == ins.transactions / ins.catchup_s
+
+        trace, out = sync.lag_trace(se, te, writer("oltp_insert", "lag", 2), interval_s=0.5)
+        assert out.returncode == 0
+        assert trace["source_seq"].is_monotonic_increasing
+        assert trace["lag_transactions"].iloc[-1] == 0
+        assert verify(se, te, "sbtest").ok
+
+        # a replica error: the target lost a table the source writes to
+        with te.begin() as c:
+            c.exec_driver_sql("SET SESSION sql_log_bin = 0")
+            c.exec_driver_sql("DROP TABLE sbtest.sbtest2")
+        r = sync.apply_throughput(
+            se,
+            te,
+            writer("oltp_insert", "sync-err", 1),
+            workload="oltp_insert",
+            settings=sync.SyncSettings(workers=2),
+        )
+        assert not r.ok
+        assert r.error.startswith("replica SQL thread stopped with error 1146")
+        assert "\n" not in r.error
+    finally:
+        with te.connect() as c:
+            c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("STOP SLAVE")
+        se.dispose()
+        te.dispose()
