@@ -4,12 +4,9 @@ for the sync unit."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 
 import pytest
-import sqlalchemy as sa
 
 from tibenchlib.db import secret_config_file
 from tibenchlib.dm import dump as dumpmod
