@@ -185,19 +185,16 @@ def directory_bytes(directory: str | Path) -> int:
     return sum(p.stat().st_size for p in Path(directory).rglob("*") if p.is_file())
 
 
-def count_statements(text: str) -> tuple[int, int]:
-    """``(INSERT statements, rows)`` in one mydumper data file.
+def count_statements(data: bytes) -> tuple[int, int]:
+    """``(INSERT statements, rows)`` in one mydumper data file's bytes.
 
-    mydumper 0.10 writes ``INSERT INTO `t` VALUES`` on its own line, then one row per line, each
-    starting with ``(``; a statement ends with ``);``.
+    mydumper 0.10 writes ``INSERT INTO `t` VALUES`` at the start of a line, then one row per
+    line starting with ``(``; values never hold a raw line break (mydumper escapes it as
+    ``\\n``), so counting line starts is exact, and done at C speed on the bytes.
     """
-    statements = rows = 0
-    for line in text.splitlines():
-        if line.startswith("INSERT INTO ") or line.startswith("INSERT IGNORE INTO "):
-            statements += 1
-        elif line.startswith("(") and statements:
-            rows += 1
-    return statements, rows
+    data = b"\n" + data
+    statements = data.count(b"\nINSERT INTO ") + data.count(b"\nINSERT IGNORE INTO ")
+    return statements, data.count(b"\n(")
 
 
 def dump_files(directory: str | Path) -> pd.DataFrame:
@@ -211,7 +208,7 @@ def dump_files(directory: str | Path) -> pd.DataFrame:
         if not m or p.name.endswith(("-schema.sql", "-schema.sql.gz", "-schema-create.sql")):
             continue
         opener = gzip.open if p.suffix == ".gz" else open
-        with opener(p, "rt", errors="replace") as f:
+        with opener(p, "rb") as f:
             statements, rows = count_statements(f.read())
         out.append(
             {
