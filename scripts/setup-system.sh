@@ -10,6 +10,8 @@ have mariadbd || have mysqld || need+=(mariadb-server)
 have mariadb || have mysql || need+=(mariadb-client)
 have sysbench || need+=(sysbench)
 have numactl || need+=(numactl)
+# DM's dump and load units (Debian's mydumper package holds both mydumper and myloader)
+{ have mydumper && have myloader; } || need+=(mydumper)
 have prometheus || need+=(prometheus)
 have prometheus-node-exporter || need+=(prometheus-node-exporter)
 # a CJK font, so plots with Chinese labels (lang: zh) render every glyph
@@ -49,8 +51,8 @@ fi
 
 cat >&2 <<MSG
 tibench setup: missing ${need[*]} and no apt-get here. Install them with your package manager:
-  dnf:  sudo dnf install -y mariadb-server mariadb sysbench numactl golang-github-prometheus node-exporter
-  brew: brew install mariadb sysbench prometheus node_exporter   (numactl: Linux only)
+  dnf:  sudo dnf install -y mariadb-server mariadb sysbench numactl golang-github-prometheus node-exporter mydumper
+  brew: brew install mariadb sysbench prometheus node_exporter mydumper   (numactl: Linux only)
   fonts: google-noto-sans-cjk-fonts (dnf), font-noto-sans-cjk (brew cask)
 MSG
 exit 1

@@ -192,9 +192,8 @@ def count_statements(data: bytes) -> tuple[int, int]:
     line starting with ``(``; values never hold a raw line break (mydumper escapes it as
     ``\\n``), so counting line starts is exact, and done at C speed on the bytes.
     """
-    data = b"\n" + data
-    statements = data.count(b"\nINSERT INTO ") + data.count(b"\nINSERT IGNORE INTO ")
-    return statements, data.count(b"\n(")
+    statements = data.count(b"\nINSERT ") + data.startswith(b"INSERT ")
+    return statements, data.count(b"\n(") + data.startswith(b"(")
 
 
 def dump_files(directory: str | Path) -> pd.DataFrame:
