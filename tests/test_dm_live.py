@@ -233,3 +233,38 @@ def test_sync_apply_throughput_lag_and_error(pair):
             c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("STOP SLAVE")
         se.dispose()
         te.dispose()
+
+
+def test_migrate_once_record(pair):
+    from tibenchlib.dm.migrate import migrate_once
+
+    src, tgt, root, priv = pair
+    run = migrate_once(
+        src,
+        tgt,
+        DumpSettings(threads=2, rows=2000),
+        LoadSettings(threads=2),
+        run_dir=root / "raw" / "dm" / "run-1",
+        private_dir=priv,
+        sample_interval=0.1,
+    )
+    r = run.record
+    assert r["status"] == "ok" and r["verified"], r["message"]
+    assert r["dump_rows"] == TABLES * TABLE_SIZE and r["dump_mb_s"] > 0 and r["load_mb_s"] > 0
+    assert r["load_latency_estimator"] == "p99"
+    assert {"source", "target"} <= set(run.samples["source"])
+    assert (root / "raw" / "dm" / "run-1" / "myloader.log").exists()
+    assert not (root / "raw" / "dm" / "run-1" / "dump").exists()  # removed once verified
+    assert run.verification["ok"].all()
+
+
+def test_migrate_once_missing_tool_is_a_failed_run(pair, tmp_path, monkeypatch):
+    from tibenchlib.dm.migrate import migrate_once
+
+    src, tgt, _, priv = pair
+    monkeypatch.setenv("PATH", str(tmp_path))
+    run = migrate_once(
+        src, tgt, DumpSettings(), LoadSettings(), run_dir=tmp_path / "run", private_dir=priv
+    )
+    assert run.record["status"] == "dump failed" and not run.record["verified"]
+    assert run.record["message"].startswith("mydumper is not installed")
