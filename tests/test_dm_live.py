@@ -212,6 +212,7 @@ def test_sync_apply_throughput_lag_and_error(pair):
         assert out.returncode == 0
         assert trace["source_seq"].is_monotonic_increasing
         assert trace["lag_transactions"].iloc[-1] == 0
+        assert (trace["lag_transactions"] >= 0).all()
         assert verify(se, te, "sbtest").ok
 
         # a replica error: the target lost a table the source writes to

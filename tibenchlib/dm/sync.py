@@ -277,7 +277,9 @@ def lag_trace(
     deadline = t0 + timeout_s
     while True:
         time.sleep(interval_s)
-        src, rep = parse_gtid_pos(gtid_binlog_pos(source)), parse_gtid_pos(gtid_slave_pos(target))
+        # the replica first: read after it, the source's position is never behind it
+        rep = parse_gtid_pos(gtid_slave_pos(target))
+        src = parse_gtid_pos(gtid_binlog_pos(source))
         st = replica_status(target)
         err = replica_error(st)
         if err:
