@@ -2,13 +2,13 @@
 
 Two private MariaDBs (source and target, under a temporary ``TIBENCH_DATA``) and one sysbench
 ``oltp_insert`` data set. Each pair runs the dump bare (``subprocess.run`` of the same command,
-output in a pipe) and through :func:`tibenchlib.dm.dump.dump` (0600 option file, log streamed to
-a file, dump files counted), then the load bare and through :func:`tibenchlib.dm.load.load`
-(performance_schema reset and read), in alternating order (AB, BA, …), ``--pause`` seconds
-before each run, after one discarded warm-up pair. Throughput is the dump's bytes over a wall
-time: for tibench, both the tool's own (what a study records: ``Outcome.wall_s``) and the whole runner call (adding the
-option file, counting the dump files, resetting and reading performance_schema). Prints the
-ratio of means tibench ÷ bare with its 95% Fieller interval and the paired ratio with its t
+output in a pipe) and through :func:`tibenchlib.dm.dump.dump` (0600 option file, log streamed to a
+file, dump files counted), then the load bare and through :func:`tibenchlib.dm.load.load`
+(performance_schema reset and read), in alternating order (AB, BA, …), ``--pause`` seconds before
+each run, after one discarded warm-up pair. Throughput is the dump's bytes over a wall time: for
+tibench, both the tool's own (what a study records: ``Outcome.wall_s``) and the whole runner call
+(adding the option file, counting the dump files, resetting and reading performance_schema). Prints
+the ratio of means tibench ÷ bare with its 95% Fieller interval and the paired ratio with its t
 interval, per unit and per time. Goal (issue 10 §5), on the recorded figure: ratio ≥ 0.95, or an
 interval holding 1.
 """
