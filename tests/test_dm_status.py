@@ -115,3 +115,15 @@ def test_task_request_carries_the_swept_settings_and_masks():
             load=LoadSettings(),
             task_mode="sync",
         )
+
+
+@pytest.mark.skipif(
+    not __import__("os").environ.get("TIBENCH_DM_MASTER"),
+    reason="set TIBENCH_DM_MASTER=http://host:8261 to test against a real DM master",
+)
+def test_live_dm_master_answers():
+    import os
+
+    client = openapi.DmClient(os.environ["TIBENCH_DM_MASTER"])
+    masters = client.masters()
+    assert masters.get("total", 0) >= 1, masters
