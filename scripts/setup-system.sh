@@ -10,6 +10,8 @@ have mariadbd || have mysqld || need+=(mariadb-server)
 have mariadb || have mysql || need+=(mariadb-client)
 have sysbench || need+=(sysbench)
 have numactl || need+=(numactl)
+# DM's dump and load units (Debian's mydumper package holds both mydumper and myloader)
+{ have mydumper && have myloader; } || need+=(mydumper)
 have prometheus || need+=(prometheus)
 have prometheus-node-exporter || need+=(prometheus-node-exporter)
 # the JDK and Maven build tibench's YCSB binding (the upstream YCSB runs on the embedded server)
@@ -52,8 +54,8 @@ fi
 
 cat >&2 <<MSG
 tibench setup: missing ${need[*]} and no apt-get here. Install them with your package manager:
-  dnf:  sudo dnf install -y mariadb-server mariadb sysbench numactl golang-github-prometheus node-exporter java-17-openjdk-headless maven
-  brew: brew install mariadb sysbench prometheus node_exporter openjdk maven   (numactl: Linux only)
+  dnf:  sudo dnf install -y mariadb-server mariadb sysbench numactl golang-github-prometheus node-exporter mydumper java-17-openjdk-headless maven
+  brew: brew install mariadb sysbench prometheus node_exporter mydumper openjdk maven   (numactl: Linux only)
   fonts: google-noto-sans-cjk-fonts (dnf), font-noto-sans-cjk (brew cask)
 MSG
 exit 1

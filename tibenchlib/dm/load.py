@@ -1,0 +1,187 @@
+"""Load a dump into the target with myloader (DM's load unit) and read the target's statement
+latency while it ran.
+
+Knobs: ``threads`` (DM's pool-size) and ``queries_per_transaction``. The target's
+``performance_schema`` (on for the DM target, see :mod:`.servers`) is reset before the load; after
+it, :func:`statement_latency` reads the INSERT digests (count, mean, max) and, from the
+``events_statements_history_long`` ring, the 99th percentile of the INSERT statements it holds.
+MariaDB's digest summary has no quantile columns, so p99 comes from that ring (its last
+``performance_schema_events_statements_history_long_size`` statements); without it, the mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import sqlalchemy as sa
+
+from ..db import ConnInfo
+from ..run import Outcome, execute
+from .dump import MB, directory_bytes, shown
+from .options import client_defaults_file
+
+PS = "performance_schema"
+
+
+class LoadError(RuntimeError):
+    """myloader failed or its target cannot be read."""
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """The load unit's knobs: ``threads`` is DM's pool-size."""
+
+    threads: int = 4
+    queries_per_transaction: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.threads < 1:
+            raise ValueError(f"load threads must be ≥ 1, got {self.threads}")
+        if self.queries_per_transaction < 1:
+            raise ValueError(
+                f"load queries_per_transaction must be ≥ 1, got {self.queries_per_transaction}"
+            )
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    outcome: Outcome
+    command: str
+    bytes: int
+    latency: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome.returncode == 0 and not self.outcome.timed_out
+
+    @property
+    def seconds(self) -> float:
+        return self.outcome.wall_s
+
+    @property
+    def mb_s(self) -> float:
+        return self.bytes / MB / self.seconds if self.seconds > 0 else float("nan")
+
+    def record(self) -> dict:
+        return {
+            "unit": "load",
+            "ok": self.ok,
+            "returncode": self.outcome.returncode,
+            "seconds": self.seconds,
+            "bytes": self.bytes,
+            "mb_s": self.mb_s,
+            **self.latency,
+            "command": self.command,
+            "log": str(self.outcome.log_path),
+        }
+
+
+def myloader_command(
+    conn: ConnInfo,
+    directory: str | Path,
+    settings: LoadSettings,
+    *,
+    defaults_file: str | Path | None = None,
+    database: str | None = None,
+    verbose: int = 3,
+) -> list[str]:
+    """The myloader command line (``--overwrite-tables``: every run loads into fresh tables),
+    password excluded."""
+    cmd = ["myloader"]
+    if defaults_file is not None:
+        cmd.append(f"--defaults-file={defaults_file}")
+    cmd += [
+        f"--host={conn.host}",
+        f"--port={conn.port}",
+        f"--user={conn.user}",
+        f"--directory={directory}",
+        f"--threads={settings.threads}",
+        f"--queries-per-transaction={settings.queries_per_transaction}",
+        "--overwrite-tables",
+    ]
+    if database:
+        cmd.append(f"--database={database}")
+    cmd.append(f"--verbose={verbose}")
+    return cmd
+
+
+def reset_statement_stats(engine: sa.Engine) -> bool:
+    """Empty the target's digest summary and statement history and turn the history on.
+    False when ``performance_schema`` is off (latency then stays unmeasured)."""
+    with engine.begin() as c:
+        if not c.exec_driver_sql("SELECT @@performance_schema").scalar_one():
+            return False
+        c.exec_driver_sql(
+            f"UPDATE {PS}.setup_consumers SET ENABLED = 'YES'"
+            " WHERE NAME IN ('events_statements_current', 'events_statements_history_long',"
+            " 'statements_digest')"
+        )
+        c.exec_driver_sql(f"TRUNCATE TABLE {PS}.events_statements_summary_by_digest")
+        c.exec_driver_sql(f"TRUNCATE TABLE {PS}.events_statements_history_long")
+    return True
+
+
+def statement_latency(engine: sa.Engine, kind: str = "INSERT") -> dict:
+    """Server-side latency of the ``kind`` statements since :func:`reset_statement_stats`.
+
+    Returns ``statements`` (digest count), ``latency_mean_ms`` (digest sum / count),
+    ``latency_max_ms``, ``latency_p99_ms`` (from the history ring, ``latency_p99_n`` statements;
+    None when the ring holds none) and ``latency_ms`` with ``latency_estimator``: p99 if
+    available, else the mean. Timer values are picoseconds.
+    """
+    with engine.connect() as c:
+        row = c.exec_driver_sql(
+            f"SELECT SUM(COUNT_STAR), SUM(SUM_TIMER_WAIT), MAX(MAX_TIMER_WAIT)"
+            f" FROM {PS}.events_statements_summary_by_digest"
+            " WHERE DIGEST_TEXT LIKE %s",
+            (f"{kind}%",),
+        ).one()
+        waits = [
+            r[0]
+            for r in c.exec_driver_sql(
+                f"SELECT TIMER_WAIT FROM {PS}.events_statements_history_long"
+                " WHERE SQL_TEXT LIKE %s AND TIMER_WAIT IS NOT NULL",
+                (f"{kind}%",),
+            )
+        ]
+    count = int(row[0] or 0)
+    mean = float(row[1]) / count / 1e9 if count else None
+    p99 = float(np.percentile(np.asarray(waits, float), 99)) / 1e9 if waits else None
+    return {
+        "statements": count,
+        "latency_mean_ms": mean,
+        "latency_max_ms": float(row[2]) / 1e9 if row[2] is not None else None,
+        "latency_p99_ms": p99,
+        "latency_p99_n": len(waits),
+        "latency_ms": p99 if p99 is not None else mean,
+        "latency_estimator": "p99" if p99 is not None else ("mean" if mean is not None else None),
+    }
+
+
+def load(
+    conn: ConnInfo,
+    directory: str | Path,
+    settings: LoadSettings,
+    *,
+    log_path: str | Path,
+    private_dir: str | Path,
+    database: str | None = None,
+    timeout_s: float | None = None,
+    on_start=None,
+    engine: sa.Engine | None = None,
+) -> LoadResult:
+    """Run myloader on ``directory`` into the target and measure it (seconds, MB/s over the
+    dump's bytes, INSERT latency on the target). ``engine`` defaults to one on ``conn``."""
+    eng = engine or conn.engine()
+    try:
+        measured = reset_statement_stats(eng)
+        with client_defaults_file(conn, private_dir) as cnf:
+            cmd = myloader_command(conn, directory, settings, defaults_file=cnf, database=database)
+            outcome = execute(cmd, log_path, timeout_s=timeout_s, on_start=on_start)
+        latency = statement_latency(eng) if measured else {"latency_estimator": None}
+    finally:
+        if engine is None:
+            eng.dispose()
+    return LoadResult(outcome, shown(cmd), directory_bytes(directory), latency)

@@ -1,0 +1,122 @@
+"""One full-migration run of the DM study: dump the source, load the target, verify, with the CPU
+of both servers and of each tool sampled. This is what the ``dm`` phase calls once per arm and
+repeat; it returns a flat record and the samples, and never raises for a failed tool or a
+mismatch (``status`` says what happened)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..sampler import ProcessSampler
+from ..server import EmbeddedServer
+from .dump import DumpSettings, dump
+from .load import LoadSettings, load
+from .verify import verify
+
+
+@dataclass(frozen=True)
+class MigrationRun:
+    record: dict  # flat measures: dump_*, load_*, verified, status, message
+    samples: pd.DataFrame  # ProcessSampler rows: source, target, mydumper, myloader
+    verification: pd.DataFrame | None
+
+
+def _cpu(samples: pd.DataFrame, t0: float, t1: float, t_base: float) -> dict:
+    """Mean CPU % per watched process over the window [t0, t1] (epoch seconds)."""
+    if samples.empty:
+        return {}
+    w = samples[(samples["t"] > t0 - t_base) & (samples["t"] <= t1 - t_base + 1)]
+    return {f"cpu_{k}_pct": float(v) for k, v in w.groupby("source")["cpu_pct"].mean().items()}
+
+
+def migrate_once(
+    source: EmbeddedServer,
+    target: EmbeddedServer,
+    dump_settings: DumpSettings,
+    load_settings: LoadSettings,
+    *,
+    run_dir: str | Path,
+    private_dir: str | Path,
+    database: str = "sbtest",
+    timeout_s: float | None = None,
+    sample_interval: float = 0.5,
+    keep_dump: bool = False,
+) -> MigrationRun:
+    """Dump ``source`` with ``dump_settings``, load into ``target`` with ``load_settings``, verify.
+
+    Raw logs go to ``run_dir/mydumper.log`` and ``run_dir/myloader.log``; the dump to
+    ``run_dir/dump`` (removed after a verified run unless ``keep_dump``: it can be large).
+    ``status`` is ``ok``, ``dump failed``, ``load failed`` or ``verification failed``; a failed
+    run is never to enter a statistic.
+    """
+    run_dir = Path(run_dir)
+    si, ti = source.conninfo(), target.conninfo()
+    t_base = time.time()
+    pids = {"source": source.pid, "target": target.pid}
+    rec: dict = {"database": database}
+    check = None
+    with ProcessSampler({k: v for k, v in pids.items() if v}, interval=sample_interval) as s:
+        d = dump(
+            si,
+            run_dir / "dump",
+            dump_settings,
+            log_path=run_dir / "mydumper.log",
+            private_dir=private_dir,
+            database=database,
+            timeout_s=timeout_s,
+            on_start=lambda pid: s.watch("mydumper", pid),
+        )
+        rec.update({f"dump_{k}": v for k, v in d.record().items() if k != "unit"})
+        rec.update(
+            {
+                f"dump_{k}": v
+                for k, v in _cpu(
+                    s.samples, d.outcome.started_at, d.outcome.finished_at, t_base
+                ).items()
+            }
+        )
+        if not d.ok:
+            why = "mydumper is not installed" if d.outcome.missing else "mydumper failed"
+            rec.update(
+                status="dump failed", verified=False, message=f"{why}: see {d.outcome.log_path}"
+            )
+            return MigrationRun(rec, s.samples, None)
+        ld = load(
+            ti,
+            d.directory,
+            load_settings,
+            log_path=run_dir / "myloader.log",
+            private_dir=private_dir,
+            timeout_s=timeout_s,
+            on_start=lambda pid: s.watch("myloader", pid),
+        )
+        rec.update({f"load_{k}": v for k, v in ld.record().items() if k != "unit"})
+    samples = s.samples
+    rec.update(
+        {
+            f"load_{k}": v
+            for k, v in _cpu(samples, ld.outcome.started_at, ld.outcome.finished_at, t_base).items()
+        }
+    )
+    if not ld.ok:
+        why = "myloader is not installed" if ld.outcome.missing else "myloader failed"
+        rec.update(
+            status="load failed", verified=False, message=f"{why}: see {ld.outcome.log_path}"
+        )
+        return MigrationRun(rec, samples, None)
+    se, te = si.engine(), ti.engine()
+    try:
+        v = verify(se, te, database)
+    finally:
+        se.dispose()
+        te.dispose()
+    check = v.tables
+    if v.ok and not keep_dump:
+        shutil.rmtree(d.directory, ignore_errors=True)
+    rec.update(verified=v.ok, status="ok" if v.ok else "verification failed", message=v.message)
+    return MigrationRun(rec, samples, check)
