@@ -152,34 +152,38 @@ def _log_files(d: Path, pattern: str) -> list[Path]:
 
 
 def _summary_row(f: Path, arm: str) -> dict:
+    """One log's :class:`~tibenchlib.record.RunRecord` (exit unknown), as a compare row."""
     from .parse.sysbench import parse_sysbench_file  # lazy: keeps stats importable alone
+    from .sysbench.record import record_from_parsed
 
     try:
-        s = parse_sysbench_file(f).summary
+        parsed = parse_sysbench_file(f)
     except Exception as e:  # noqa: BLE001 - any parser failure is reported with the file name
         raise ValueError(f"{f}: cannot parse as a sysbench log ({e})") from None
-    threads = s.get("threads")
-    if threads is None:
+    if parsed.summary.get("threads") is None:
         raise ValueError(f"{f}: no thread count in the log (is it a sysbench run log?)")
-    lat = s.get("latency_ms") or {}
-    pct = s.get("percentile")
-    pval = lat.get("percentile_value") if isinstance(lat, dict) else None
-    row = {
-        "workload": s.get("workload"),
-        "arm": arm,
-        "threads": int(threads),
-        "tps": s.get("tps"),
-        "lat_p95_ms": pval if pct is not None and float(pct) == 95 else None,
-        "lat_avg_ms": lat.get("avg") if isinstance(lat, dict) else None,
-        "qps": s.get("qps"),
-        "status": s.get("status") or "ok",
-        "error": s.get("error"),
+    rec, _ = record_from_parsed(
+        parsed, study="", run_key=str(f), phase="compare", arm=arm, log_path=f
+    )
+    return {
+        **{k: rec[k] for k in LOG_RUN_COLUMNS},
         "run_id": str(f),
-        "file": str(s.get("file") or f),
+        "file": str(parsed.summary.get("file") or f),
     }
-    if row["tps"] is None and row["status"] == "ok":
-        row["status"] = "no_summary"
-    return row
+
+
+#: The record's fields a compare over log directories keeps.
+LOG_RUN_COLUMNS = [
+    "workload",
+    "arm",
+    "threads",
+    "tps",
+    "lat_p95_ms",
+    "lat_avg_ms",
+    "qps",
+    "status",
+    "error",
+]
 
 
 def runs_from_log_dirs(
