@@ -16,12 +16,14 @@ from tibenchlib.compare import (
     compare_from_csv,
     compare_log_dirs,
     compare_table,
+    load_summary_csv,
+    runs_from_log_dirs,
+)
+from tibenchlib.report.comparison import (
     export,
     format_ci,
-    load_summary_csv,
     report_summary,
     report_table,
-    runs_from_log_dirs,
     to_markdown,
 )
 from tibenchlib.stats import summarize_improvement

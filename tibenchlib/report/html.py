@@ -23,9 +23,9 @@ import nbformat
 import pandas as pd
 
 from .. import paths
-from ..compare import export
 from ..notebook import PHASE_NOTEBOOKS
 from . import tables
+from .comparison import export
 
 __all__ = ["PhaseStatus", "phase_status", "study_in_progress", "build_report", "report_dir", "TEXT"]
 
