@@ -16,12 +16,14 @@ from tibenchlib.compare import (
     compare_from_csv,
     compare_log_dirs,
     compare_table,
+    load_summary_csv,
+    runs_from_log_dirs,
+)
+from tibenchlib.report.comparison import (
     export,
     format_ci,
-    load_summary_csv,
     report_summary,
     report_table,
-    runs_from_log_dirs,
     to_markdown,
 )
 from tibenchlib.stats import summarize_improvement
@@ -211,7 +213,7 @@ def _dirs(tmp_path: Path, base: list[str], cand: list[str]) -> tuple[Path, Path]
 
 
 def test_runs_from_log_dirs(tmp_path):
-    from tibenchlib.parse.sysbench import parse_sysbench_file
+    from tibenchlib.parse.sysbench import histogram_percentiles, parse_sysbench_file
 
     b, c = _dirs(
         tmp_path,
@@ -224,11 +226,23 @@ def test_runs_from_log_dirs(tmp_path):
     runs = runs_from_log_dirs(b, c, workload="oltp_point_select")
     assert set(runs["arm"]) == {"v1", "v2"} and (runs["workload"] == "oltp_point_select").all()
     one = runs[runs["run_id"].str.endswith("point_select-t2-ri1-hist.txt")].iloc[0]
-    s = parse_sysbench_file(LOGS / "point_select-t2-ri1-hist.txt").summary
+    parsed = parse_sysbench_file(LOGS / "point_select-t2-ri1-hist.txt")
+    s = parsed.summary
     assert one["tps"] == s["tps"] and one["threads"] == 2
-    assert one["lat_p95_ms"] == s["latency_ms"]["percentile_value"]
+    # the one percentile rule: the histogram's p95 when the log has a histogram (the sweep's
+    # figure), which sysbench prints rounded to 2 decimals
+    assert one["lat_p95_ms"] == histogram_percentiles(parsed.histogram, (95,))[95]
+    assert one["lat_p95_ms"] == pytest.approx(s["latency_ms"]["percentile_value"], abs=0.005)
+    no_hist = runs[runs["run_id"].str.endswith("point_select-t2-report-csv.txt")].iloc[0]
+    s2 = parse_sysbench_file(LOGS / "point_select-t2-report-csv.txt").summary
+    assert s2["percentile"] == 95  # no histogram: sysbench's printed p95
+    assert no_hist["lat_p95_ms"] == s2["latency_ms"]["percentile_value"]
     p99 = runs[runs["run_id"].str.endswith("p99-hist.txt")].iloc[0]
-    assert pd.isna(p99["lat_p95_ms"])  # a 99th percentile is not a p95
+    # a printed 99th percentile is not a p95, but the log's histogram gives one
+    p99_log = parse_sysbench_file(LOGS / "read_write-t4-ri1-p99-hist.txt")
+    assert p99_log.summary["percentile"] == 99
+    assert p99["lat_p95_ms"] == histogram_percentiles(p99_log.histogram, (95,))[95]
+    assert p99["lat_p95_ms"] != p99_log.summary["latency_ms"]["percentile_value"]
     killed = runs[runs["run_id"].str.endswith("server-killed.txt")].iloc[0]
     assert killed["status"] == "failed" and killed["threads"] == 4
     cmp = compare_log_dirs(b, c, workload="oltp_point_select").set_index("threads")

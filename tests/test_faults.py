@@ -364,8 +364,9 @@ def test_dead_external_target_stops_the_phase_with_one_masked_line():
     from types import SimpleNamespace
 
     from tibenchlib.db import ConnInfo
+    from tibenchlib.runloop import AliveCheck, TargetDown
     from tibenchlib.server import free_port
-    from tibenchlib.sweep import AliveCheck, RunSpec, TargetDown
+    from tibenchlib.sweep import RunSpec
 
     conn = ConnInfo("127.0.0.1", free_port(), "root", "sbtest", password=SECRET)
     ctx = SimpleNamespace(server=None, conn=conn)

@@ -230,7 +230,7 @@ def test_compare_arms_simulated_studies_end_to_end():
 
 
 def test_report_table_shows_the_simultaneous_interval_beside_the_per_cell_one():
-    from tibenchlib.compare import report_table
+    from tibenchlib.report.comparison import report_table
 
     rng = np.random.default_rng(4)
     cells = []

@@ -150,7 +150,7 @@ def test_report_errors_name_the_study_and_the_option(tmp_path, monkeypatch):
 
 
 def test_a_run_in_progress_is_said_at_the_top(study):
-    from tibenchlib.sweep import study_lock
+    from tibenchlib.lock import study_lock
 
     assert html.study_in_progress(study) is None
     with study_lock(study):

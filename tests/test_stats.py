@@ -352,3 +352,42 @@ def test_power_ten_percent_at_three_percent_cv():
     cmp = compare_arms(_as_runs(a, b), "A", "B", family="workload")
     power = (cmp["verdict"] == "better").mean()
     assert power >= 0.80, power
+
+
+def test_geomean_interval_known_answer_one_cell_is_the_delta_method_t_interval():
+    from scipy import stats as st
+
+    from tibenchlib.stats import geomean_interval, log_mean_moments
+
+    lm, v, n = log_mean_moments([9.0, 10.0, 11.0])
+    assert (round(np.exp(lm), 12), n) == (10.0, 3) and v == pytest.approx(1 / 300)
+    g = geomean_interval([lm], [v], [n])
+    half = st.t.ppf(0.975, 2) * np.sqrt(1 / 300)  # df = n - 1 for one cell
+    assert g["geomean"] == pytest.approx(10.0) and g["df"] == pytest.approx(2.0)
+    assert g["ci_low"] == pytest.approx(10 * np.exp(-half))
+    assert g["ci_high"] == pytest.approx(10 * np.exp(half))
+    # a ratio against identical base cells is 1; n < 2 gives no interval
+    r = geomean_interval([lm, lm], [v, v], [n, n], base_log_means=[lm, lm],
+                         base_variances=[v, v], base_ns=[n, n])  # fmt: skip
+    assert r["geomean"] == pytest.approx(1.0) and r["ci_low"] < 1 < r["ci_high"]
+    assert geomean_interval([lm], [float("nan")], [1])["ci_low"] is None
+
+
+def test_summarize_cells_takes_other_grouping_keys():
+    from tibenchlib.stats import summarize_cells, t_interval
+
+    rng = np.random.default_rng(7)
+    rows = [
+        {"query": q, "mode": "power", "arm": a, "seconds": 2.0 * q + rng.normal(0, 0.1)}
+        for q in (1, 6)
+        for a in ("cpus:0", "unbound")
+        for _ in range(4)
+    ]
+    runs = pd.DataFrame(rows)
+    c = summarize_cells(runs, "seconds", keys=["query", "mode", "arm"])
+    assert list(c.columns[:3]) == ["query", "mode", "arm"] and len(c) == 4
+    for r in c.itertuples():
+        sel = runs[(runs["query"] == r.query) & (runs["arm"] == r.arm)]["seconds"]
+        ti = t_interval(sel)
+        assert (r.n, r.mean) == (4, pytest.approx(ti["mean"]))
+        assert (r.ci_low, r.ci_high) == (pytest.approx(ti["ci_low"]), pytest.approx(ti["ci_high"]))

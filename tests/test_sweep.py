@@ -17,7 +17,8 @@ import yaml
 
 from tibenchlib.params import parse_study
 from tibenchlib.store import Store
-from tibenchlib.sweep import check_run, estimate, plan
+from tibenchlib.sweep import estimate, plan
+from tibenchlib.sysbench.record import check_run
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -57,9 +57,9 @@ _API = {
     "usl_fit": "saturation",
     # comparison tables and plots
     "compare": "",
-    "export": "compare",
+    "export": "report.comparison",
     "load_summary_csv": "compare",
-    "report_table": "compare",
+    "report_table": "report.comparison",
     "plots": "",
     # the seeds' published tables recomputed; the HTML report of a study
     "published": "",
@@ -110,9 +110,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         tpch,
         warmup,
     )
-    from .compare import export, load_summary_csv, report_table
+    from .compare import load_summary_csv
     from .envcapture import capture_database, capture_host, config_diff, environment_tables
     from .params import ParamsError, Study, load_study
+    from .report.comparison import export, report_table
     from .report.html import build_report
     from .rounds import round_effects, round_notes
     from .saturation import usl_fit

@@ -287,6 +287,7 @@ def _parse_text_ycsb(rows: list[dict]) -> str:
 # -- compare -----------------------------------------------------------------------------------
 def cmd_compare(a) -> int:
     from . import compare as cmpmod
+    from .report.comparison import report_table
 
     if a.table:
         if not (a.baseline_name and a.candidate_name):
@@ -304,7 +305,7 @@ def cmd_compare(a) -> int:
     else:
         from .texttable import format_frame
 
-        print(format_frame(cmpmod.report_table(df, lang=a.lang), max_width=80))
+        print(format_frame(report_table(df, lang=a.lang), max_width=80))
     return 0
 
 

@@ -28,7 +28,7 @@ class StudyLocked(RuntimeError):
 
 
 def lock_path(study: str) -> Path:
-    return paths.study_dir(study) / ".lock"
+    return paths.lock_file(study)
 
 
 def _ancestors() -> set[int]:

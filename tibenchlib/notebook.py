@@ -30,22 +30,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paths
+from . import paths, registry
 
-PHASE_NOTEBOOKS = {
-    "environment": "00_environment.ipynb",
-    "prepare": "01_prepare.ipynb",
-    "sweep": "02_sweep.ipynb",
-    "compare": "03_compare.ipynb",
-    "numa": "04_numa.ipynb",
-    "tpch_scaling": "05_tiflash_scaling.ipynb",
-}
+#: Each phase's notebook in ``notebooks/`` (from :mod:`tibenchlib.registry`).
+PHASE_NOTEBOOKS = {p.name: p.notebook for p in registry.PHASES}
 KERNEL_NAME = "tibench"
 log = logging.getLogger(__name__)
 
 
 def executed_path(study: str, phase: str) -> Path:
-    return paths.study_dir(study) / "notebooks" / PHASE_NOTEBOOKS[phase]
+    return paths.executed_notebooks_dir(study) / PHASE_NOTEBOOKS[phase]
 
 
 # -- batch execution ---------------------------------------------------------------------------
@@ -291,7 +285,7 @@ def phase_stored(study, phase: str, arms: list[str]) -> bool:
     from .phases import results_dir
     from .store import Store
 
-    if not (paths.study_dir(study.study) / "results.sqlite").exists() and not study.results_url:
+    if not paths.catalog_file(study.study).exists() and not study.results_url:
         return False
     store = Store.for_study(study)
     if phase == "environment":
@@ -337,15 +331,14 @@ def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
         rows = pd.DataFrame(phases.read_results(study, "prepare"))
         return rows[rows["arm"].isin(arms)].reset_index(drop=True) if len(rows) else rows
     if phase == "sweep":
+        from .record import result_rows
         from .sweep import plan
 
         runs = store.runs(study.study, phase="sweep")
         keys = {s.run_key for s in plan(study, arms=arms)}
         if not len(runs):
-            return pd.DataFrame(columns=phases.RUN_COLUMNS)
-        df = runs[runs["run_key"].isin(keys)][phases.RUN_COLUMNS].reset_index(drop=True)
-        df["warnings"] = [json.loads(w or "[]") for w in df.pop("warnings_json")]
-        return df
+            return result_rows(runs)
+        return result_rows(runs[runs["run_key"].isin(keys)])
     if phase == "compare":
         if not phase_stored(study, "sweep", arms):
             return pd.DataFrame()

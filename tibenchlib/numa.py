@@ -19,7 +19,6 @@ import os
 import time
 
 import pandas as pd
-from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
 from .binding import (
     BindingError,
@@ -30,12 +29,12 @@ from .binding import (
     verify_binding,
 )
 from .params import Arm, Study
-from .run import require
+from .runloop import run_plan
 from .sampler import numastat_per_node
 from .stability import stability_by_run
 from .stats import compare_arms
 from .store import Store
-from .sweep import AliveCheck, RunSpec, progress_line, run_one, runs_to_do, study_lock
+from .sweep import RunSpec, describe, run_one
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +97,6 @@ def run_numa_phase(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
-    **_,
 ) -> pd.DataFrame:
     """Run (or resume) the NUMA cells and return one row per policy × workload × threads."""
     from .prepare import ensure_ready
@@ -116,43 +114,40 @@ def run_numa_phase(
         if embedded:
             check_policy(parse_policy(label))  # before any run: a clear error, nothing wasted
     specs = plan(study, only)
-    with study_lock(study.study):
-        todo = runs_to_do(store, study.study, specs, redo=redo)
-        if todo:
-            require("sysbench")
-        alive = AliveCheck()
-        bar = tqdm(total=len(todo), desc="numa", disable=not progress, unit="run")
-        t_start = time.monotonic()
-        ctx, block_pid = None, None
-        for k, spec in enumerate(todo, start=1):
-            if ctx is None or ctx.arm.label != spec.arm:
-                if ctx is not None and ctx.server:
-                    _numastat(store, study, ctx, "after")
-                ctx = open_arm(_phase_study(study, spec.arm), spec.arm, yes=yes, store=store)
-                block_pid = ctx.server.pid if ctx.server else None
-                if ctx.server:
-                    try:
-                        res = verify_binding(block_pid, parse_policy(spec.arm))
-                    except BindingError as e:
-                        store.append(
-                            "bindings", [_binding_row(study, spec.arm, block_pid, e.result)]
-                        )
-                        raise
-                    store.append("bindings", [_binding_row(study, spec.arm, block_pid, res)])
-                ensure_ready(ctx)
-                if ctx.server:
-                    _numastat(store, study, ctx, "before")
-            ctx = alive.check(ctx, spec, len(todo) - k + 1, yes=yes)
-            bar.set_postfix_str(f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}")
-            row = run_one(ctx, spec, duration_s=study.numa.duration_s)
-            if row["status"] != "ok":
-                log.warning("%s: %s: %s", spec.run_key, row["status"], row["error"])
-            bar.update(1)
-            if not progress:
-                progress_line(k, len(todo), t_start, row)
-        if ctx is not None and ctx.server:
+
+    def open_block(spec: RunSpec, _previous):
+        ctx = open_arm(_phase_study(study, spec.arm), spec.arm, yes=yes, store=store)
+        if ctx.server:
+            pid = ctx.server.pid
+            try:
+                res = verify_binding(pid, parse_policy(spec.arm))
+            except BindingError as e:
+                store.append("bindings", [_binding_row(study, spec.arm, pid, e.result)])
+                raise
+            store.append("bindings", [_binding_row(study, spec.arm, pid, res)])
+        ensure_ready(ctx)
+        if ctx.server:
+            _numastat(store, study, ctx, "before")
+        return ctx
+
+    def close_block(ctx) -> None:
+        if ctx.server:
             _numastat(store, study, ctx, "after")
-        bar.close()
+
+    run_plan(
+        study,
+        specs,
+        store=store,
+        open=open_block,
+        run=lambda ctx, spec: run_one(ctx, spec, duration_s=study.numa.duration_s),
+        close=close_block,
+        redo=redo,
+        yes=yes,
+        progress=progress,
+        requires=("sysbench",),
+        desc="numa",
+        describe=describe,
+    )
     return analyze(study, store)
 
 

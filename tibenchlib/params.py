@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from . import registry
 from .db import mask_url, mask_urls, url_has_password
 
 SYSBENCH_WORKLOADS = (
@@ -47,7 +48,8 @@ WRITE_WORKLOADS = frozenset(
         "oltp_delete",
     }
 )
-PHASES = ("environment", "prepare", "sweep", "compare", "numa", "tpch_scaling")
+#: The phases a study may run, in order (see :mod:`tibenchlib.registry`).
+PHASES = registry.NAMES
 
 Workload = Literal[SYSBENCH_WORKLOADS]  # type: ignore[valid-type]
 PosInt = Annotated[int, Field(gt=0)]

@@ -80,3 +80,39 @@ def params_examples_dir() -> Path:
 def reference_dir() -> Path:
     """Reference data sets: ``data/reference/`` of the clone, or the copy shipped in the package."""
     return ROOT / "data" / "reference" if IN_CLONE else SHARE / "reference"
+
+
+# -- inside a study ----------------------------------------------------------------------------
+def catalog_file(study: str) -> Path:
+    """The study's SQLite catalog (when no ``results_url`` is given)."""
+    return study_dir(study) / "results.sqlite"
+
+
+def results_dir(study: str) -> Path:
+    """The phases' tables (``<phase>.json``/``.csv``) and what they export."""
+    return study_dir(study) / "results"
+
+
+def raw_dir(study: str, tool: str) -> Path:
+    """Raw output of one tool or step (``sysbench``, ``warmup``, ``prepare``, ``tpch``)."""
+    return study_dir(study) / "raw" / tool
+
+
+def environment_dir(study: str) -> Path:
+    """Environment captures, one JSON file per arm."""
+    return study_dir(study) / "environment"
+
+
+def executed_notebooks_dir(study: str) -> Path:
+    """The phases' notebooks as executed for this study."""
+    return study_dir(study) / "notebooks"
+
+
+def report_dir(study: str) -> Path:
+    """The study's HTML report."""
+    return study_dir(study) / "report"
+
+
+def lock_file(study: str) -> Path:
+    """The study's lock (see :mod:`tibenchlib.lock`)."""
+    return study_dir(study) / ".lock"

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import paths
-from .params import PHASES, Study
+from . import paths, registry
+from .params import Study
+from .record import result_rows
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ def _locked(func):
 
 def results_dir(study: Study | str) -> Path:
     name = study if isinstance(study, str) else study.study
-    return paths.study_dir(name) / "results"
+    return paths.results_dir(name)
 
 
 def write_results(study: Study, phase: str, df: pd.DataFrame) -> Path:
@@ -97,7 +98,12 @@ def read_results(study: Study | str, phase: str) -> list[dict]:
 # -- phases ------------------------------------------------------------------------------------
 @_locked
 def environment(
-    study: Study, *, yes: bool = False, arms: list[str] | None = None, **_
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    progress: bool = True,
 ) -> pd.DataFrame:
     """Capture client host and database of every arm; saved as JSON and in the catalog."""
     from .envcapture import capture_database, capture_host, host_summary, save_capture
@@ -118,7 +124,7 @@ def environment(
             }
         finally:
             eng.dispose()
-        save_capture(cap, paths.study_dir(study.study) / "environment" / f"{label}.json")
+        save_capture(cap, paths.environment_dir(study.study) / f"{label}.json")
         store.record_environment(study.study, label, cap)
         rows.append(
             {
@@ -141,7 +147,6 @@ def prepare(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
-    **_,
 ) -> pd.DataFrame:
     """Prepare / ANALYZE / warm up / verify on every distinct target of the study."""
     from .prepare import prepare as prepare_arm
@@ -164,28 +169,6 @@ def prepare(
     return df
 
 
-RUN_COLUMNS = [
-    "run_key",
-    "arm",
-    "workload",
-    "threads",
-    "repeat",
-    "status",
-    "error",
-    "tps",
-    "qps",
-    "lat_avg_ms",
-    "percentile",
-    "lat_pct_ms",
-    "lat_p95_ms",
-    "lat_p99_ms",
-    "errors",
-    "n_intervals",
-    "warnings_json",
-    "log_path",
-]
-
-
 @_locked
 def sweep(
     study: Study,
@@ -193,26 +176,28 @@ def sweep(
     yes: bool = False,
     arms: list[str] | None = None,
     redo: bool = False,
-    retry_failed: bool = False,
     progress: bool = True,
-    **_,
 ) -> pd.DataFrame:
     """Run or resume the sysbench sweep; rows are the planned runs from the catalog."""
     from .sweep import sweep as run_sweep
 
-    runs = run_sweep(
-        study, arms=arms, redo=redo, retry_failed=retry_failed, yes=yes, progress=progress
-    )
-    cols = RUN_COLUMNS + ["attempts"]
-    df = runs[cols].copy() if len(runs) else pd.DataFrame(columns=cols)
-    df["warnings"] = [json.loads(w or "[]") for w in df.pop("warnings_json")]
+    runs = run_sweep(study, arms=arms, redo=redo, yes=yes, progress=progress)
+    df = result_rows(runs)
     write_results(study, "sweep", df)
     check_failed_runs(study, "sweep", runs)
     return df
 
 
-def compare(study: Study, **_) -> pd.DataFrame:
-    """A/B comparison of the study's arm pairs over the sweep's runs (Fieller, Welch, Holm)."""
+def compare(
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """A/B comparison of the study's arm pairs over the sweep's runs (Fieller, Welch, Holm);
+    it measures nothing, so the keywords change nothing."""
     from .compare import compare_arms_table
 
     runs = Store.for_study(study).runs(study.study, phase="sweep")
@@ -223,12 +208,33 @@ def compare(study: Study, **_) -> pd.DataFrame:
     return df
 
 
+#: Rough seconds the compare phase takes (statistics over the catalog; no database work).
+COMPARE_S = 5.0
+
+
+def compare_estimate(study: Study, arms: list[str] | None = None) -> dict:
+    """Dry-run entry of the compare phase: statistics only."""
+    return {
+        "runs": 0,
+        "eta_s": COMPARE_S,
+        "disk_bytes": 0,
+        "note": "statistics over the sweep's runs",
+    }
+
+
 @_locked
-def numa(study: Study, **kw) -> pd.DataFrame:
+def numa(
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Binding policies against unbound: see :mod:`tibenchlib.numa`."""
     from .numa import run_numa_phase
 
-    df = run_numa_phase(study, **kw)
+    df = run_numa_phase(study, yes=yes, arms=arms, redo=redo, progress=progress)
     write_results(study, "numa", df)
     runs = Store.for_study(study).runs(study.study, phase="numa")
     check_failed_runs(study, "numa", runs)
@@ -236,31 +242,37 @@ def numa(study: Study, **kw) -> pd.DataFrame:
 
 
 @_locked
-def tpch_scaling(study: Study, **kw) -> pd.DataFrame:
+def tpch_scaling(
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
     """TPC-H over scaling arms: see :mod:`tibenchlib.tpch.phase`."""
     from .tpch.phase import run_tpch_phase
 
-    df = run_tpch_phase(study, **kw)
+    df = run_tpch_phase(study, yes=yes, arms=arms, redo=redo, progress=progress)
     write_results(study, "tpch_scaling", df)
     return df
 
 
-PHASE_FUNCS = {
-    "environment": environment,
-    "prepare": prepare,
-    "sweep": sweep,
-    "compare": compare,
-    "numa": numa,
-    "tpch_scaling": tpch_scaling,
-}
-assert tuple(PHASE_FUNCS) == PHASES
+#: The phase functions by name, in :data:`tibenchlib.registry.PHASES` order.
+PHASE_FUNCS = {p.name: globals()[p.function_ref.partition(":")[2]] for p in registry.PHASES}
+assert all(p.function_ref.startswith(__name__ + ":") for p in registry.PHASES)
 
 
 def run_phase(study: Study, phase: str, **kw) -> pd.DataFrame:
     """Run one phase under the study's lock (re-entrant for ``tibench run``'s own lock)."""
     from .lock import study_lock
 
-    if phase not in PHASE_FUNCS:
-        raise ValueError(f"unknown phase '{phase}' (phases: {', '.join(PHASES)})")
+    registry.get(phase)  # an unknown phase: a ValueError listing the phases
+    unknown = sorted(set(kw) - set(registry.PHASE_KEYWORDS))
+    if unknown:
+        raise TypeError(
+            f"phase '{phase}': unknown keyword(s) {', '.join(unknown)} "
+            f"(a phase takes {', '.join(registry.PHASE_KEYWORDS)})"
+        )
     with study_lock(study.study):
         return PHASE_FUNCS[phase](study, **kw)

@@ -16,7 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths
-from .compare import compare_table, to_markdown
+from .compare import compare_table
+from .report.comparison import to_markdown
 from .tpch import scaling
 
 __all__ = [

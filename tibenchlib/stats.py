@@ -363,7 +363,11 @@ def _check_columns(df: pd.DataFrame, cols: Sequence[str], what: str) -> None:
 
 
 def flag_outliers(
-    runs: pd.DataFrame, metric: str = "tps", z: float = 3.5, rel: float = 0.05
+    runs: pd.DataFrame,
+    metric: str = "tps",
+    z: float = 3.5,
+    rel: float = 0.05,
+    keys: Sequence[str] = CELL_KEYS,
 ) -> pd.Series:
     """Flag (never drop) runs that stand out within their workload x arm x threads cell.
 
@@ -372,13 +376,13 @@ def flag_outliers(
     cell median - with 3-5 runs the MAD alone is too small to trust.  Cells with fewer than 3
     valid runs are never flagged.  Returns a boolean Series aligned with ``runs``.
     """
-    _check_columns(runs, [*CELL_KEYS, metric], "runs")
+    _check_columns(runs, [*keys, metric], "runs")
     ok = _valid_mask(runs, metric)
     v = pd.to_numeric(runs[metric], errors="coerce").where(ok)
-    g = v.groupby([runs[k] for k in CELL_KEYS], dropna=False)
+    g = v.groupby([runs[k] for k in keys], dropna=False)
     med = g.transform("median")
     dev = (v - med).abs()
-    mad = dev.groupby([runs[k] for k in CELL_KEYS], dropna=False).transform("median")
+    mad = dev.groupby([runs[k] for k in keys], dropna=False).transform("median")
     n = g.transform("count")
     with np.errstate(invalid="ignore", divide="ignore"):
         mz = np.where(mad > 0, 0.6745 * dev / mad, np.where(dev > 0, np.inf, 0.0))
@@ -394,8 +398,10 @@ def summarize_cells(
     n_warn: int = N_WARN,
     outlier_z: float = 3.5,
     outlier_rel: float = 0.05,
+    keys: Sequence[str] = CELL_KEYS,
 ) -> pd.DataFrame:
-    """Per workload x arm x threads: the run figures' mean with a Student t interval.
+    """Per cell (``keys``, default workload x arm x threads): the run figures' mean with a
+    Student t interval. Other phases pass their own cell keys (TPC-H: query x mode x arm).
 
     Estimator: mean of the run figures (sysbench's own per-run TPS by default), interval
     mean +- t(n-1) s/sqrt(n); also median, min, max, sd and CV = s / mean.  Assumes independent
@@ -412,33 +418,31 @@ def summarize_cells(
         method, warnings`` (plus ``lat_p95_ms_mean`` when ``runs`` has ``lat_p95_ms`` and the
         metric is another one).
     """
-    _check_columns(runs, [*CELL_KEYS, metric], "runs")
+    _check_columns(runs, [*keys, metric], "runs")
     runs = runs.copy()
     runs["tb_ok"] = _valid_mask(runs, metric)
     runs["tb_v"] = pd.to_numeric(runs[metric], errors="coerce").where(runs["tb_ok"])
-    runs["tb_out"] = flag_outliers(runs, metric, outlier_z, outlier_rel)
+    runs["tb_out"] = flag_outliers(runs, metric, outlier_z, outlier_rel, keys)
     if "repeat" not in runs.columns:
-        runs["repeat"] = runs.groupby(CELL_KEYS, dropna=False).cumcount() + 1
-    g = runs.groupby(CELL_KEYS, dropna=False, sort=True)
+        runs["repeat"] = runs.groupby(list(keys), dropna=False).cumcount() + 1
+    g = runs.groupby(list(keys), dropna=False, sort=True)
     out = g["tb_v"].agg(["count", "mean", "std", "median", "min", "max"]).reset_index()
     out = out.rename(columns={"count": "n", "std": "sd"})
     out["n_failed"] = g["tb_ok"].agg(lambda s: int((~s).sum())).to_numpy()
     extra = "lat_p95_ms" if metric != "lat_p95_ms" and "lat_p95_ms" in runs.columns else None
     if extra:
         lat = pd.to_numeric(runs[extra], errors="coerce").where(runs["tb_ok"])
-        out[f"{extra}_mean"] = (
-            lat.groupby([runs[k] for k in CELL_KEYS], dropna=False).mean().to_numpy()
-        )
+        out[f"{extra}_mean"] = lat.groupby([runs[k] for k in keys], dropna=False).mean().to_numpy()
     out["sd"] = out["sd"].where(out["n"] >= 2)
     out["ci_low"], out["ci_high"] = _t_arrays(out["mean"], out["sd"], out["n"], level)
     with np.errstate(invalid="ignore", divide="ignore"):
         out["cv"] = out["sd"] / out["mean"].abs()
     out["method"] = T_METHOD
 
-    runs["tb_med"] = runs.groupby(CELL_KEYS, dropna=False)["tb_v"].transform("median")
+    runs["tb_med"] = runs.groupby(list(keys), dropna=False)["tb_v"].transform("median")
     out_notes: dict[tuple, list[str]] = {}
     for r in runs[runs["tb_out"]].itertuples(index=False):
-        key = _key(tuple(getattr(r, k) for k in CELL_KEYS))
+        key = _key(tuple(getattr(r, k) for k in keys))
         out_notes.setdefault(key, []).append(
             f"outlying run (repeat {r.repeat}: {r.tb_v:.6g}, "
             f"{(r.tb_v / r.tb_med - 1) * 100:+.1f}% from the median) flagged, kept"
@@ -456,13 +460,11 @@ def summarize_cells(
             w.append(f"{row.n_failed} failed run(s) excluded")
         if np.isfinite(row.cv) and row.cv > cv_warn:
             w.append(f"CV {row.cv * 100:.1f}% > {cv_warn * 100:.0f}%")
-        w += out_notes.get(_key((row.workload, row.arm, row.threads)), [])
+        w += out_notes.get(_key(tuple(getattr(row, k) for k in keys)), [])
         warns.append(w)
     out["warnings"] = warns
     cols = [
-        "workload",
-        "arm",
-        "threads",
+        *keys,
         "n",
         "n_failed",
         "mean",
@@ -766,6 +768,62 @@ def compare_arms(
     return out
 
 
+def log_mean_moments(values: Sequence[float]) -> tuple[float, float, int]:
+    """``(log mean, its delta-method variance s² / (n · mean²), n)`` of one cell's runs; the
+    variance is NaN when n < 2."""
+    x = _values(values)
+    m, n = float(x.mean()), len(x)
+    var = float(x.var(ddof=1)) / (n * m * m) if n >= 2 else float("nan")
+    return float(np.log(m)), var, n
+
+
+def geomean_interval(
+    log_means: Sequence[float],
+    variances: Sequence[float],
+    ns: Sequence[int],
+    level: float = 0.95,
+    *,
+    base_log_means: Sequence[float] | None = None,
+    base_variances: Sequence[float] | None = None,
+    base_ns: Sequence[int] | None = None,
+) -> dict:
+    """The geometric mean over K cells, or of K ratios against base cells, with its interval.
+
+    Estimator: log G = mean_k (log m_k − log b_k) (without a base: mean_k log m_k); interval
+    log G ± t(df) · sqrt(V), V = Σ_k (v_k + w_k) / K², where v_k, w_k are the delta-method
+    variances of the log means (:func:`log_mean_moments`: s² / (n · mean²)) and df is the
+    Welch–Satterthwaite df over all the variance terms, V² / Σ (v/K²)² / (n − 1). The cells are
+    treated as fixed (the interval is for these cells, not for an unseen one) and independent.
+    Used for the sweep's thread counts (:func:`summarize_improvement`) and the TPC-H queries
+    (:func:`tibenchlib.tpch.scaling.overall_summary`) alike.
+
+    Returns ``{"geomean", "ci_low", "ci_high", "df", "k"}`` (the ratio G when a base is given);
+    ``ci_*`` and ``df`` are None when any cell has n < 2 or there is no cell.
+    """
+    lm = np.asarray(log_means, float)
+    parts = list(zip(np.asarray(variances, float), np.asarray(ns, float), strict=True))
+    if base_log_means is not None:
+        lm = lm - np.asarray(base_log_means, float)
+        parts += list(
+            zip(np.asarray(base_variances, float), np.asarray(base_ns, float), strict=True)
+        )
+    k = len(lm)
+    out = {"geomean": None, "ci_low": None, "ci_high": None, "df": None, "k": k}
+    if not k:
+        return out
+    center = float(lm.mean())
+    out["geomean"] = float(np.exp(center))
+    vs = np.array([v for v, _ in parts]) / k**2
+    if np.isnan(vs).any():
+        return out
+    total = float(vs.sum())
+    denom = float(sum(v * v / (n - 1) for v, (_, n) in zip(vs, parts, strict=True)))
+    df = total * total / denom if denom > 0 else float("inf")
+    half = float(_st.t.ppf(0.5 + level / 2, df)) * np.sqrt(total) if total > 0 else 0.0
+    out.update(ci_low=float(np.exp(center - half)), ci_high=float(np.exp(center + half)), df=df)
+    return out
+
+
 def summarize_improvement(cmp_df: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """Per workload: the reports' mean improvement and the geometric-mean ratio with its interval.
 
@@ -803,24 +861,21 @@ def summarize_improvement(cmp_df: pd.DataFrame, level: float = 0.95) -> pd.DataF
         g = g[np.isfinite(g["baseline_value"]) & np.isfinite(g["candidate_value"])]
         k = len(g)
         ma, mb = g["baseline_value"].to_numpy(float), g["candidate_value"].to_numpy(float)
-        logr = np.log(mb / ma)
-        lg = logr.mean() if k else np.nan
-        G = np.exp(lg)
-        lo = hi = dfv = np.nan
         have_sd = {"baseline_sd", "candidate_sd"} <= set(g.columns)
         if k and have_sd and (g["n_baseline"] >= 2).all() and (g["n_candidate"] >= 2).all():
-            va = g["baseline_sd"].to_numpy(float) ** 2 / g["n_baseline"].to_numpy(float) / ma**2
-            vb = g["candidate_sd"].to_numpy(float) ** 2 / g["n_candidate"].to_numpy(float) / mb**2
-            var = (va.sum() + vb.sum()) / k**2
-            den = (
-                (va**2 / (g["n_baseline"].to_numpy(float) - 1)).sum()
-                + (vb**2 / (g["n_candidate"].to_numpy(float) - 1)).sum()
-            ) / k**4
-            dfv = var**2 / den if den > 0 else np.inf
-            q = _st.t.ppf(0.5 + level / 2, dfv)
-            lo, hi = np.exp(lg - q * np.sqrt(var)), np.exp(lg + q * np.sqrt(var))
+            na, nb = g["n_baseline"].to_numpy(float), g["n_candidate"].to_numpy(float)
+            va = g["baseline_sd"].to_numpy(float) ** 2 / na / ma**2
+            vb = g["candidate_sd"].to_numpy(float) ** 2 / nb / mb**2
         else:
+            na = nb = np.ones(k)
+            va = vb = np.full(k, np.nan)
             warns.append("some thread count has n<2: geometric mean without interval")
+        gm = geomean_interval(
+            np.log(mb), vb, nb, level, base_log_means=np.log(ma), base_variances=va, base_ns=na
+        )
+        G = gm["geomean"] if k else np.nan
+        lo, hi = (np.nan, np.nan) if gm["ci_low"] is None else (gm["ci_low"], gm["ci_high"])
+        dfv = np.nan if gm["df"] is None else gm["df"]
         if hib:
             gi, glo, ghi = (G - 1) * 100, (lo - 1) * 100, (hi - 1) * 100
         else:

@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 import sqlalchemy as sa
 
-from . import paths
+from . import paths, record
 from .db import mask_url
 
 log = logging.getLogger(__name__)
@@ -70,44 +70,12 @@ arms = sa.Table(
     sa.Column("version", _S),
     sa.Column("updated_at", sa.Float),
 )
+_KINDS = {"str": _S, "text": sa.Text, "int": sa.Integer, "float": sa.Float}
+#: One row per run: its columns are :class:`~tibenchlib.record.RunRecord`'s fields.
 runs = sa.Table(
     "runs",
     meta,
-    sa.Column("study", _S, primary_key=True),
-    sa.Column("run_key", _S, primary_key=True),
-    sa.Column("phase", _S),
-    sa.Column("arm", _S),
-    sa.Column("workload", _S),
-    sa.Column("threads", sa.Integer),
-    sa.Column("repeat", sa.Integer),
-    sa.Column("seq", sa.Integer),
-    sa.Column("status", _S),
-    sa.Column("error", sa.Text),
-    sa.Column("tps", sa.Float),
-    sa.Column("qps", sa.Float),
-    sa.Column("events", sa.Float),
-    sa.Column("total_time_s", sa.Float),
-    sa.Column("lat_min_ms", sa.Float),
-    sa.Column("lat_avg_ms", sa.Float),
-    sa.Column("lat_max_ms", sa.Float),
-    sa.Column("percentile", sa.Float),
-    sa.Column("lat_pct_ms", sa.Float),
-    sa.Column("lat_p50_ms", sa.Float),
-    sa.Column("lat_p90_ms", sa.Float),
-    sa.Column("lat_p95_ms", sa.Float),
-    sa.Column("lat_p99_ms", sa.Float),
-    sa.Column("lat_p999_ms", sa.Float),
-    sa.Column("errors", sa.Float),
-    sa.Column("reconnects", sa.Float),
-    sa.Column("n_intervals", sa.Integer),
-    sa.Column("warnings_json", sa.Text),
-    sa.Column("command", sa.Text),
-    sa.Column("log_path", sa.Text),
-    sa.Column("started_at", sa.Float),
-    sa.Column("finished_at", sa.Float),
-    sa.Column("wall_s", sa.Float),
-    sa.Column("summary_json", sa.Text),
-    sa.Column("attempts", sa.Integer),  # 1 + failed attempts whose logs were set aside
+    *(sa.Column(n, _KINDS[k], primary_key=pk) for n, k, pk in record.sql_columns()),
 )
 intervals = sa.Table(
     "intervals",
@@ -238,7 +206,7 @@ _TABLES = {t.name: t for t in meta.sorted_tables}
 
 
 def default_url(study: str) -> str:
-    return f"sqlite:///{paths.study_dir(study) / 'results.sqlite'}"
+    return f"sqlite:///{paths.catalog_file(study)}"
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
@@ -352,8 +320,14 @@ class Store:
         row.update(fields)
         self._upsert(arms, row, {"study": study, "arm": arm})
 
-    def record_run(self, row: dict, interval_rows: pd.DataFrame | None = None) -> None:
-        """Insert or replace one run and its intervals, atomically."""
+    def record_run(
+        self, run: record.RunRecord | dict, interval_rows: pd.DataFrame | None = None
+    ) -> None:
+        """Insert or replace one run and its intervals, atomically (a dict: the record's
+        fields, ``warnings`` a list, or the catalog's ``warnings_json``)."""
+        row = run.catalog_row() if isinstance(run, record.RunRecord) else dict(run)
+        if "warnings" in row:
+            row["warnings_json"] = json.dumps(list(row.pop("warnings") or []))
         row = {k: _plain(v) for k, v in row.items() if k in _RUN_COLS}
         keys = {"study": row["study"], "run_key": row["run_key"]}
         with self._lock, self.engine.begin() as c:
@@ -416,7 +390,8 @@ class Store:
             return pd.read_sql(q, c)
 
     def runs(self, study: str, **where: Any) -> pd.DataFrame:
-        df = self.read("runs", study, **where)
+        """The runs of a study in execution order, ``warnings`` decoded into lists."""
+        df = record.from_catalog(self.read("runs", study, **where))
         return df.sort_values(["seq", "run_key"]).reset_index(drop=True) if len(df) else df
 
     def intervals(self, study: str, run_keys: Iterable[str] | None = None) -> pd.DataFrame:

@@ -12,11 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paths
+from . import paths, registry
 from .params import PHASES, ParamsError, Study, load_study, parse_study
-
-#: Rough seconds the compare phase takes (statistics over the catalog; no database work).
-COMPARE_S = 5.0
 
 
 # -- selection ---------------------------------------------------------------------------------
@@ -33,16 +30,7 @@ def ordered_phases(study: Study, requested: list[str] | None = None) -> list[str
 
 def phase_arms(study: Study, phase: str) -> list[str]:
     """The arm labels a phase runs: the study's arms, the NUMA policies, or the TPC-H arms."""
-    if phase == "numa":
-        from .numa import policies
-
-        return policies(study)
-    if phase == "tpch_scaling":
-        from .binding import parse_policy
-
-        arms = study.tpch_scaling.arms
-        return [parse_policy(a).label for a in arms] if study.is_embedded() else list(arms)
-    return [a.label for a in study.arms]
+    return registry.get(phase).arm_labels(study)
 
 
 def check_arms(study: Study, phases: list[str], arms: list[str] | None) -> None:
@@ -72,45 +60,8 @@ def arms_for(study: Study, phase: str, arms: list[str] | None) -> list[str] | No
 # -- dry run -----------------------------------------------------------------------------------
 def estimate_phase(study: Study, phase: str, arms: list[str] | None = None) -> dict:
     """One phase's dry-run entry: ``phase, runs, eta_s, disk_bytes, note`` (the sweep's also
-    carries its planned runs under ``specs``)."""
-    if phase == "environment":
-        from .envcapture import estimate
-
-        return estimate(study, arms)
-    if phase == "prepare":
-        from .prepare import estimate
-
-        return estimate(study, arms)
-    if phase == "sweep":
-        from .sweep import estimate, plan
-
-        specs = plan(study, arms=arms)
-        est = estimate(study, specs)
-        return {
-            "phase": "sweep",
-            "runs": len(specs),
-            "eta_s": est["eta_s"],
-            "disk_bytes": est["disk_bytes"],
-            "note": f"{len(specs)} runs of {study.duration_s} s, cooldown {study.cooldown_s:g} s",
-            "specs": specs,
-        }
-    if phase == "compare":
-        return {
-            "phase": "compare",
-            "runs": 0,
-            "eta_s": COMPARE_S,
-            "disk_bytes": 0,
-            "note": "statistics over the sweep's runs",
-        }
-    if phase == "numa":
-        from .numa import estimate
-
-        return estimate(study, arms)
-    if phase == "tpch_scaling":
-        from .tpch.phase import estimate
-
-        return estimate(study, arms)
-    raise ValueError(f"unknown phase '{phase}'")
+    carries its planned runs under ``specs``), from the phase's estimate in the registry."""
+    return registry.get(phase).estimate(study, arms)
 
 
 def dry_run(study: Study, phases: list[str], arms: list[str] | None = None) -> dict:
@@ -159,7 +110,7 @@ def study_from(ref: str | Path) -> Study:
         return load_study(p)
     from .store import Store, default_url
 
-    db = paths.study_dir(str(ref)) / "results.sqlite"
+    db = paths.catalog_file(str(ref))
     if not db.is_file():
         raise ParamsError(
             f"study '{ref}' has no catalog ({db}); give its params file instead "
@@ -216,7 +167,7 @@ def progress(study: Study) -> pd.DataFrame:
         elif phase in ("sweep", "numa"):
             _runs_progress(study, store, phase, add)
         elif phase == "compare":
-            done = (paths.study_dir(study.study) / "results" / "compare.json").is_file()
+            done = (paths.results_dir(study.study) / "compare.json").is_file()
             add(phase, "", "tables", 1, int(done), 0)
         elif phase == "tpch_scaling":
             _tpch_progress(study, store, add)

@@ -7,24 +7,22 @@ already in the catalog unless ``redo``; a run cut short by a kill is simply run 
 
 from __future__ import annotations
 
-import json
 import logging
 import random
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
 from . import paths
-from .db import remove_stale_configs, secret_config_file
-from .lock import study_lock
+from .db import secret_config_file
 from .params import WRITE_WORKLOADS, Study
-from .run import display_command, execute, require, sysbench_command
+from .record import RunRecord
+from .run import display_command, execute, sysbench_command
+from .runloop import run_plan
 from .store import Store
+from .sysbench.record import record_from_parsed
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +118,21 @@ def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None
     return {"runs": len(specs), "eta_s": secs, "disk_bytes": int(len(specs) * per_log)}
 
 
+def phase_estimate(study: Study, arms: list[str] | None = None) -> dict:
+    """Dry-run entry of the sweep phase, its planned runs under ``specs``."""
+    specs = plan(study, arms=arms)
+    est = estimate(study, specs)
+    return {
+        "runs": len(specs),
+        "eta_s": est["eta_s"],
+        "disk_bytes": est["disk_bytes"],
+        "note": f"{len(specs)} runs of {study.duration_s} s, cooldown {study.cooldown_s:g} s",
+        "specs": specs,
+    }
+
+
 def log_path(study: str, spec: RunSpec) -> Path:
-    return paths.study_dir(study) / "raw" / "sysbench" / (spec.run_key.replace("/", "__") + ".log")
+    return paths.raw_dir(study, "sysbench") / (spec.run_key.replace("/", "__") + ".log")
 
 
 def earlier_attempts(path: Path) -> list[Path]:
@@ -144,51 +155,6 @@ def set_aside(path: Path) -> int:
         path.rename(dest)
         log.info("earlier log of this run kept as %s", dest)
     return n + 1
-
-
-# -- checks ------------------------------------------------------------------------------------
-def check_run(summary: dict, iv: pd.DataFrame, expected_s: float | None, interval_s: float):
-    """Status and warnings of one parsed run.
-
-    Returns ``(status, error, warnings)``: status is "ok", "failed" (sysbench said so, or no
-    summary) or "degenerate" (sysbench finished but the run cannot be trusted: zero throughput,
-    latency flat at 0, or far fewer intervals than configured).
-    """
-    warnings: list[str] = []
-    if summary.get("status") != "ok":
-        error = summary.get("error") or "failed"
-        # sysbench's first FATAL is often the generic "unable to connect"; the server's own
-        # error ("error 1045: Access denied ...") is what a DBA needs to see.
-        server_err = next((f for f in summary.get("fatal") or [] if f.startswith("error ")), None)
-        if server_err and server_err not in error:
-            error = f"{error} ({server_err})"
-        return "failed", error, warnings
-    tps = summary.get("tps") or 0.0
-    if tps <= 0 or not summary.get("events"):
-        return "degenerate", "zero throughput: no transaction completed", warnings
-    if len(iv) and "tps" in iv:
-        zero = int((iv["tps"] <= 0).sum())
-        if zero:
-            warnings.append(f"{zero} of {len(iv)} intervals had zero TPS")
-        if zero > 0.1 * len(iv):
-            return "degenerate", f"stalled: {zero} of {len(iv)} intervals had zero TPS", warnings
-        if "lat_ms" in iv and iv["lat_ms"].notna().any() and (iv["lat_ms"].fillna(0) == 0).all():
-            return "degenerate", "latency flat at 0 in every interval", warnings
-        mean = iv["tps"].mean()
-        if len(iv) > 2 and mean > 0:
-            cv = iv["tps"].std(ddof=1) / mean
-            if cv > 0.25:
-                warnings.append(f"interval TPS varies by {cv:.0%} (CV) within the run")
-    if expected_s and interval_s:
-        want = int(expected_s // interval_s)
-        # sysbench 1.0 often drops a run's last report line: one missing line is normal
-        if want >= 3 and len(iv) < min(0.8 * want, want - 1):
-            return "degenerate", f"aborted: {len(iv)} of {want} intervals reported", warnings
-    if summary.get("errors"):
-        warnings.append(f"{summary['errors']:g} ignored errors")
-    if summary.get("reconnects"):
-        warnings.append(f"{summary['reconnects']:g} reconnects")
-    return "ok", None, warnings
 
 
 def study_command(
@@ -226,73 +192,10 @@ def study_command(
     )
 
 
-def run_row(
-    study: Study, spec: RunSpec, parsed, outcome, cmd: list[str], duration_s: float | None = None
-) -> tuple[dict, pd.DataFrame]:
-    """The catalog row of one run from its parsed log (pure apart from the parser's result)."""
-    from .parse.sysbench import histogram_percentiles
-
-    s = parsed.summary
-    iv = parsed.intervals if parsed.intervals is not None else pd.DataFrame()
-    expected = duration_s or study.duration_s
-    status, error, warnings = check_run(s, iv, expected, study.report_interval_s)
-    if outcome.timed_out:
-        status, error = "failed", f"timeout after {outcome.wall_s:.0f} s"
-    elif outcome.missing:
-        status, error = "failed", f"{outcome.missing} is not installed"
-    elif outcome.returncode not in (0, None):
-        # e.g. a segfault (139) leaves a log without FATAL and without a summary
-        status = "failed"
-        error = f"{error + '; ' if error else ''}sysbench exited {outcome.returncode}"
-    lat = s.get("latency_ms") or {}
-    pct = {}
-    hist = getattr(parsed, "histogram", None)
-    if hist is not None and len(hist):
-        pct = histogram_percentiles(hist, (50, 90, 95, 99, 99.9))
-    p95 = pct.get(95)
-    if p95 is None and s.get("percentile") == 95:
-        p95 = lat.get("percentile_value")
-    row = {
-        "study": study.study,
-        "run_key": spec.run_key,
-        "phase": spec.phase,
-        "arm": spec.arm,
-        "workload": spec.workload,
-        "threads": spec.threads,
-        "repeat": spec.repeat,
-        "seq": spec.seq,
-        "status": status,
-        "error": error,
-        "tps": s.get("tps"),
-        "qps": s.get("qps"),
-        "events": s.get("events"),
-        "total_time_s": s.get("total_time_s"),
-        "lat_min_ms": lat.get("min"),
-        "lat_avg_ms": lat.get("avg"),
-        "lat_max_ms": lat.get("max"),
-        "percentile": s.get("percentile"),
-        "lat_pct_ms": lat.get("percentile_value"),
-        "lat_p50_ms": pct.get(50),
-        "lat_p90_ms": pct.get(90),
-        "lat_p95_ms": p95,
-        "lat_p99_ms": pct.get(99),
-        "lat_p999_ms": pct.get(99.9),
-        "errors": s.get("errors"),
-        "reconnects": s.get("reconnects"),
-        "n_intervals": len(iv),
-        "warnings_json": json.dumps(warnings),
-        "command": display_command(cmd),
-        "log_path": str(outcome.log_path),
-        "started_at": outcome.started_at,
-        "finished_at": outcome.finished_at,
-        "wall_s": outcome.wall_s,
-        "summary_json": json.dumps(s, default=str),
-    }
-    return row, iv
-
-
-def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool | None = None):
-    """Run one sysbench run on an open arm and record it. Returns the catalog row."""
+def run_one(
+    ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool | None = None
+) -> RunRecord:
+    """Run one sysbench run on an open arm and record it. Returns its record."""
     from .parse.sysbench import parse_sysbench_file
 
     study = ctx.study
@@ -316,32 +219,45 @@ def run_one(ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool |
             if sampler is not None:
                 sampler.stop()
     parsed = parse_sysbench_file(path)
-    row, iv = run_row(study, spec, parsed, outcome, cmd, duration_s=d)
-    row["attempts"] = attempt
+    rec, iv = record_from_parsed(
+        parsed,
+        study=study.study,
+        run_key=spec.run_key,
+        phase=spec.phase,
+        arm=spec.arm,
+        workload=spec.workload,
+        threads=spec.threads,
+        repeat=spec.repeat,
+        seq=spec.seq,
+        outcome=outcome,
+        command=display_command(cmd),
+        expected_s=d,
+        interval_s=study.report_interval_s,
+    )
+    rec.attempts = attempt
     if sampler is not None:
         samples = sampler.samples
-        warnings = json.loads(row["warnings_json"]) + sampler.warnings
+        rec.warnings += sampler.warnings
         from .sampler import client_bottleneck
 
         cb = client_bottleneck(samples)
         if cb["warning"] and cb["n"]:
-            warnings.append(cb["warning"])
-        row["warnings_json"] = json.dumps(warnings)
+            rec.warnings.append(cb["warning"])
     if study.prometheus_url:
         from .prometheus import collect_run_metrics
 
         metrics, warns = collect_run_metrics(
             study.prometheus_url, outcome.started_at, outcome.finished_at
         )
-        row["warnings_json"] = json.dumps(json.loads(row["warnings_json"]) + warns)
+        rec.warnings += warns
         if len(metrics):
             ctx.store.append(
                 "cluster_metrics", metrics.assign(study=study.study, run_key=spec.run_key)
             )
-    ctx.store.record_run(row, iv)
+    ctx.store.record_run(rec, iv)
     if sampler is not None and len(samples):
         ctx.store.append("samples", samples.assign(study=study.study, run_key=spec.run_key))
-    return row
+    return rec
 
 
 def warmup_runs(ctx) -> pd.DataFrame:
@@ -365,12 +281,8 @@ def warmup_runs(ctx) -> pd.DataFrame:
         previous = None
         for attempt in range(1, study.warmup_max_runs + 1):
             spec = RunSpec(ctx.arm.label, w, threads, attempt, phase="warmup")
-            path = (
-                paths.study_dir(study.study)
-                / "raw"
-                / "warmup"
-                / f"o{opening}__{spec.run_key.replace('/', '__')}.log"
-            )
+            name = f"o{opening}__{spec.run_key.replace('/', '__')}.log"
+            path = paths.raw_dir(study.study, "warmup") / name
             with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
                 cmd = sysbench_command(
                     w,
@@ -424,13 +336,9 @@ def warmup_runs(ctx) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def progress_line(done: int, total: int, t0: float, row: dict) -> None:
-    """One plain line per finished run on stderr, for batch runs without a progress bar
-    (papermill forwards it to the terminal and keeps it in the executed notebook)."""
-    elapsed = time.monotonic() - t0
-    eta = f", ETA {(total - done) * elapsed / done / 60:.1f} min" if done else ""
-    tps = f"{row['tps']:.0f} TPS" if row.get("tps") else row["status"]
-    print(f"run {done}/{total} {row['run_key']}: {tps}{eta}", file=sys.stderr, flush=True)
+def describe(spec: RunSpec) -> str:
+    """A run in the progress bar's words."""
+    return f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}"
 
 
 def _sampler(ctx):
@@ -446,7 +354,6 @@ def sweep(
     *,
     arms: list[str] | None = None,
     redo: bool = False,
-    retry_failed: bool = False,
     yes: bool = False,
     progress: bool = True,
     store: Store | None = None,
@@ -454,8 +361,8 @@ def sweep(
     """Run (or resume) the study's sweep; returns the catalog's runs of the planned cells.
 
     Runs already in the catalog are skipped, except failed and degenerate ones, which are run
-    again (their logs kept as earlier attempts); ``redo`` re-measures every run.
-    ``retry_failed`` is accepted for compatibility: retrying is the default.
+    again (their logs kept as earlier attempts); ``redo`` re-measures every run (the loop:
+    :func:`tibenchlib.runloop.run_plan`).
     """
     from .prepare import ensure_ready, prepare
     from .target import open_arm
@@ -465,106 +372,36 @@ def sweep(
     else:
         store.record_study(study.study, study.public_dump())
     specs = plan(study, arms=arms)
-    with study_lock(study.study):
-        todo = runs_to_do(store, study.study, specs, redo=redo)
-        est = estimate(study, todo)
-        log.info(
-            "sweep: %d runs planned, %d to do, ETA %.0f s", len(specs), len(todo), est["eta_s"]
-        )
-        if todo:
-            require("sysbench")
-        remove_stale_configs(paths.private_dir(study.study))
-        alive = AliveCheck()
-        ctx = None
-        bar = tqdm(total=len(todo), desc=f"sweep {study.study}", disable=not progress, unit="run")
-        t_start = time.monotonic()
-        last_end = None
-        for k, spec in enumerate(todo, start=1):
-            if ctx is None or ctx.arm.label != spec.arm:
-                ctx = open_arm(study, spec.arm, yes=yes, store=store)
-                ensure_ready(ctx)
-                if study.warmup_s:
-                    warmup_runs(ctx)
-            if study.dataset.reset == "reprepare" and spec.workload in WRITE_WORKLOADS:
-                prepare(ctx, force=True, progress=False)
-            if last_end is not None and study.cooldown_s:
-                # counted from the end of the previous run, across arm switches too
-                time.sleep(max(0.0, study.cooldown_s - (time.time() - last_end)))
-            ctx = alive.check(ctx, spec, len(todo) - k + 1, yes=yes)
-            bar.set_postfix_str(f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}")
-            row = run_one(ctx, spec)
-            last_end = row["finished_at"]
-            if row["status"] != "ok":
-                log.warning("%s: %s: %s", spec.run_key, row["status"], row["error"])
-            bar.update(1)
-            if not progress:
-                progress_line(k, len(todo), t_start, row)
-        bar.close()
+
+    def open_ready(spec: RunSpec, _previous):
+        ctx = open_arm(study, spec.arm, yes=yes, store=store)
+        ensure_ready(ctx)
+        if study.warmup_s:
+            warmup_runs(ctx)
+        return ctx
+
+    def reprepare(ctx, spec: RunSpec) -> None:
+        if study.dataset.reset == "reprepare" and spec.workload in WRITE_WORKLOADS:
+            prepare(ctx, force=True, progress=False)
+
+    run_plan(
+        study,
+        specs,
+        store=store,
+        open=open_ready,
+        run=run_one,
+        before_run=reprepare,
+        redo=redo,
+        yes=yes,
+        progress=progress,
+        cooldown_s=study.cooldown_s,
+        requires=("sysbench",),
+        desc=f"sweep {study.study}",
+        describe=describe,
+    )
     df = store.runs(study.study)
     keys = {s.run_key for s in specs}
     return df[df["run_key"].isin(keys)].reset_index(drop=True) if len(df) else df
-
-
-def runs_to_do(store: Store, study: str, specs: list[RunSpec], *, redo: bool = False):
-    """The planned runs still to measure: not in the catalog, or there as failed/degenerate."""
-    done = store.run_status(study)
-    todo = [s for s in specs if redo or done.get(s.run_key, "failed") != "ok"]
-    retried = sum(1 for s in todo if s.run_key in done and not redo)
-    if retried:
-        log.info("%d failed or degenerate runs will be run again", retried)
-    return todo
-
-
-class TargetDown(RuntimeError):
-    """The database stopped answering in the middle of a phase."""
-
-
-class AliveCheck:
-    """Before each run: is the server there? A dead embedded server is restarted once per phase
-    (the end of its error log shown); a dead external target stops the phase."""
-
-    def __init__(self) -> None:
-        self.restarted = False
-
-    def check(self, ctx, spec: RunSpec, left: int, *, yes: bool = False):
-        if ctx is None:
-            return ctx
-        if ctx.server is not None:
-            if ctx.server.pid is not None:
-                return ctx
-            tail = ctx.server._log_tail(10)
-            if self.restarted:
-                raise TargetDown(
-                    f"the embedded MariaDB died again before run {spec.run_key} ({left} runs "
-                    f"left, already restarted once); end of {ctx.server.error_log}: "
-                    + " | ".join(tail.splitlines()[-3:])
-                )
-            log.warning(
-                "the embedded MariaDB is not running before run %s: restarting it once; "
-                "end of %s:\n%s",
-                spec.run_key,
-                ctx.server.error_log,
-                tail,
-            )
-            self.restarted = True
-            from .target import open_arm
-
-            return open_arm(ctx.study, ctx.arm, yes=yes, store=ctx.store)
-        import sqlalchemy as sa
-
-        eng = ctx.conn.engine(database="", connect_args={"connect_timeout": 5})
-        try:
-            with eng.connect() as c:
-                c.exec_driver_sql("SELECT 1")
-        except sa.exc.DBAPIError as e:
-            raise TargetDown(
-                f"{ctx.conn.masked_url()} stopped answering before run {spec.run_key} "
-                f"({left} runs left, not started): {e.orig}; run the same command again to "
-                "resume when it is back"
-            ) from None
-        finally:
-            eng.dispose()
-        return ctx
 
 
 def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -591,19 +428,3 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
     if out is None:
         return pd.DataFrame(columns=keys)
     return out.sort_values(keys).reset_index(drop=True)
-
-
-def cells(runs: pd.DataFrame) -> pd.DataFrame:
-    """The reports' table per workload × arm × threads: mean TPS, QPS, avg and p95 latency."""
-    ok = runs[runs["status"] == "ok"]
-    g = ok.groupby(["workload", "arm", "threads"])
-    out = g.agg(
-        n=("tps", "size"),
-        tps=("tps", "mean"),
-        qps=("qps", "mean"),
-        lat_avg_ms=("lat_avg_ms", "mean"),
-        lat_p95_ms=("lat_p95_ms", "mean"),
-    ).reset_index()
-    failed = runs[runs["status"] != "ok"].groupby(["workload", "arm", "threads"]).size()
-    out["n_failed"] = [int(failed.get((r.workload, r.arm, r.threads), 0)) for r in out.itertuples()]
-    return out.replace({np.nan: None})

@@ -23,9 +23,9 @@ import nbformat
 import pandas as pd
 
 from .. import paths
-from ..compare import export
 from ..notebook import PHASE_NOTEBOOKS
 from . import tables
+from .comparison import export
 
 __all__ = ["PhaseStatus", "phase_status", "study_in_progress", "build_report", "report_dir", "TEXT"]
 
@@ -107,7 +107,7 @@ class PhaseStatus:
 
 
 def report_dir(study: str) -> Path:
-    return paths.study_dir(study) / "report"
+    return paths.report_dir(study)
 
 
 def _texts(lang: str) -> dict:
@@ -122,7 +122,7 @@ def phase_status(study: str, phase: str) -> PhaseStatus:
     papermill writes the executed copy as it goes: ``end_time`` stays empty and cells are
     marked ``running``/``pending`` until it ends, and ``exception`` is set when a cell failed.
     """
-    p = paths.study_dir(study) / "notebooks" / PHASE_NOTEBOOKS[phase]
+    p = paths.executed_notebooks_dir(study) / PHASE_NOTEBOOKS[phase]
     if not p.exists():
         return PhaseStatus(phase, "not_run", p)
     try:
@@ -154,7 +154,7 @@ def study_in_progress(study: str) -> int | None:
     """The pid holding the study's run lock (``data/<study>/.lock``, taken by ``tibench run``
     while it measures), or None. Read from ``/proc/locks``: taking the lock to test it would
     make a run starting at that moment fail."""
-    lock = paths.study_dir(study) / ".lock"
+    lock = paths.lock_file(study)
     try:
         st = lock.stat()
         table = Path("/proc/locks").read_text()
@@ -303,7 +303,7 @@ def _html_tables(nb: nbformat.NotebookNode) -> list[pd.DataFrame]:
 def _compare_tables(study: str, lang: str) -> list[tuple[str, str, pd.DataFrame]]:
     """Each A/B pair of the compare phase's results as the notebooks show it (the seeds' table,
     improvements as ``+4.9% [+1.6, +8.4]``): (baseline, candidate, table)."""
-    res = paths.study_dir(study) / "results" / "compare.json"
+    res = paths.results_dir(study) / "compare.json"
     if not res.exists():
         return []
     cmp = pd.read_json(res)

@@ -259,10 +259,10 @@ def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
     """Per pair: the summary sentence, the reports' table per workload, the plots; each table
     also written as CSV and Markdown under ``results/compare/`` (``export``)."""
     from .. import plots
-    from ..compare import export as write
     from ..phases import results_dir
     from ..stats import summarize_cells, summarize_improvement
     from ..store import Store
+    from .comparison import export as write
 
     lang = session.lang
     delta = session.study.compare.delta_pct

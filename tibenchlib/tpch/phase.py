@@ -8,8 +8,9 @@ TiFlash. On the embedded MariaDB the arms are CPU sets (the binding machinery of
 MariaDB runs each query on one thread, so *power* times (one query at a time) are not expected to
 change between arms, while *throughput* (one concurrent stream per core) is.
 
-Every execution lands in the catalog's ``tpch_queries`` as it finishes; an interrupted phase
-resumes at the first (arm, mode) block not complete.
+Every execution lands in the catalog's ``tpch_queries`` as it finishes; each (arm, mode) block is
+one run of the run loop (:mod:`tibenchlib.runloop`), so an interrupted phase resumes at the first
+block not complete.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import logging
 import os
 import shlex
 import time
+from dataclasses import dataclass
 
 import pandas as pd
 
 from .. import paths
 from ..binding import parse_policy, verify_binding
 from ..params import Arm, Study
+from ..record import RunRecord
 from ..store import Store
 from . import datagen, scaling
 from .execute import run_queries
@@ -55,12 +58,27 @@ def _arm_study(study: Study, label: str, embedded: bool) -> Study:
     return study.model_copy(update={"arms": [arm], "target": target})
 
 
-def _done_blocks(store: Store, study: Study, expect: dict[tuple[str, str], int]) -> set:
-    df = store.read("tpch_queries", study.study)
-    if not len(df):
-        return set()
-    measured = df[df["repeat"] > 0].groupby(["arm", "mode"]).size()
-    return {k for k, n in expect.items() if measured.get(k, 0) >= n}
+@dataclass(frozen=True)
+class Block:
+    """One planned block of the phase: every query × stream × repeat of one arm and mode."""
+
+    arm: str
+    mode: str
+    seq: int = 0
+
+    @property
+    def run_key(self) -> str:
+        return f"tpch_scaling/{self.arm}/{self.mode}"
+
+
+def plan(study: Study, arms: list[str] | None = None) -> list[Block]:
+    """The phase's blocks in execution order: every mode of an arm, arm after arm."""
+    labels = arm_labels(study)
+    embedded = study.target.kind == "embedded"
+    if arms:
+        labels = [a for a in labels if a in arms or (embedded and parse_policy(a).label in arms)]
+    blocks = [(a, m) for a in labels for m in study.tpch_scaling.modes]
+    return [Block(a, m, i) for i, (a, m) in enumerate(blocks)]
 
 
 def run_tpch_phase(
@@ -70,63 +88,102 @@ def run_tpch_phase(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
-    **_,
 ) -> pd.DataFrame:
-    """Prepare the TPC-H data, run every arm × mode, and return the §5 rows."""
+    """Prepare the TPC-H data, run every arm × mode block, and return the §5 rows.
+
+    Each block is one run of :func:`tibenchlib.runloop.run_plan` (catalog ``runs``, key
+    ``tpch_scaling/<arm>/<mode>``): a block cut short is cleared and run again, a complete one
+    is skipped unless ``redo``; its executions are in ``tpch_queries``.
+    """
+    from ..runloop import run_plan
     from ..target import open_arm
     from . import load
 
     p = study.tpch_scaling
     store = Store.for_study(study, record=True)
     embedded = study.target.kind == "embedded"
-    labels = [parse_policy(a).label for a in p.arms] if embedded else list(p.arms)
-    if arms:
-        labels = [a for a in labels if a in arms or (embedded and parse_policy(a).label in arms)]
     qs = [query(n) for n in p.queries]
-    streams = {a: (arm_cores(a) if embedded else p.streams) for a in labels}
-    expect = {
-        (a, m): len(qs) * p.repeats * (streams[a] if m == "throughput" else 1)
-        for a in labels
-        for m in p.modes
-    }
-    done = set() if redo else _done_blocks(store, study, expect)
-    prepared = False
-    for label in labels:
-        if all((label, m) in done for m in p.modes):
-            continue
+    state: dict = {"prepared": False}
+
+    def open_block(block: Block, _previous):
+        label = block.arm
         if not embedded and label in p.scale_out_commands:
             _scale_out(study, label, yes)
         ctx = open_arm(_arm_study(study, label, embedded), label, yes=yes, store=store)
-        settings = dict(p.session_settings)
         if ctx.server is not None:
             verify_binding(ctx.server.pid, parse_policy(label))
-        if not prepared:
+        if not state["prepared"]:
             load.prepare(ctx.engine(), p.scale_factor, progress=progress, guard=ctx.guard)
-            prepared = True
+            state["prepared"] = True
+        state["settings"] = dict(p.session_settings)
         if ctx.info.is_tidb:
-            settings.update(_tiflash_arm(ctx, study, label, qs, progress))
-        for mode in p.modes:
-            if (label, mode) in done:
-                continue
-            _clear_block(store, study, label, mode)
+            state["settings"].update(_tiflash_arm(ctx, study, label, qs, progress))
+        return ctx
 
-            def record(row: dict, label=label, mode=mode) -> None:
-                store.upsert("tpch_queries", _catalog_row(study, label, mode, row))
+    def run_block(ctx, block: Block) -> RunRecord:
+        label, mode = block.arm, block.mode
+        _clear_block(store, study, label, mode)
+        streams = (arm_cores(label) if embedded else p.streams) if mode == "throughput" else None
+        started = time.time()
+        got = run_queries(
+            ctx.engine(),
+            qs,
+            repeats=p.repeats,
+            timeout_s=p.query_timeout_s,
+            mode=mode,
+            streams=streams,
+            session_settings=state["settings"],
+            on_result=lambda row: store.upsert(
+                "tpch_queries", _catalog_row(study, label, mode, row)
+            ),
+            scale_factor=p.scale_factor,
+            arm=label,
+            progress=progress,
+        )
+        return _block_record(study, block, got, started, time.time(), store)
 
-            run_queries(
-                ctx.engine(),
-                qs,
-                repeats=p.repeats,
-                timeout_s=p.query_timeout_s,
-                mode=mode,
-                streams=streams[label] if mode == "throughput" else None,
-                session_settings=settings,
-                on_result=record,
-                scale_factor=p.scale_factor,
-                arm=label,
-                progress=progress,
-            )
+    run_plan(
+        study,
+        plan(study, arms),
+        store=store,
+        open=open_block,
+        run=run_block,
+        redo=redo,
+        yes=yes,
+        progress=False,  # run_queries shows its own bar per block
+        desc="tpch_scaling",
+    )
     return summarize(study, store)
+
+
+def _block_record(
+    study: Study, block: Block, got: pd.DataFrame, started: float, finished: float, store: Store
+) -> RunRecord:
+    """A block's record: ok when its executions were recorded (queries that failed or timed
+    out are its warnings, each also in ``tpch_queries`` with its status)."""
+    measured = got[got["rep"] > 0] if len(got) else got
+    bad = measured[measured["status"] != "ok"] if len(measured) else measured
+    warnings = [
+        f"Q{int(r['query'])} stream {int(r['stream'])} repeat {int(r['rep'])}: {r['status']}"
+        for _, r in bad.iterrows()
+    ]
+    rec = RunRecord(
+        study=study.study,
+        run_key=block.run_key,
+        phase="tpch_scaling",
+        arm=block.arm,
+        workload=f"tpch_{block.mode}",
+        seq=block.seq,
+        status="ok" if len(measured) else "failed",
+        error=None if len(measured) else "no query execution recorded",
+        events=float(len(measured)),
+        warnings=warnings,
+        started_at=started,
+        finished_at=finished,
+        wall_s=finished - started,
+    )
+    store.record_run(rec)
+    return rec
 
 
 def _catalog_row(study: Study, arm: str, mode: str, r: dict) -> dict:
@@ -169,9 +226,7 @@ def _scale_out(study: Study, label: str, yes: bool) -> None:
         allowed=study.allow_destructive or yes,
         target=study.target.url or "",
     )
-    out = execute(
-        shlex.split(cmd), paths.study_dir(study.study) / "raw" / "tpch" / f"scale-{label}.log"
-    )
+    out = execute(shlex.split(cmd), paths.raw_dir(study.study, "tpch") / f"scale-{label}.log")
     if out.returncode != 0:
         raise RuntimeError(f"scale-out command for arm {label} exited {out.returncode}: {cmd}")
 
@@ -189,7 +244,7 @@ def _tiflash_arm(ctx, study: Study, label: str, qs, progress: bool) -> dict:
     settings = dict(tiflash.TIFLASH_SESSION)
     plans = tiflash.check_plans(ctx.engine(), qs, session_settings=settings)
     stores = tiflash.tiflash_store_count(ctx.engine())
-    out = paths.study_dir(study.study) / "results" / "tpch_plans"
+    out = paths.results_dir(study.study) / "tpch_plans"
     out.mkdir(parents=True, exist_ok=True)
     plans.assign(arm=label, tiflash_stores=stores).to_csv(out / f"{label}.csv", index=False)
     log.info("arm %s: %s TiFlash stores", label, stores)

@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats as st
 
 from .. import paths
-from ..stats import fieller_ratio, t_interval
+from ..stats import fieller_ratio, geomean_interval, log_mean_moments, t_interval
 
 SUMMARY_COLUMNS = [
     "query",
@@ -291,29 +290,6 @@ def cli_rows(summary: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------------------- over all queries
 
 
-def _log_moments(times: np.ndarray) -> tuple[float, float, int]:
-    """log of the mean and its delta-method variance s² / (n · mean²)."""
-    m = float(times.mean())
-    n = len(times)
-    var = float(times.var(ddof=1)) / (n * m * m) if n >= 2 else math.nan
-    return math.log(m), var, n
-
-
-def _t_bounds(center: float, parts: list[tuple[float, int]], level: float):
-    """center ± t·sqrt(Σv) with Welch–Satterthwaite df over independent parts (v_i, n_i)."""
-    vs = [v for v, _ in parts]
-    if not parts or any(math.isnan(v) for v in vs):
-        return None, None, None
-    total = sum(vs)
-    if total == 0:
-        return center, center, None
-    denom = sum(v * v / (n - 1) for v, n in parts)
-    df = total * total / denom if denom > 0 else math.inf
-    q = float(st.t.ppf(0.5 + level / 2, df))
-    half = q * math.sqrt(total)
-    return center - half, center + half, df
-
-
 def overall_summary(
     runs: pd.DataFrame,
     arms: Sequence[str] | None = None,
@@ -353,7 +329,7 @@ def overall_summary(
             (q, a): g["seconds"].to_numpy(float)
             for (q, a), g in mobs[mobs["query"].isin(good)].groupby(["query", "arm"])
         }
-        base_moments = {q: _log_moments(cells[(q, base)]) for q in good}
+        base_moments = {q: log_mean_moments(cells[(q, base)]) for q in good}
         for a in order:
             rows.append(
                 _overall_row(mode, a, base, good, excluded, cells, base_moments, mobs, unit, level)
@@ -370,11 +346,10 @@ def _overall_row(mode, arm, base, good, excluded, cells, base_moments, mobs, uni
     }
     if not good:
         return row
-    q_count = len(good)
-    moments = [_log_moments(cells[(q, arm)]) for q in good]
-    center = sum(m for m, _, _ in moments) / q_count
-    lo, hi, _ = _t_bounds(center, [(v / q_count**2, n) for _, v, n in moments], level)
-    row.update(geomean_s=math.exp(center), geomean_ci_low_s=_exp(lo), geomean_ci_high_s=_exp(hi))
+    moments = [log_mean_moments(cells[(q, arm)]) for q in good]
+    own = geomean_interval(*zip(*moments, strict=True), level)
+    row.update(geomean_s=own["geomean"], geomean_ci_low_s=own["ci_low"])
+    row["geomean_ci_high_s"] = own["ci_high"]
     ideal = unit.get(arm, math.nan) / unit.get(base, math.nan)
     ideal = None if math.isnan(ideal) else ideal
     if arm == base:
@@ -387,13 +362,11 @@ def _overall_row(mode, arm, base, good, excluded, cells, base_moments, mobs, uni
             total_improvement_pct=0.0,
         )
     else:
-        diffs = [m - base_moments[q][0] for q, (m, _, _) in zip(good, moments, strict=True)]
-        parts = []
-        for q, (_, v, n) in zip(good, moments, strict=True):
-            parts += [(v / q_count**2, n), (base_moments[q][1] / q_count**2, base_moments[q][2])]
-        c = sum(diffs) / q_count
-        lo, hi, _ = _t_bounds(c, parts, level)
-        fields = _scaling_fields(math.exp(c), _exp(lo), _exp(hi), ideal)
+        bm, bv, bn = zip(*(base_moments[q] for q in good), strict=True)
+        gm = geomean_interval(
+            *zip(*moments, strict=True), level, base_log_means=bm, base_variances=bv, base_ns=bn
+        )
+        fields = _scaling_fields(gm["geomean"], gm["ci_low"], gm["ci_high"], ideal)
         row.update({("geomean_ratio" if k == "ratio" else k): v for k, v in fields.items()})
         tot_arm, tot_base = _rep_totals(mobs, arm, good), _rep_totals(mobs, base, good)
         tr = _ratio_interval(tot_arm, tot_base, level)
@@ -409,10 +382,6 @@ def _overall_row(mode, arm, base, good, excluded, cells, base_moments, mobs, uni
                 row["total_ci_high_pct"] = (1 - tr["ci_low"]) * 100
     row["total_s"] = float(_rep_totals(mobs, arm, good).mean())
     return row
-
-
-def _exp(x):
-    return None if x is None else math.exp(x)
 
 
 def _rep_totals(mobs: pd.DataFrame, arm: str, good: list[int]) -> np.ndarray:
