@@ -51,14 +51,11 @@ class DumpSettings:
             )
 
 
-@dataclass(frozen=True)
-class DumpResult:
+class ToolTransfer:
+    """What a dump or a load run has in common: it ran (``outcome``) and moved ``bytes``."""
+
     outcome: Outcome
-    command: str  # as displayed: no password anywhere
-    directory: Path
     bytes: int
-    files: pd.DataFrame  # one row per data file: table, chunk, statements, rows, bytes
-    gtid: str | None  # the source's GTID position the dump is consistent with
 
     @property
     def ok(self) -> bool:
@@ -71,6 +68,16 @@ class DumpResult:
     @property
     def mb_s(self) -> float:
         return self.bytes / MB / self.seconds if self.seconds > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class DumpResult(ToolTransfer):
+    outcome: Outcome
+    command: str  # as displayed: no password anywhere
+    directory: Path
+    bytes: int
+    files: pd.DataFrame  # one row per data file: table, chunk, statements, rows, bytes
+    gtid: str | None  # the source's GTID position the dump is consistent with
 
     @property
     def rows(self) -> int:

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from ..db import ConnInfo
 from ..run import Outcome, execute
-from .dump import MB, directory_bytes, shown
+from .dump import ToolTransfer, directory_bytes, shown
 from .options import client_defaults_file
 
 PS = "performance_schema"
@@ -46,23 +46,11 @@ class LoadSettings:
 
 
 @dataclass(frozen=True)
-class LoadResult:
+class LoadResult(ToolTransfer):
     outcome: Outcome
     command: str
     bytes: int
     latency: dict = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome.returncode == 0 and not self.outcome.timed_out
-
-    @property
-    def seconds(self) -> float:
-        return self.outcome.wall_s
-
-    @property
-    def mb_s(self) -> float:
-        return self.bytes / MB / self.seconds if self.seconds > 0 else float("nan")
 
     def record(self) -> dict:
         return {
