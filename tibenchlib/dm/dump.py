@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..db import ConnInfo
 from ..run import Outcome, display_command, execute
-from .options import client_defaults_file
+from .options import client_defaults_file, connection_args
 
 MB = 1_000_000
 
@@ -120,14 +120,8 @@ def mydumper_command(
     verbose: int = 3,
 ) -> list[str]:
     """The mydumper command line, password excluded (it is in ``defaults_file``)."""
-    cmd = ["mydumper"]
-    if defaults_file is not None:
-        # must come first: libmariadb reads it before the other options
-        cmd.append(f"--defaults-file={defaults_file}")
+    cmd = ["mydumper", *connection_args(conn, defaults_file)]
     cmd += [
-        f"--host={conn.host}",
-        f"--port={conn.port}",
-        f"--user={conn.user}",
         f"--database={database or conn.database}",
         f"--outputdir={outdir}",
         f"--threads={settings.threads}",

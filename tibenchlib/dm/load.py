@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from ..db import ConnInfo
 from ..run import Outcome, execute
 from .dump import ToolTransfer, directory_bytes, shown
-from .options import client_defaults_file
+from .options import client_defaults_file, connection_args
 
 PS = "performance_schema"
 
@@ -77,13 +77,8 @@ def myloader_command(
 ) -> list[str]:
     """The myloader command line (``--overwrite-tables``: every run loads into fresh tables),
     password excluded."""
-    cmd = ["myloader"]
-    if defaults_file is not None:
-        cmd.append(f"--defaults-file={defaults_file}")
+    cmd = ["myloader", *connection_args(conn, defaults_file)]
     cmd += [
-        f"--host={conn.host}",
-        f"--port={conn.port}",
-        f"--user={conn.user}",
         f"--directory={directory}",
         f"--threads={settings.threads}",
         f"--queries-per-transaction={settings.queries_per_transaction}",

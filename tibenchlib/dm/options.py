@@ -51,3 +51,10 @@ def remove_stale(directory: str | Path) -> int:
         p.unlink(missing_ok=True)
         n += 1
     return n
+
+
+def connection_args(conn: ConnInfo, defaults_file: str | Path | None) -> list[str]:
+    """The options mydumper and myloader share: the 0600 defaults file (which must come first:
+    libmariadb reads it before the other options), host, port and user; never the password."""
+    args = [f"--defaults-file={defaults_file}"] if defaults_file is not None else []
+    return [*args, f"--host={conn.host}", f"--port={conn.port}", f"--user={conn.user}"]
