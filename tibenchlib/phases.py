@@ -149,7 +149,7 @@ def prepare(
     progress: bool = True,
 ) -> pd.DataFrame:
     """Prepare / ANALYZE / warm up / verify on every distinct target of the study."""
-    from .prepare import prepare as prepare_arm
+    from .sysbench.prepare import prepare as prepare_arm
     from .target import open_arm
 
     store = Store.for_study(study, record=True)

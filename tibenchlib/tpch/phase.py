@@ -216,8 +216,8 @@ def _clear_block(store: Store, study: Study, arm: str, mode: str) -> None:
 
 
 def _scale_out(study: Study, label: str, yes: bool) -> None:
-    from ..run import execute
     from ..safety import guard_destructive
+    from ..tools import execute
 
     cmd = study.tpch_scaling.scale_out_commands[label]
     guard_destructive(

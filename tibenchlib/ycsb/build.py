@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 from .. import paths
-from ..run import require
+from ..tools import require
 
 __all__ = ["BuildError", "SOURCE_DIR", "build_binding", "source_hash", "ycsb_home"]
 

@@ -19,10 +19,11 @@ import pandas as pd
 import sqlalchemy as sa
 from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
-from . import paths
-from .db import secret_config_file
-from .run import display_command, execute, sysbench_command
-from .safety import DestructiveRefused
+from .. import paths
+from ..db import secret_config_file
+from ..safety import DestructiveRefused
+from ..tools import display_command, execute
+from .command import sysbench_command
 
 
 class PrepareError(RuntimeError):
