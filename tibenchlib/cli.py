@@ -14,6 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
+from . import paths
 from .params import PHASES, ParamsError, load_study
 
 
@@ -78,7 +79,7 @@ def cmd_run(a) -> int:
         _print_json(results[selected[0]] if len(selected) == 1 else results)
     else:
         for p in selected:
-            print(f"{p}: {len(results[p])} rows -> {phases.results_dir(study) / (p + '.json')}")
+            print(f"{p}: {len(results[p])} rows -> {paths.phase_results(study.study, p)}")
     return 0
 
 
@@ -154,7 +155,6 @@ def cmd_server(a) -> int:
 
 # -- env ---------------------------------------------------------------------------------------
 def cmd_env(a) -> int:
-    from . import paths
     from .envcapture import capture_host
 
     cap = {"host": capture_host(data_dir=paths.data_dir())}
@@ -478,18 +478,8 @@ def _terminate(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     a.verbose = getattr(a, "verbose", False)
-    before = os.environ.get("TIBENCH_DATA")
-    if getattr(a, "data_dir", None):
-        # the environment carries it into papermill's kernels and sysbench's children
-        os.environ["TIBENCH_DATA"] = str(Path(a.data_dir).expanduser().resolve())
-    try:
+    with paths.using_data_dir(getattr(a, "data_dir", None)):
         return _main(a)
-    finally:
-        # called in-process (tests, scripts), --data-dir must not outlive the command
-        if before is None:
-            os.environ.pop("TIBENCH_DATA", None)
-        else:
-            os.environ["TIBENCH_DATA"] = before
 
 
 def _main(a) -> int:

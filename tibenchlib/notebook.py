@@ -39,13 +39,13 @@ log = logging.getLogger(__name__)
 
 
 def executed_path(study: str, phase: str) -> Path:
-    return paths.executed_notebooks_dir(study) / PHASE_NOTEBOOKS[phase]
+    return paths.executed_notebook(study, PHASE_NOTEBOOKS[phase])
 
 
 # -- batch execution ---------------------------------------------------------------------------
 def kernel_dir() -> Path:
     """A Jupyter data directory holding the kernelspec of the running interpreter."""
-    return paths.data_dir() / "jupyter"
+    return paths.jupyter_dir()
 
 
 def ensure_kernelspec() -> str:
@@ -282,7 +282,6 @@ def open_study(
 
 def phase_stored(study, phase: str, arms: list[str]) -> bool:
     """Whether the catalog (or the phase's results) already holds this phase's results."""
-    from .phases import results_dir
     from .store import Store
 
     if not paths.catalog_file(study.study).exists() and not study.results_url:
@@ -292,7 +291,7 @@ def phase_stored(study, phase: str, arms: list[str]) -> bool:
         caps = store.environment_captures(study.study)
         return all(a in caps for a in arms)
     if phase == "prepare":
-        return (results_dir(study) / "prepare.json").is_file()
+        return paths.phase_results(study.study, "prepare").is_file()
     if phase in ("sweep", "compare"):
         runs = store.runs(study.study, phase="sweep")
         return bool(len(runs)) and bool(runs["arm"].isin(arms).any())

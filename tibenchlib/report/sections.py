@@ -258,7 +258,7 @@ def pairs_of(cmp: pd.DataFrame) -> list[tuple[str, str]]:
 def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
     """Per pair: the summary sentence, the reports' table per workload, the plots; each table
     also written as CSV and Markdown under ``results/compare/`` (``export``)."""
-    from ..phases import results_dir
+    from .. import paths
     from ..stats import summarize_cells, summarize_improvement
     from ..store import Store
     from . import plots
@@ -291,7 +291,8 @@ def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
             show(table, lang)
             if export:
                 write(
-                    T.plain(table, lang), results_dir(session.study) / "compare" / f"{a}_vs_{b}_{w}"
+                    T.plain(table, lang),
+                    paths.compare_export(session.study.study, f"{a}_vs_{b}_{w}"),
                 )
         order = [x for x in (a, b) if x in set(cells["arm"])]
         plots.metric_vs_threads(

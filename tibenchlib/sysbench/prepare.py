@@ -215,7 +215,7 @@ def _sysbench_prepare(ctx) -> str:
 
 def _sysbench(ctx, action: str) -> str:
     ds = ctx.study.dataset
-    log = paths.raw_dir(ctx.study.study, "prepare") / f"{ctx.arm.label}-{action}.log"
+    log = paths.raw_log(ctx.study.study, "prepare", f"{ctx.arm.label}-{action}")
     with secret_config_file(ctx.conn, paths.private_dir(ctx.study.study)) as cfg:
         cmd = sysbench_command(
             "oltp_common",

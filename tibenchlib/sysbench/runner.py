@@ -44,7 +44,7 @@ class RunSpec:
 
 
 def log_path(study: str, spec: RunSpec) -> Path:
-    return paths.raw_dir(study, "sysbench") / (spec.run_key.replace("/", "__") + ".log")
+    return paths.run_log(study, "sysbench", spec.run_key)
 
 
 def earlier_attempts(path: Path) -> list[Path]:
@@ -158,8 +158,7 @@ def warmup_runs(ctx) -> pd.DataFrame:
         previous = None
         for attempt in range(1, study.warmup_max_runs + 1):
             spec = RunSpec(ctx.arm.label, w, threads, attempt, phase="warmup")
-            name = f"o{opening}__{spec.run_key.replace('/', '__')}.log"
-            path = paths.raw_dir(study.study, "warmup") / name
+            path = paths.run_log(study.study, "warmup", spec.run_key, prefix=f"o{opening}__")
             with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
                 cmd = sysbench_command(
                     w,
