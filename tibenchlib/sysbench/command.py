@@ -69,8 +69,8 @@ def study_command(
     *,
     report: bool = True,
 ) -> list[str]:
-    """The sysbench command of one run of ``study`` (``report=False``: a warm-up run without
-    report interval, percentile or histogram)."""
+    """The sysbench command of one run of ``study`` (``report=False``: a warm-up run, reporting
+    every second for the steadiness check, without percentile or histogram)."""
     extra = (
         {
             "report_interval_s": study.report_interval_s,
@@ -78,7 +78,7 @@ def study_command(
             "histogram": study.histogram,
         }
         if report
-        else {}
+        else {"report_interval_s": 1}
     )
     return sysbench_command(
         workload,

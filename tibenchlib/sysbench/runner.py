@@ -20,7 +20,7 @@ from .. import paths
 from ..db import secret_config_file
 from ..record import RunRecord
 from ..tools import display_command, execute
-from .command import study_command, sysbench_command
+from .command import study_command
 from .record import record_from_parsed
 
 log = logging.getLogger(__name__)
@@ -160,18 +160,7 @@ def warmup_runs(ctx) -> pd.DataFrame:
             spec = RunSpec(ctx.arm.label, w, threads, attempt, phase="warmup")
             path = paths.run_log(study.study, "warmup", spec.run_key, prefix=f"o{opening}__")
             with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
-                cmd = sysbench_command(
-                    w,
-                    ctx.conn,
-                    tables=study.dataset.tables,
-                    table_size=study.dataset.table_size,
-                    threads=threads,
-                    time_s=seconds,
-                    rand_type=study.rand_type,
-                    extra=study.extra_args,
-                    config_file=cfg,
-                    report_interval_s=1,
-                )
+                cmd = study_command(study, ctx.conn, w, threads, seconds, cfg, report=False)
                 out = execute(cmd, path, timeout_s=seconds * 1.5 + 60)
             if out.returncode != 0:
                 log.warning("warm-up run %s exited %s (log %s)", spec.run_key, out.returncode, path)
