@@ -1,6 +1,6 @@
-"""Every path tibench writes is built in ``paths.py``: the files stay inside their study, the
+"""Every path tibench builds is built in ``paths.py``: the files stay inside their study, the
 data directory follows ``--data-dir`` only for as long as a command runs, and no other module
-joins a file name onto one of the data directories itself."""
+joins a file name onto one of tibench's folders itself."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from tibenchlib import paths
 
 PACKAGE = Path(paths.__file__).parent
-#: The folders tibench writes into; a module joining a name onto one builds a path by itself.
+#: tibench's folders; a module joining a name onto one builds a path by itself.
 WRITTEN_DIRS = {
     "data_dir",
     "study_dir",
@@ -24,6 +24,9 @@ WRITTEN_DIRS = {
     "environment_dir",
     "executed_notebooks_dir",
     "report_dir",
+    "jupyter_dir",
+    "notebooks_dir",
+    "reference_dir",
 }
 
 
@@ -41,6 +44,7 @@ def test_study_files_stay_inside_the_study(data_dir):
         paths.executed_notebook("s1", "02_sweep.ipynb"),
         paths.report_figures_dir("s1"),
         paths.report_tables_dir("s1"),
+        paths.report_file("s1"),
     ]
     for f in files:
         assert f.is_relative_to(study), f
@@ -50,7 +54,8 @@ def test_study_files_stay_inside_the_study(data_dir):
         "o3__warmup__a__w__t8__r1.log"
     )
     assert paths.phase_results("s1", "sweep", "csv").name == "sweep.csv"
-    for f in (paths.jupyter_dir(), paths.tpch_data_dir("0.01"), paths.server_dir()):
+    assert paths.report_file("s1").name == "s1.html"
+    for f in (paths.kernelspec_file("tibench"), paths.tpch_data_dir("0.01"), paths.server_dir()):
         assert f.is_relative_to(data_dir) and not f.is_relative_to(study), f
 
 
@@ -114,4 +119,4 @@ def test_no_module_but_paths_builds_a_path_in_the_data_directory():
 def test_the_check_sees_a_path_built_by_hand():
     tree = ast.parse("p = paths.results_dir(s) / 'x.json'\nq = raw_dir(s, 't') / n\n")
     assert _joins_onto_a_data_dir(tree) == [1, 2]
-    assert _joins_onto_a_data_dir(ast.parse("p = paths.reference_dir() / 'x.csv'\n")) == []
+    assert _joins_onto_a_data_dir(ast.parse("p = paths.catalog_file(s).parent\n")) == []

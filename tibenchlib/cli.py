@@ -32,13 +32,12 @@ def _fail(msg: str, code: int = 2) -> int:
 def cmd_run(a) -> int:
     from . import phases, studyplan
     from .notebook import PHASE_NOTEBOOKS, execute_phase_notebook
-    from .paths import notebooks_dir
 
     study = load_study(a.params)
     selected = studyplan.ordered_phases(study, a.phase)
     studyplan.check_arms(study, selected, a.arm)
     if not a.in_process and not a.dry_run:
-        absent = [notebooks_dir() / PHASE_NOTEBOOKS[p] for p in selected]
+        absent = [paths.notebook_file(PHASE_NOTEBOOKS[p]) for p in selected]
         absent = [str(nb) for nb in absent if not nb.exists()]
         if absent:
             return _fail(f"notebook not found: {', '.join(absent)} (or run with --in-process)")

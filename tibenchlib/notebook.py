@@ -54,15 +54,14 @@ def ensure_kernelspec() -> str:
     Papermill would otherwise start whichever ``python3`` kernel Jupyter finds first, which
     need not be the environment tibench is installed in.
     """
-    d = kernel_dir() / "kernels" / KERNEL_NAME
+    f = paths.kernelspec_file(KERNEL_NAME)
     spec = {
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python (tibench)",
         "language": "python",
     }
-    f = d / "kernel.json"
     if not f.is_file() or json.loads(f.read_text()) != spec:
-        d.mkdir(parents=True, exist_ok=True)
+        f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(spec, indent=1))
     return KERNEL_NAME
 
@@ -116,7 +115,7 @@ def execute_phase_notebook(
 
     import papermill as pm
 
-    src = paths.notebooks_dir() / PHASE_NOTEBOOKS[phase]
+    src = paths.notebook_file(PHASE_NOTEBOOKS[phase])
     out = executed_path(study, phase)
     out.parent.mkdir(parents=True, exist_ok=True)
     kernel = ensure_kernelspec()

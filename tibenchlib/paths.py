@@ -84,6 +84,16 @@ def reference_dir() -> Path:
     return ROOT / "data" / "reference" if IN_CLONE else SHARE / "reference"
 
 
+def reference_file(*parts: str) -> Path:
+    """A file (or folder) of the reference data sets, e.g. ``reference_file("tpch")``."""
+    return reference_dir().joinpath(*parts)
+
+
+def notebook_file(notebook: str) -> Path:
+    """One phase's notebook as committed (:func:`notebooks_dir`)."""
+    return notebooks_dir() / notebook
+
+
 # -- inside a study ----------------------------------------------------------------------------
 def catalog_file(study: str) -> Path:
     """The study's SQLite catalog (when no ``results_url`` is given)."""
@@ -166,10 +176,20 @@ def report_tables_dir(study: str) -> Path:
     return report_dir(study) / "tables"
 
 
+def report_file(study: str) -> Path:
+    """The study's self-contained HTML report."""
+    return report_dir(study) / f"{study}.html"
+
+
 # -- outside any study -------------------------------------------------------------------------
 def jupyter_dir() -> Path:
     """A Jupyter data directory holding the kernelspec of the running interpreter."""
     return data_dir() / "jupyter"
+
+
+def kernelspec_file(kernel: str) -> Path:
+    """The kernelspec papermill starts notebooks with (under :func:`jupyter_dir`)."""
+    return jupyter_dir() / "kernels" / kernel / "kernel.json"
 
 
 def tpch_data_dir(sf_label: str) -> Path:

@@ -459,7 +459,6 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
     sdir = paths.study_dir(study)
     if not sdir.exists():
         raise FileNotFoundError(f"no study {study!r}: {sdir} does not exist (run it first)")
-    out = report_dir(study)
     figs, tabs = paths.report_figures_dir(study), paths.report_tables_dir(study)
     for d in (figs, tabs):
         d.mkdir(parents=True, exist_ok=True)
@@ -470,6 +469,6 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
         st.figures = _save_figures(st, figs)
         _save_tables(st, tabs, lang, study)
     page = _render(_report_notebook(study, statuses, lang), lang)
-    target = out / f"{study}.html"
+    target = paths.report_file(study)
     target.write_text(page, encoding="utf-8")
     return target
