@@ -44,7 +44,8 @@ def main() -> int:
     from tibenchlib.dm.load import LoadSettings, load, myloader_command
     from tibenchlib.dm.options import client_defaults_file
     from tibenchlib.dm.servers import source_server, target_server
-    from tibenchlib.run import execute, sysbench_command
+    from tibenchlib.sysbench.command import sysbench_command
+    from tibenchlib.tools import execute
 
     src, tgt = source_server(), target_server()
     try:

@@ -8,8 +8,9 @@ Both arms run the same sysbench command (``oltp_point_select``, 4 tables × 1000
 10 s, ``--report-interval=1 --histogram=on --percentile=95 --rand-type=uniform``) against the
 same private MariaDB, started under a temporary ``TIBENCH_DATA`` that is removed at the end.
 
-* tibench: :func:`tibenchlib.sweep.run_one` on an open :class:`~tibenchlib.target.ArmContext`,
-  i.e. 0600 config file, log streamed to a file, the resource sampler, parse, catalog write.
+* tibench: :func:`tibenchlib.sysbench.runner.run_one` on an open
+  :class:`~tibenchlib.target.ArmContext`, i.e. 0600 config file, log streamed to a file, the
+  resource sampler, parse, catalog write.
 * bare: :func:`subprocess.run` of the identical argv with its output in a pipe, parsed only
   after sysbench exits. It reads the password from a config file made once, so the two command
   lines differ only in that file's path.
@@ -149,7 +150,7 @@ def make_study(name: str, a: argparse.Namespace, **extra) -> Study:
 
 def open_prepared(study: Study, arm: str | None = None):
     """Open an arm (default: the first) and prepare (create, ANALYZE, warm up) its tables."""
-    from tibenchlib.prepare import prepare
+    from tibenchlib.sysbench.prepare import prepare
     from tibenchlib.target import open_arm
 
     ctx = open_arm(study, arm or study.arms[0].label)
@@ -174,26 +175,26 @@ def alternating(pairs: int, a: str, b: str) -> list[tuple[int, str]]:
 
 @contextmanager
 def captured_samplers() -> Iterator[list]:
-    """Collect the :class:`~tibenchlib.sampler.ProcessSampler` each ``run_one`` creates.
+    """Collect the :class:`~tibenchlib.resources.ProcessSampler` each ``run_one`` creates.
 
     ``run_one`` keeps its sampler to itself; wrapping the module's factory for the duration
     reads ``overhead_pct`` without changing the library.
     """
-    from tibenchlib import sweep
+    from tibenchlib.sysbench import runner
 
     made: list = []
-    original = sweep._sampler
+    original = runner._sampler
 
     def keep(ctx):
         s = original(ctx)
         made.append(s)
         return s
 
-    sweep._sampler = keep
+    runner._sampler = keep
     try:
         yield made
     finally:
-        sweep._sampler = original
+        runner._sampler = original
 
 
 # -- CPU accounting -------------------------------------------------------------------------------
@@ -390,8 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     from tibenchlib.db import secret_config_file
-    from tibenchlib.run import display_command
-    from tibenchlib.sweep import RunSpec, run_one, study_command
+    from tibenchlib.sysbench.command import study_command
+    from tibenchlib.sysbench.runner import RunSpec, run_one
+    from tibenchlib.tools import display_command
 
     header("bench_overhead: TPS driven by tibench (run_one) ÷ the same sysbench command bare")
     with private_data(a.keep):

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from tibenchlib.sampler import ProcessSampler
+from tibenchlib.resources import ProcessSampler
 
 BUSY = "import time\nt = time.monotonic() + {s}\nwhile time.monotonic() < t: pass\n"
 

@@ -5,10 +5,10 @@ the sampler's own CPU is at most 1% of a core.
 
     .venv/bin/python benchmarks/bench_sampling.py [--pairs 8] [--duration 10] [--threads 2]
 
-Both arms are :func:`tibenchlib.sweep.run_one` on the same open arm of a private MariaDB (under a
-temporary ``TIBENCH_DATA``), ``oltp_point_select``, 4 tables × 10000 rows, 2 threads, 10 s; the
-only difference is ``sample`` (what ``Study.sample_resources`` sets): on, a
-:class:`~tibenchlib.sampler.ProcessSampler` reads the server's and sysbench's CPU and RSS once a
+Both arms are :func:`tibenchlib.sysbench.runner.run_one` on the same open arm of a private
+MariaDB (under a temporary ``TIBENCH_DATA``), ``oltp_point_select``, 4 tables × 10000 rows,
+2 threads, 10 s; the only difference is ``sample`` (what ``Study.sample_resources`` sets): on, a
+:class:`~tibenchlib.resources.ProcessSampler` reads the server's and sysbench's CPU and RSS once a
 second and the samples go to the catalog. Pairs alternate their order (on first, then off
 first, ...). Reported: the ratio of mean TPS with Fieller's 95% interval, the per-pair ratios,
 and the sampler's own CPU as :attr:`ProcessSampler.overhead_pct` (its thread's CPU time over its
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pause", type=float, default=1.0, help="seconds between runs")
     a = ap.parse_args(argv)
 
-    from tibenchlib.sweep import RunSpec, run_one
+    from tibenchlib.sysbench.runner import RunSpec, run_one
 
     header("bench_sampling: TPS with the resource sampler on ÷ off (run_one, sample=True/False)")
     with private_data(a.keep):

@@ -10,7 +10,7 @@ Both arms run YCSB 0.17.0 with tibench's JDBC binding (read 0.5 / update 0.5, un
 started under a temporary ``TIBENCH_DATA`` that is removed at the end; the table is loaded once.
 
 * tibench: :func:`tibenchlib.ycsb.run` (0600 password file made and removed per run, output
-  streamed to a log file by :func:`tibenchlib.run.execute`), then the log parsed;
+  streamed to a log file by :func:`tibenchlib.tools.execute`), then the log parsed;
 * bare: :func:`subprocess.run` of the identical argv (its password file made once) with the
   output in a pipe, parsed after YCSB exits.
 

@@ -14,7 +14,8 @@ from tibenchlib.dm.dump import DumpSettings, dump, dump_files
 from tibenchlib.dm.load import LoadSettings, load
 from tibenchlib.dm.servers import source_server, target_server
 from tibenchlib.dm.verify import verify
-from tibenchlib.run import execute, sysbench_command
+from tibenchlib.sysbench.command import sysbench_command
+from tibenchlib.tools import execute
 
 pytestmark = pytest.mark.slow
 

@@ -366,7 +366,7 @@ def test_dead_external_target_stops_the_phase_with_one_masked_line():
     from tibenchlib.db import ConnInfo
     from tibenchlib.runloop import AliveCheck, TargetDown
     from tibenchlib.server import free_port
-    from tibenchlib.sweep import RunSpec
+    from tibenchlib.sysbench.runner import RunSpec
 
     conn = ConnInfo("127.0.0.1", free_port(), "root", "sbtest", password=SECRET)
     ctx = SimpleNamespace(server=None, conn=conn)

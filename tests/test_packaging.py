@@ -169,5 +169,9 @@ def test_the_built_wheel_installs_a_working_tibench(tmp_path):
         assert (work / "data" / "ci" / "notebooks" / "00_environment.ipynb").is_file()
         assert (work / "data" / "ci" / "results.sqlite").is_file()
         assert not (site / "data").exists()
+        # --data-dir puts everything elsewhere, the embedded server too
+        other = tmp_path / "elsewhere"
+        r = run("server", "status", "--data-dir", str(other))
+        assert r.returncode == 0 and str(other / "server" / "embedded") in r.stdout, r.stdout
     finally:
         run("server", "stop")

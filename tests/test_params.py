@@ -104,3 +104,20 @@ def test_password_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("MY_PW", "hunter2")
     assert s.target.password == "hunter2"
     assert "hunter2" not in s.model_dump_json()
+
+
+def test_a_missing_params_file_names_where_the_example_studies_are(tmp_path, monkeypatch):
+    from tibenchlib import paths
+
+    with pytest.raises(ParamsError) as e:
+        load_study(tmp_path / "params" / "ci.yaml")
+    assert str(paths.params_examples_dir()) in str(e.value) and "ci.yaml, demo.yaml" in str(e.value)
+    # an installed tibench points at the copies shipped in the package
+    shipped = tmp_path / "share" / "params"
+    shipped.mkdir(parents=True)
+    (shipped / "ci.yaml").write_text("study: ci\n")
+    monkeypatch.setattr(paths, "IN_CLONE", False)
+    monkeypatch.setattr(paths, "SHARE", tmp_path / "share")
+    monkeypatch.chdir(tmp_path)  # a study folder outside any clone
+    with pytest.raises(ParamsError, match=f"examples? studies are in {shipped}: ci.yaml;"):
+        load_study("params/ci.yaml")

@@ -15,9 +15,9 @@ from tibenchlib.record import (
     decide_status,
     p95_rule,
 )
-from tibenchlib.run import Outcome
 from tibenchlib.store import Store
 from tibenchlib.sysbench.record import record_from_parsed
+from tibenchlib.tools import Outcome
 
 LOGS = Path(__file__).parent / "fixtures" / "sysbench"
 

@@ -98,7 +98,7 @@ def test_cooldown_is_counted_from_the_end_of_the_previous_run(study, tmp_path, m
 
 
 def test_a_missing_tool_stops_before_any_run_only_when_work_is_left(study, tmp_path):
-    from tibenchlib.run import ToolMissing
+    from tibenchlib.tools import ToolMissing
 
     store = Store(f"sqlite:///{tmp_path / 'c.sqlite'}")
     ph = Phase(store)

@@ -169,8 +169,8 @@ def test_sweep_runs_stores_and_resumes(tmp_path, data_dir, sysbench_bin):
 def test_failed_runs_are_retried_on_resume(tmp_path, data_dir, sysbench_bin, monkeypatch):
     from tibenchlib import phases
     from tibenchlib.params import load_study
-    from tibenchlib.run import ToolMissing
     from tibenchlib.store import Store
+    from tibenchlib.tools import ToolMissing
 
     base = dict(workloads=["oltp_point_select"], threads=[1, 2], repeats=1)
     study = load_study(_write_params(tmp_path, **base, extra_args=[]))
@@ -224,7 +224,7 @@ def test_auth_failure_is_a_failed_run(tmp_path, data_dir, sysbench_bin, mariadb)
     os.environ["TB_TEST_PW"] = good.password
     try:
         phases.prepare(study, progress=False)
-        from tibenchlib.sweep import RunSpec, run_one
+        from tibenchlib.sysbench.runner import RunSpec, run_one
         from tibenchlib.target import open_arm
 
         ctx = open_arm(study, "a")
@@ -314,7 +314,7 @@ def test_killed_mid_sweep_resumes_without_loss_or_repeats(tmp_path, data_dir, sy
 
 
 def test_estimate_counts_warmup_runs_and_dataset_growth_is_accepted():
-    from tibenchlib.prepare import matches
+    from tibenchlib.sysbench.prepare import matches
 
     s = _study(warmup_s=3, duration_s=10, cooldown_s=0)
     specs = plan(s)  # interleaved, balanced: arms a, b | b, a -> 3 openings × 2 workloads

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from tibenchlib.db import ConnInfo
 from tibenchlib.parse.sysbench import parse_sysbench_file
-from tibenchlib.run import Outcome, display_command
+from tibenchlib.tools import Outcome, display_command
 from tibenchlib.tpcc import (
     CONDITIONS,
     SCRIPT,

@@ -2,7 +2,7 @@
 databases, run as papermill-parameterized notebooks over this library.
 
 The public API is listed here once; modules are named for what they hold (params, server, store,
-run, parse, prepare, sweep, stats, compare, plots...). Names are imported on first use, so the
+tools, parse, sysbench, sweep, stats, compare, report...). Names are imported on first use, so the
 command line starts without loading pandas, SciPy and matplotlib it may not need.
 """
 
@@ -60,7 +60,7 @@ _API = {
     "export": "report.comparison",
     "load_summary_csv": "compare",
     "report_table": "report.comparison",
-    "plots": "",
+    "plots": "report.plots",
     # the seeds' published tables recomputed; the HTML report of a study
     "published": "",
     "build_report": "report.html",
@@ -81,7 +81,7 @@ def __getattr__(name: str):
     if name not in _API:
         raise AttributeError(f"module 'tibenchlib' has no attribute {name!r}")
     mod = importlib.import_module(f".{_API[name] or name}", __name__)
-    value = mod if not _API[name] else getattr(mod, name)
+    value = mod if mod.__name__.rsplit(".", 1)[-1] == name else getattr(mod, name)
     globals()[name] = value
     return value
 
@@ -99,7 +99,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         multiclient,
         numa,
         phases,
-        plots,
         published,
         rounds,
         saturation,
@@ -113,6 +112,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from .compare import load_summary_csv
     from .envcapture import capture_database, capture_host, config_diff, environment_tables
     from .params import ParamsError, Study, load_study
+    from .report import plots
     from .report.comparison import export, report_table
     from .report.html import build_report
     from .rounds import round_effects, round_notes

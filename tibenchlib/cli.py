@@ -14,6 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
+from . import paths
 from .params import PHASES, ParamsError, load_study
 
 
@@ -31,13 +32,12 @@ def _fail(msg: str, code: int = 2) -> int:
 def cmd_run(a) -> int:
     from . import phases, studyplan
     from .notebook import PHASE_NOTEBOOKS, execute_phase_notebook
-    from .paths import notebooks_dir
 
     study = load_study(a.params)
     selected = studyplan.ordered_phases(study, a.phase)
     studyplan.check_arms(study, selected, a.arm)
     if not a.in_process and not a.dry_run:
-        absent = [notebooks_dir() / PHASE_NOTEBOOKS[p] for p in selected]
+        absent = [paths.notebook_file(PHASE_NOTEBOOKS[p]) for p in selected]
         absent = [str(nb) for nb in absent if not nb.exists()]
         if absent:
             return _fail(f"notebook not found: {', '.join(absent)} (or run with --in-process)")
@@ -78,7 +78,7 @@ def cmd_run(a) -> int:
         _print_json(results[selected[0]] if len(selected) == 1 else results)
     else:
         for p in selected:
-            print(f"{p}: {len(results[p])} rows -> {phases.results_dir(study) / (p + '.json')}")
+            print(f"{p}: {len(results[p])} rows -> {paths.phase_results(study.study, p)}")
     return 0
 
 
@@ -154,7 +154,6 @@ def cmd_server(a) -> int:
 
 # -- env ---------------------------------------------------------------------------------------
 def cmd_env(a) -> int:
-    from . import paths
     from .envcapture import capture_host
 
     cap = {"host": capture_host(data_dir=paths.data_dir())}
@@ -478,18 +477,8 @@ def _terminate(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     a.verbose = getattr(a, "verbose", False)
-    before = os.environ.get("TIBENCH_DATA")
-    if getattr(a, "data_dir", None):
-        # the environment carries it into papermill's kernels and sysbench's children
-        os.environ["TIBENCH_DATA"] = str(Path(a.data_dir).expanduser().resolve())
-    try:
+    with paths.using_data_dir(getattr(a, "data_dir", None)):
         return _main(a)
-    finally:
-        # called in-process (tests, scripts), --data-dir must not outlive the command
-        if before is None:
-            os.environ.pop("TIBENCH_DATA", None)
-        else:
-            os.environ["TIBENCH_DATA"] = before
 
 
 def _main(a) -> int:

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from .run import Outcome, execute
+from .tools import Outcome, execute
 
 __all__ = ["execute_together", "failed_clients"]
 
@@ -25,7 +25,7 @@ def execute_together(
     env: dict | None = None,
 ) -> list[Outcome]:
     """Run ``commands`` at the same time, each writing to its ``log_paths`` entry, and return
-    their :class:`~tibenchlib.run.Outcome` in the same order once all have ended.
+    their :class:`~tibenchlib.tools.Outcome` in the same order once all have ended.
 
     Each command is started by its own thread right after a barrier, so they start within a
     few milliseconds of each other; ``Outcome.started_at`` records each one's actual start

@@ -39,13 +39,13 @@ log = logging.getLogger(__name__)
 
 
 def executed_path(study: str, phase: str) -> Path:
-    return paths.executed_notebooks_dir(study) / PHASE_NOTEBOOKS[phase]
+    return paths.executed_notebook(study, PHASE_NOTEBOOKS[phase])
 
 
 # -- batch execution ---------------------------------------------------------------------------
 def kernel_dir() -> Path:
     """A Jupyter data directory holding the kernelspec of the running interpreter."""
-    return paths.data_dir() / "jupyter"
+    return paths.jupyter_dir()
 
 
 def ensure_kernelspec() -> str:
@@ -54,15 +54,14 @@ def ensure_kernelspec() -> str:
     Papermill would otherwise start whichever ``python3`` kernel Jupyter finds first, which
     need not be the environment tibench is installed in.
     """
-    d = kernel_dir() / "kernels" / KERNEL_NAME
+    f = paths.kernelspec_file(KERNEL_NAME)
     spec = {
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "Python (tibench)",
         "language": "python",
     }
-    f = d / "kernel.json"
     if not f.is_file() or json.loads(f.read_text()) != spec:
-        d.mkdir(parents=True, exist_ok=True)
+        f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(spec, indent=1))
     return KERNEL_NAME
 
@@ -116,7 +115,7 @@ def execute_phase_notebook(
 
     import papermill as pm
 
-    src = paths.notebooks_dir() / PHASE_NOTEBOOKS[phase]
+    src = paths.notebook_file(PHASE_NOTEBOOKS[phase])
     out = executed_path(study, phase)
     out.parent.mkdir(parents=True, exist_ok=True)
     kernel = ensure_kernelspec()
@@ -282,7 +281,6 @@ def open_study(
 
 def phase_stored(study, phase: str, arms: list[str]) -> bool:
     """Whether the catalog (or the phase's results) already holds this phase's results."""
-    from .phases import results_dir
     from .store import Store
 
     if not paths.catalog_file(study.study).exists() and not study.results_url:
@@ -292,7 +290,7 @@ def phase_stored(study, phase: str, arms: list[str]) -> bool:
         caps = store.environment_captures(study.study)
         return all(a in caps for a in arms)
     if phase == "prepare":
-        return (results_dir(study) / "prepare.json").is_file()
+        return paths.phase_results(study.study, "prepare").is_file()
     if phase in ("sweep", "compare"):
         runs = store.runs(study.study, phase="sweep")
         return bool(len(runs)) and bool(runs["arm"].isin(arms).any())

@@ -29,12 +29,12 @@ from .binding import (
     verify_binding,
 )
 from .params import Arm, Study
+from .resources import numastat_per_node
 from .runloop import run_plan
-from .sampler import numastat_per_node
 from .stability import stability_by_run
 from .stats import compare_arms
 from .store import Store
-from .sweep import RunSpec, describe, run_one
+from .sysbench.runner import RunSpec, describe, run_one
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ def run_numa_phase(
     progress: bool = True,
 ) -> pd.DataFrame:
     """Run (or resume) the NUMA cells and return one row per policy × workload × threads."""
-    from .prepare import ensure_ready
+    from .sysbench.prepare import ensure_ready
     from .target import open_arm
 
     store = Store.for_study(study, record=True)

@@ -333,7 +333,7 @@ def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Stu
     """
     p = Path(path)
     if not p.is_file():
-        raise ParamsError(f"{p}: no such params file")
+        raise ParamsError(f"{p}: no such params file{_examples_hint()}")
     try:
         data = yaml.safe_load(p.read_text()) or {}
     except yaml.YAMLError as e:
@@ -343,3 +343,14 @@ def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Stu
     study = parse_study(data, str(p))
     study._source = str(p)
     return study
+
+
+def _examples_hint() -> str:
+    """Where the example study files are (in the clone, or shipped with an installed tibench)."""
+    from .paths import params_examples_dir
+
+    d = params_examples_dir()
+    names = sorted(f.name for f in d.glob("*.yaml")) if d.is_dir() else []
+    if not names:
+        return ""
+    return f" (the example studies are in {d}: {', '.join(names)}; copy one to start from)"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -82,6 +84,16 @@ def reference_dir() -> Path:
     return ROOT / "data" / "reference" if IN_CLONE else SHARE / "reference"
 
 
+def reference_file(*parts: str) -> Path:
+    """A file (or folder) of the reference data sets, e.g. ``reference_file("tpch")``."""
+    return reference_dir().joinpath(*parts)
+
+
+def notebook_file(notebook: str) -> Path:
+    """One phase's notebook as committed (:func:`notebooks_dir`)."""
+    return notebooks_dir() / notebook
+
+
 # -- inside a study ----------------------------------------------------------------------------
 def catalog_file(study: str) -> Path:
     """The study's SQLite catalog (when no ``results_url`` is given)."""
@@ -116,3 +128,94 @@ def report_dir(study: str) -> Path:
 def lock_file(study: str) -> Path:
     """The study's lock (see :mod:`tibenchlib.lock`)."""
     return study_dir(study) / ".lock"
+
+
+# -- files inside a study's folders ------------------------------------------------------------
+def raw_log(study: str, tool: str, name: str) -> Path:
+    """The raw output of one step of a tool (``<name>.log`` under :func:`raw_dir`)."""
+    return raw_dir(study, tool) / f"{name}.log"
+
+
+def run_log(study: str, tool: str, run_key: str, prefix: str = "") -> Path:
+    """The raw output of one run, named after its ``run_key`` (``/`` written as ``__``)."""
+    return raw_log(study, tool, prefix + run_key.replace("/", "__"))
+
+
+def phase_results(study: str, phase: str, ext: str = "json") -> Path:
+    """A phase's table of results (``<phase>.json`` or ``.csv``)."""
+    return results_dir(study) / f"{phase}.{ext}"
+
+
+def compare_export(study: str, name: str) -> Path:
+    """The stem (no suffix) of one exported comparison table (CSV and Markdown)."""
+    return results_dir(study) / "compare" / name
+
+
+def tpch_plans_file(study: str, arm: str) -> Path:
+    """The TiFlash plan check of one TPC-H arm."""
+    return results_dir(study) / "tpch_plans" / f"{arm}.csv"
+
+
+def environment_file(study: str, arm: str) -> Path:
+    """One arm's environment capture."""
+    return environment_dir(study) / f"{arm}.json"
+
+
+def executed_notebook(study: str, notebook: str) -> Path:
+    """A phase's notebook as executed for this study."""
+    return executed_notebooks_dir(study) / notebook
+
+
+def report_figures_dir(study: str) -> Path:
+    """The HTML report's figures."""
+    return report_dir(study) / "figures"
+
+
+def report_tables_dir(study: str) -> Path:
+    """The HTML report's tables."""
+    return report_dir(study) / "tables"
+
+
+def report_file(study: str) -> Path:
+    """The study's self-contained HTML report."""
+    return report_dir(study) / f"{study}.html"
+
+
+# -- outside any study -------------------------------------------------------------------------
+def jupyter_dir() -> Path:
+    """A Jupyter data directory holding the kernelspec of the running interpreter."""
+    return data_dir() / "jupyter"
+
+
+def kernelspec_file(kernel: str) -> Path:
+    """The kernelspec papermill starts notebooks with (under :func:`jupyter_dir`)."""
+    return jupyter_dir() / "kernels" / kernel / "kernel.json"
+
+
+def tpch_data_dir(sf_label: str) -> Path:
+    """Generated TPC-H data of one scale factor (``sf_label`` as ``tpch.datagen.sf_label``)."""
+    return data_dir() / "tpch" / f"sf{sf_label}"
+
+
+def ycsb_home() -> Path:
+    """Where the built YCSB binding and its Maven repository live: ``<data dir>/ycsb``, or
+    ``TIBENCH_YCSB_HOME`` (so several data directories share one build)."""
+    env = os.environ.get("TIBENCH_YCSB_HOME")
+    return Path(env).expanduser().resolve() if env else data_dir() / "ycsb"
+
+
+@contextmanager
+def using_data_dir(path: str | Path | None) -> Iterator[None]:
+    """Within the block, :func:`data_dir` is ``path`` (when given): ``TIBENCH_DATA`` is set, so
+    the environment carries it into papermill's kernels and the tools' children; restored after,
+    so a command called in-process (tests, scripts) does not leave it behind."""
+    before = os.environ.get("TIBENCH_DATA")
+    if path:
+        os.environ["TIBENCH_DATA"] = str(Path(path).expanduser().resolve())
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TIBENCH_DATA", None)
+        else:
+            os.environ["TIBENCH_DATA"] = before

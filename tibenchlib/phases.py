@@ -79,17 +79,17 @@ def results_dir(study: Study | str) -> Path:
 
 def write_results(study: Study, phase: str, df: pd.DataFrame) -> Path:
     """Write a phase's rows as JSON (records, nulls for missing) and CSV."""
-    d = results_dir(study)
-    d.mkdir(parents=True, exist_ok=True)
-    p = d / f"{phase}.json"
+    name = study if isinstance(study, str) else study.study
+    p = paths.phase_results(name, phase)
+    p.parent.mkdir(parents=True, exist_ok=True)
     records = json.loads(df.replace({np.nan: None}).to_json(orient="records", default_handler=str))
     p.write_text(json.dumps(records, indent=1, ensure_ascii=False))
-    df.to_csv(d / f"{phase}.csv", index=False)
+    df.to_csv(paths.phase_results(name, phase, "csv"), index=False)
     return p
 
 
 def read_results(study: Study | str, phase: str) -> list[dict]:
-    p = results_dir(study) / f"{phase}.json"
+    p = paths.phase_results(study if isinstance(study, str) else study.study, phase)
     if not p.exists():
         raise FileNotFoundError(f"{p}: phase '{phase}' has not produced results")
     return json.loads(p.read_text())
@@ -124,7 +124,7 @@ def environment(
             }
         finally:
             eng.dispose()
-        save_capture(cap, paths.environment_dir(study.study) / f"{label}.json")
+        save_capture(cap, paths.environment_file(study.study, label))
         store.record_environment(study.study, label, cap)
         rows.append(
             {
@@ -149,7 +149,7 @@ def prepare(
     progress: bool = True,
 ) -> pd.DataFrame:
     """Prepare / ANALYZE / warm up / verify on every distinct target of the study."""
-    from .prepare import prepare as prepare_arm
+    from .sysbench.prepare import prepare as prepare_arm
     from .target import open_arm
 
     store = Store.for_study(study, record=True)

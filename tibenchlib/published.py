@@ -40,7 +40,7 @@ SEED000_ARMS = ("v5.1.4", "v6.0.0")
 
 
 def _ref(name: str) -> Path:
-    p = paths.reference_dir() / name
+    p = paths.reference_file(name)
     if not p.exists():
         raise FileNotFoundError(f"{p}: reference table missing (it is tracked in data/reference/)")
     return p

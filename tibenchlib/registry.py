@@ -70,7 +70,7 @@ PHASES: tuple[Phase, ...] = (
         "prepare",
         "tibenchlib.phases:prepare",
         "01_prepare.ipynb",
-        "tibenchlib.prepare:estimate",
+        "tibenchlib.sysbench.prepare:estimate",
         summary="sysbench tables prepared, analyzed, warmed up and verified",
     ),
     Phase(

@@ -30,8 +30,8 @@ from . import paths
 from .db import remove_stale_configs
 from .lock import study_lock
 from .record import RunRecord
-from .run import require
 from .store import Store
+from .tools import require
 
 log = logging.getLogger(__name__)
 

@@ -167,7 +167,7 @@ def progress(study: Study) -> pd.DataFrame:
         elif phase in ("sweep", "numa"):
             _runs_progress(study, store, phase, add)
         elif phase == "compare":
-            done = (paths.results_dir(study.study) / "compare.json").is_file()
+            done = paths.phase_results(study.study, "compare").is_file()
             add(phase, "", "tables", 1, int(done), 0)
         elif phase == "tpch_scaling":
             _tpch_progress(study, store, add)

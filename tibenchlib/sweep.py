@@ -1,50 +1,25 @@
 """Workload sweeps: sysbench workloads × thread ladder × repeats, resumable.
 
-Each run keeps its raw log and exact command (no password), is checked for failure and
-degeneracy, and lands in the catalog as soon as it finishes. Running the study again skips runs
-already in the catalog unless ``redo``; a run cut short by a kill is simply run again.
+The sweep phase: its plan (:func:`plan`, arms in a balanced order per round), its estimate for
+the dry run, and the callables it hands to :func:`tibenchlib.runloop.run_plan` (open and warm an
+arm; one run is :func:`tibenchlib.sysbench.runner.run_one`, which keeps its raw log and exact
+command, no password). Running the study again skips runs already in the catalog unless
+``redo``; a run cut short by a kill is simply run again.
 """
 
 from __future__ import annotations
 
-import logging
 import random
-import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from . import paths
-from .db import secret_config_file
 from .params import WRITE_WORKLOADS, Study
-from .record import RunRecord
-from .run import display_command, execute, sysbench_command
 from .runloop import run_plan
 from .store import Store
-from .sysbench.record import record_from_parsed
-
-log = logging.getLogger(__name__)
+from .sysbench.runner import RunSpec, describe, run_one, warmup_runs
 
 #: Seconds a run costs beyond its configured duration (connect, thread start, report).
 RUN_OVERHEAD_S = 1.0
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One planned sysbench run."""
-
-    arm: str
-    workload: str
-    threads: int
-    repeat: int
-    seq: int = 0
-    phase: str = "sweep"
-
-    @property
-    def run_key(self) -> str:
-        key = f"{self.arm}/{self.workload}/t{self.threads}/r{self.repeat}"
-        return key if self.phase == "sweep" else f"{self.phase}/{key}"
 
 
 def plan(
@@ -131,224 +106,6 @@ def phase_estimate(study: Study, arms: list[str] | None = None) -> dict:
     }
 
 
-def log_path(study: str, spec: RunSpec) -> Path:
-    return paths.raw_dir(study, "sysbench") / (spec.run_key.replace("/", "__") + ".log")
-
-
-def earlier_attempts(path: Path) -> list[Path]:
-    """The logs of earlier attempts of a run, set aside as ``<name>.attempt<N>.log``."""
-    return sorted(
-        path.parent.glob(f"{path.stem}.attempt*.log"),
-        key=lambda p: int(p.stem.rsplit("attempt", 1)[1] or 0),
-    )
-
-
-def set_aside(path: Path) -> int:
-    """Move an existing log at ``path`` to the next ``.attempt<N>.log`` (a failed attempt, a run
-    re-measured with ``--redo``, or a log the catalog does not know): raw logs are never
-    overwritten. Returns this attempt's number (1 for a first run)."""
-    earlier = earlier_attempts(path)
-    n = len(earlier)
-    if path.exists():
-        n += 1
-        dest = path.with_name(f"{path.stem}.attempt{n}.log")
-        path.rename(dest)
-        log.info("earlier log of this run kept as %s", dest)
-    return n + 1
-
-
-def study_command(
-    study: Study,
-    conn,
-    workload: str,
-    threads: int,
-    time_s: int,
-    config_file,
-    *,
-    report: bool = True,
-) -> list[str]:
-    """The sysbench command of one run of ``study`` (``report=False``: a warm-up run without
-    report interval, percentile or histogram)."""
-    extra = (
-        {
-            "report_interval_s": study.report_interval_s,
-            "percentile": study.percentile,
-            "histogram": study.histogram,
-        }
-        if report
-        else {}
-    )
-    return sysbench_command(
-        workload,
-        conn,
-        tables=study.dataset.tables,
-        table_size=study.dataset.table_size,
-        threads=threads,
-        time_s=time_s,
-        rand_type=study.rand_type,
-        extra=study.extra_args,
-        config_file=config_file,
-        **extra,
-    )
-
-
-def run_one(
-    ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool | None = None
-) -> RunRecord:
-    """Run one sysbench run on an open arm and record it. Returns its record."""
-    from .parse.sysbench import parse_sysbench_file
-
-    study = ctx.study
-    d = duration_s or study.duration_s
-    path = log_path(study.study, spec)
-    attempt = set_aside(path)
-    timeout = study.run_timeout_s or d * 1.5 + 60
-    sampler = _sampler(ctx) if (study.sample_resources if sample is None else sample) else None
-
-    def started(pid: int) -> None:
-        if sampler is not None:
-            sampler.watch("client", pid)
-            sampler.t0 = time.time()
-            sampler.start()
-
-    with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
-        cmd = study_command(study, ctx.conn, spec.workload, spec.threads, d, cfg)
-        try:
-            outcome = execute(cmd, path, timeout_s=timeout, on_start=started)
-        finally:
-            if sampler is not None:
-                sampler.stop()
-    parsed = parse_sysbench_file(path)
-    rec, iv = record_from_parsed(
-        parsed,
-        study=study.study,
-        run_key=spec.run_key,
-        phase=spec.phase,
-        arm=spec.arm,
-        workload=spec.workload,
-        threads=spec.threads,
-        repeat=spec.repeat,
-        seq=spec.seq,
-        outcome=outcome,
-        command=display_command(cmd),
-        expected_s=d,
-        interval_s=study.report_interval_s,
-    )
-    rec.attempts = attempt
-    if sampler is not None:
-        samples = sampler.samples
-        rec.warnings += sampler.warnings
-        from .sampler import client_bottleneck
-
-        cb = client_bottleneck(samples)
-        if cb["warning"] and cb["n"]:
-            rec.warnings.append(cb["warning"])
-    if study.prometheus_url:
-        from .prometheus import collect_run_metrics
-
-        metrics, warns = collect_run_metrics(
-            study.prometheus_url, outcome.started_at, outcome.finished_at
-        )
-        rec.warnings += warns
-        if len(metrics):
-            ctx.store.append(
-                "cluster_metrics", metrics.assign(study=study.study, run_key=spec.run_key)
-            )
-    ctx.store.record_run(rec, iv)
-    if sampler is not None and len(samples):
-        ctx.store.append("samples", samples.assign(study=study.study, run_key=spec.run_key))
-    return rec
-
-
-def warmup_runs(ctx) -> pd.DataFrame:
-    """Warm up an arm just opened (server start or arm switch) until throughput is steady.
-
-    Per workload, at its largest thread count: sysbench runs of ``warmup_s`` seconds reporting
-    every second, until :func:`tibenchlib.warmup.steady_after` calls the throughput steady or
-    ``warmup_max_runs`` runs were made. Nothing here enters the sweep's statistics; every
-    warm-up run is recorded in the catalog's ``warmups`` table. Returns this opening's rows.
-    """
-    from .parse.sysbench import parse_sysbench_file
-    from .warmup import steady_after
-
-    study = ctx.study
-    seconds = int(max(1, round(study.warmup_s)))
-    done = ctx.store.read("warmups", study.study)
-    opening = int(done["opening"].max()) + 1 if len(done) else 1
-    rows = []
-    for w in study.workloads:
-        threads = max(study.threads_for(w))
-        previous = None
-        for attempt in range(1, study.warmup_max_runs + 1):
-            spec = RunSpec(ctx.arm.label, w, threads, attempt, phase="warmup")
-            name = f"o{opening}__{spec.run_key.replace('/', '__')}.log"
-            path = paths.raw_dir(study.study, "warmup") / name
-            with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
-                cmd = sysbench_command(
-                    w,
-                    ctx.conn,
-                    tables=study.dataset.tables,
-                    table_size=study.dataset.table_size,
-                    threads=threads,
-                    time_s=seconds,
-                    rand_type=study.rand_type,
-                    extra=study.extra_args,
-                    config_file=cfg,
-                    report_interval_s=1,
-                )
-                out = execute(cmd, path, timeout_s=seconds * 1.5 + 60)
-            if out.returncode != 0:
-                log.warning("warm-up run %s exited %s (log %s)", spec.run_key, out.returncode, path)
-            iv = parse_sysbench_file(path).intervals
-            tps = iv["tps"].to_numpy() if iv is not None and len(iv) else []
-            st = steady_after(tps, previous)
-            rows.append(
-                {
-                    "study": study.study,
-                    "arm": ctx.arm.label,
-                    "workload": w,
-                    "threads": threads,
-                    "opening": opening,
-                    "attempt": attempt,
-                    "seconds": out.wall_s,
-                    "tps": st["tps"],
-                    "n_intervals": len(tps),
-                    "mser_cut_s": st["mser_cut_s"],
-                    "change_pct": st["change_pct"],
-                    "steady": st["steady"],
-                    "detail": st["detail"],
-                    "log_path": str(path),
-                    "at": out.started_at,
-                }
-            )
-            ctx.store.append("warmups", [rows[-1]])
-            previous = st["tps"]
-            if st["steady"]:
-                break
-        else:
-            log.warning(
-                "%s %s: throughput not steady after %d warm-up runs (%s)",
-                ctx.arm.label,
-                w,
-                study.warmup_max_runs,
-                rows[-1]["detail"],
-            )
-    return pd.DataFrame(rows)
-
-
-def describe(spec: RunSpec) -> str:
-    """A run in the progress bar's words."""
-    return f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}"
-
-
-def _sampler(ctx):
-    """Per-second CPU/RSS of the local server (when tibench runs it) and the sysbench client."""
-    from .sampler import ProcessSampler
-
-    server_pid = ctx.server.pid if ctx.server else None
-    return ProcessSampler({"server": server_pid} if server_pid else {})
-
-
 def sweep(
     study: Study,
     *,
@@ -364,7 +121,7 @@ def sweep(
     again (their logs kept as earlier attempts); ``redo`` re-measures every run (the loop:
     :func:`tibenchlib.runloop.run_plan`).
     """
-    from .prepare import ensure_ready, prepare
+    from .sysbench.prepare import ensure_ready, prepare
     from .target import open_arm
 
     if store is None:

@@ -1,7 +1,7 @@
 """Dump the source with mydumper (DM's dump unit) and describe what it wrote.
 
 The runner builds the command from the swept knobs (``threads``, ``rows`` = single-table
-concurrency on/off, ``statement_size``), runs it through :func:`tibenchlib.run.execute` with the
+concurrency on/off, ``statement_size``), runs it through :func:`tibenchlib.tools.execute` with the
 password in a 0600 option file, keeps mydumper's ``--verbose 3`` log as the raw output, and
 measures seconds and MB/s over the bytes of the dump directory. :func:`dump_files` counts the
 INSERT statements and rows actually written, file by file (rows per statement is a result of
@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..db import ConnInfo
-from ..run import Outcome, display_command, execute
+from ..tools import Outcome, display_command, execute
 from .options import client_defaults_file, connection_args
 
 MB = 1_000_000
@@ -159,7 +159,8 @@ def dump(
 ) -> DumpResult:
     """Run mydumper into ``outdir`` (emptied first) and measure it.
 
-    ``on_start(pid)`` is called once mydumper runs (for :class:`tibenchlib.sampler.ProcessSampler`).
+    ``on_start(pid)`` is called once mydumper runs (for
+    :class:`tibenchlib.resources.ProcessSampler`).
     A missing tool, an error or a timeout come back in :attr:`DumpResult.outcome`, not raised.
     """
     outdir = Path(outdir)

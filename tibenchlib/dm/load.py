@@ -18,7 +18,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from ..db import ConnInfo
-from ..run import Outcome, execute
+from ..tools import Outcome, execute
 from .dump import ToolTransfer, directory_bytes, shown
 from .options import client_defaults_file, connection_args
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..sampler import ProcessSampler
+from ..resources import ProcessSampler
 from ..server import EmbeddedServer
 from .dump import DumpSettings, dump
 from .load import LoadSettings, load

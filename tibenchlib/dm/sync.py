@@ -21,7 +21,8 @@ import pandas as pd
 import sqlalchemy as sa
 
 from ..db import ConnInfo, secret_config_file
-from ..run import Outcome, execute, sysbench_command
+from ..sysbench.command import sysbench_command
+from ..tools import Outcome, execute
 
 PARALLEL_MODES = ("optimistic", "conservative", "aggressive", "minimal", "none")
 

@@ -122,7 +122,7 @@ def phase_status(study: str, phase: str) -> PhaseStatus:
     papermill writes the executed copy as it goes: ``end_time`` stays empty and cells are
     marked ``running``/``pending`` until it ends, and ``exception`` is set when a cell failed.
     """
-    p = paths.executed_notebooks_dir(study) / PHASE_NOTEBOOKS[phase]
+    p = paths.executed_notebook(study, PHASE_NOTEBOOKS[phase])
     if not p.exists():
         return PhaseStatus(phase, "not_run", p)
     try:
@@ -303,7 +303,7 @@ def _html_tables(nb: nbformat.NotebookNode) -> list[pd.DataFrame]:
 def _compare_tables(study: str, lang: str) -> list[tuple[str, str, pd.DataFrame]]:
     """Each A/B pair of the compare phase's results as the notebooks show it (the seeds' table,
     improvements as ``+4.9% [+1.6, +8.4]``): (baseline, candidate, table)."""
-    res = paths.results_dir(study) / "compare.json"
+    res = paths.phase_results(study, "compare")
     if not res.exists():
         return []
     cmp = pd.read_json(res)
@@ -459,8 +459,7 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
     sdir = paths.study_dir(study)
     if not sdir.exists():
         raise FileNotFoundError(f"no study {study!r}: {sdir} does not exist (run it first)")
-    out = report_dir(study)
-    figs, tabs = out / "figures", out / "tables"
+    figs, tabs = paths.report_figures_dir(study), paths.report_tables_dir(study)
     for d in (figs, tabs):
         d.mkdir(parents=True, exist_ok=True)
         for old in d.iterdir():
@@ -470,6 +469,6 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
         st.figures = _save_figures(st, figs)
         _save_tables(st, tabs, lang, study)
     page = _render(_report_notebook(study, statuses, lang), lang)
-    target = out / f"{study}.html"
+    target = paths.report_file(study)
     target.write_text(page, encoding="utf-8")
     return target

@@ -140,9 +140,9 @@ def prepare(session, steps: pd.DataFrame) -> None:
 # -- 02 sweep ----------------------------------------------------------------------------------
 def sweep(session, runs: pd.DataFrame, all_runs: pd.DataFrame) -> pd.DataFrame:
     """The reports' table with intervals, throughput and latency against threads."""
-    from .. import plots
     from ..stats import summarize_cells
     from ..sweep import sweep_table
+    from . import plots
 
     lang = session.lang
     counts = runs["status"].value_counts() if len(runs) else pd.Series(dtype=int)
@@ -167,9 +167,9 @@ def sweep(session, runs: pd.DataFrame, all_runs: pd.DataFrame) -> pd.DataFrame:
 
 def sweep_diagnostics(session, all_runs: pd.DataFrame) -> None:
     """Interval TPS of the first repeats, and MSER-5 / batch means inside each run."""
-    from .. import plots
     from ..steady import steady_state_table
     from ..store import Store
+    from . import plots
 
     catalog = Store.for_study(session.study)
     ok = all_runs[all_runs["status"] == "ok"] if len(all_runs) else all_runs
@@ -258,10 +258,10 @@ def pairs_of(cmp: pd.DataFrame) -> list[tuple[str, str]]:
 def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
     """Per pair: the summary sentence, the reports' table per workload, the plots; each table
     also written as CSV and Markdown under ``results/compare/`` (``export``)."""
-    from .. import plots
-    from ..phases import results_dir
+    from .. import paths
     from ..stats import summarize_cells, summarize_improvement
     from ..store import Store
+    from . import plots
     from .comparison import export as write
 
     lang = session.lang
@@ -291,7 +291,8 @@ def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
             show(table, lang)
             if export:
                 write(
-                    T.plain(table, lang), results_dir(session.study) / "compare" / f"{a}_vs_{b}_{w}"
+                    T.plain(table, lang),
+                    paths.compare_export(session.study.study, f"{a}_vs_{b}_{w}"),
                 )
         order = [x for x in (a, b) if x in set(cells["arm"])]
         plots.metric_vs_threads(
@@ -341,10 +342,10 @@ def config_diff(session, cmp: pd.DataFrame) -> None:
 # -- 04 numa -----------------------------------------------------------------------------------
 def numa(session, rows: pd.DataFrame) -> pd.DataFrame:
     """Each policy against unbound (table, sentence, TPS plot); bindings, memory and CPU below."""
-    from .. import plots
     from ..numa import cpu_table, memory_table, policies
     from ..stats import summarize_cells
     from ..store import Store
+    from . import plots
 
     lang = session.lang
     catalog = Store.for_study(session.study)
@@ -381,9 +382,9 @@ def numa(session, rows: pd.DataFrame) -> pd.DataFrame:
 
 def numa_stability(session, runs: pd.DataFrame) -> pd.DataFrame:
     """Dips, floors and level shifts of every run; the two worst runs drawn."""
-    from .. import plots
     from ..stability import dip_events, stability_by_run
     from ..store import Store
+    from . import plots
 
     if not len(runs):
         say("No runs: no stability to show.")
@@ -445,9 +446,9 @@ def tpch_description(session) -> str:
 
 def tpch(session, rows: pd.DataFrame) -> dict:
     """Every arm over all queries (the headline), whole query sets, per-query charts."""
-    from .. import plots
     from ..store import Store
     from ..tpch import phase, scaling
+    from . import plots
 
     lang = session.lang
     study = session.study

@@ -81,7 +81,7 @@ def record_from_parsed(
 ) -> tuple[RunRecord, pd.DataFrame]:
     """The record of one parsed sysbench log and its intervals (pure apart from the parse).
 
-    ``outcome`` (:class:`tibenchlib.run.Outcome`) is how the process ended; None for a log read
+    ``outcome`` (:class:`tibenchlib.tools.Outcome`) is how the process ended; None for a log read
     from disk, whose exit is unknown. ``workload``/``threads`` default to what the log prints.
     """
     from ..parse.sysbench import histogram_percentiles

@@ -15,7 +15,7 @@ time is sysbench's ``total time``.
 The password reaches sysbench through a 0600 ``--config-file`` (:func:`tibenchlib.db.
 secret_config_file`). go-tpc reads it only from its ``-p`` flag, so on a cluster it is
 visible in the client host's process list while go-tpc runs; it is never written to the log
-or to the command shown (:func:`tibenchlib.run.display_command`).
+or to the command shown (:func:`tibenchlib.tools.display_command`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import sqlalchemy as sa
 from ..db import ConnInfo, secret_config_file
 from ..parse.gotpc import TpccResult, parse_tpcc_output
 from ..parse.sysbench import SysbenchResult, parse_sysbench_file
-from ..run import Outcome, execute
+from ..tools import Outcome, execute
 
 __all__ = [
     "LUA_DIR",

@@ -83,7 +83,7 @@ def sf_label(scale_factor: float) -> str:
 
 def default_dir(scale_factor: float) -> Path:
     """Where generated data goes unless told otherwise: ``data/tpch/sf<SF>/`` (git-ignored)."""
-    return paths.data_dir() / "tpch" / f"sf{sf_label(scale_factor)}"
+    return paths.tpch_data_dir(sf_label(scale_factor))
 
 
 def tpchgen_binary() -> str:

@@ -216,8 +216,8 @@ def _clear_block(store: Store, study: Study, arm: str, mode: str) -> None:
 
 
 def _scale_out(study: Study, label: str, yes: bool) -> None:
-    from ..run import execute
     from ..safety import guard_destructive
+    from ..tools import execute
 
     cmd = study.tpch_scaling.scale_out_commands[label]
     guard_destructive(
@@ -226,7 +226,7 @@ def _scale_out(study: Study, label: str, yes: bool) -> None:
         allowed=study.allow_destructive or yes,
         target=study.target.url or "",
     )
-    out = execute(shlex.split(cmd), paths.raw_dir(study.study, "tpch") / f"scale-{label}.log")
+    out = execute(shlex.split(cmd), paths.raw_log(study.study, "tpch", f"scale-{label}"))
     if out.returncode != 0:
         raise RuntimeError(f"scale-out command for arm {label} exited {out.returncode}: {cmd}")
 
@@ -244,9 +244,9 @@ def _tiflash_arm(ctx, study: Study, label: str, qs, progress: bool) -> dict:
     settings = dict(tiflash.TIFLASH_SESSION)
     plans = tiflash.check_plans(ctx.engine(), qs, session_settings=settings)
     stores = tiflash.tiflash_store_count(ctx.engine())
-    out = paths.results_dir(study.study) / "tpch_plans"
-    out.mkdir(parents=True, exist_ok=True)
-    plans.assign(arm=label, tiflash_stores=stores).to_csv(out / f"{label}.csv", index=False)
+    out = paths.tpch_plans_file(study.study, label)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    plans.assign(arm=label, tiflash_stores=stores).to_csv(out, index=False)
     log.info("arm %s: %s TiFlash stores", label, stores)
     return settings
 

@@ -405,7 +405,7 @@ def run_elapsed(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def seed002_path() -> Path:
-    return paths.reference_dir() / "seed002_tiflash_tpch.csv"
+    return paths.reference_file("seed002_tiflash_tpch.csv")
 
 
 def load_seed002(path: str | Path | None = None) -> pd.DataFrame:

@@ -60,7 +60,7 @@ class Verification:
 
 
 def reference_root() -> Path:
-    return paths.reference_dir() / "tpch"
+    return paths.reference_file("tpch")
 
 
 def answer_path(number: int, scale_factor: float, source: str = "tpchgen") -> Path:

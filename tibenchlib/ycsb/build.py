@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 from .. import paths
-from ..run import require
+from ..tools import require
 
 __all__ = ["BuildError", "SOURCE_DIR", "build_binding", "source_hash", "ycsb_home"]
 
@@ -36,8 +36,7 @@ class BuildError(RuntimeError):
 def ycsb_home() -> Path:
     """Where the built binding and its Maven repository live: ``<data dir>/ycsb``, or
     ``TIBENCH_YCSB_HOME`` (so several data directories share one build)."""
-    env = os.environ.get("TIBENCH_YCSB_HOME")
-    return Path(env).expanduser().resolve() if env else paths.data_dir() / "ycsb"
+    return paths.ycsb_home()
 
 
 def _sources(src: Path) -> list[Path]:

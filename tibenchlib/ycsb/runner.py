@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..db import CONFIG_PREFIX, CONFIG_SUFFIX, ConnInfo
-from ..run import Outcome, execute, require
+from ..tools import Outcome, execute, require
 from .build import BINDING_CLASS, CLIENT_CLASS, build_binding
 
 __all__ = [

@@ -11,8 +11,9 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from tibenchlib import plots, published
+from tibenchlib import published
 from tibenchlib.compare import compare_table
+from tibenchlib.report import plots
 from tibenchlib.stats import summarize_cells
 from tibenchlib.tpch import scaling
 

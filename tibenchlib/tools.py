@@ -1,4 +1,5 @@
-"""Runners: build tool commands and run them, streaming raw output to a file. Never parse here.
+"""External tools: find them (:func:`require`), run them streaming raw output to a file
+(:func:`execute`), show their commands without secrets (:func:`display_command`). Never parse here.
 
 A runner returns what happened (exit code, timing, whether it timed out) and where the raw output
 is; the parsers read that file. Child processes die with their parent (Linux ``PDEATHSIG``), so
@@ -17,8 +18,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from .db import ConnInfo
 
 
 class ToolMissing(RuntimeError):
@@ -49,48 +48,6 @@ def require(tool: str) -> str:
             f"(apt-get install {tool} / dnf install {tool} / brew install {tool})"
         )
     return path
-
-
-def sysbench_command(
-    workload: str,
-    conn: ConnInfo,
-    *,
-    action: str = "run",
-    tables: int,
-    table_size: int,
-    threads: int,
-    time_s: int | None = None,
-    report_interval_s: int | None = None,
-    percentile: float | None = None,
-    rand_type: str | None = None,
-    histogram: bool = False,
-    extra: Sequence[str] = (),
-    config_file: str | Path | None = None,
-) -> list[str]:
-    """The sysbench command line, password excluded (it goes in ``config_file``).
-
-    The reports' form: ``sysbench oltp_point_select --tables=16 --table-size=… --threads=…
-    --time=600 --report-interval=1 --rand-type=uniform run``.
-    """
-    cmd = ["sysbench", workload]
-    if config_file is not None:
-        cmd.append(f"--config-file={config_file}")
-    cmd += conn.sysbench_args()
-    cmd += [f"--tables={tables}", f"--table-size={table_size}", f"--threads={threads}"]
-    if action == "run":
-        if time_s is not None:
-            cmd.append(f"--time={time_s}")
-        if report_interval_s:
-            cmd.append(f"--report-interval={report_interval_s}")
-        if percentile is not None:
-            cmd.append(f"--percentile={percentile:g}")
-        if histogram:
-            cmd.append("--histogram=on")
-    if rand_type:
-        cmd.append(f"--rand-type={rand_type}")
-    cmd += list(extra)
-    cmd.append(action)
-    return cmd
 
 
 def display_command(cmd: Sequence[str]) -> str:

@@ -19,10 +19,11 @@ import pandas as pd
 import sqlalchemy as sa
 from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
-from . import paths
-from .db import secret_config_file
-from .run import display_command, execute, sysbench_command
-from .safety import DestructiveRefused
+from .. import paths
+from ..db import secret_config_file
+from ..safety import DestructiveRefused
+from ..tools import display_command, execute
+from .command import sysbench_command
 
 
 class PrepareError(RuntimeError):
@@ -214,7 +215,7 @@ def _sysbench_prepare(ctx) -> str:
 
 def _sysbench(ctx, action: str) -> str:
     ds = ctx.study.dataset
-    log = paths.raw_dir(ctx.study.study, "prepare") / f"{ctx.arm.label}-{action}.log"
+    log = paths.raw_log(ctx.study.study, "prepare", f"{ctx.arm.label}-{action}")
     with secret_config_file(ctx.conn, paths.private_dir(ctx.study.study)) as cfg:
         cmd = sysbench_command(
             "oltp_common",

@@ -13,8 +13,8 @@ import pandas as pd
 import psutil
 import pytest
 
-from tibenchlib import sampler
-from tibenchlib.sampler import SAMPLE_COLUMNS, ProcessSampler, client_bottleneck
+from tibenchlib import resources
+from tibenchlib.resources import SAMPLE_COLUMNS, ProcessSampler, client_bottleneck
 
 FIX = Path(__file__).parent / "fixtures" / "topology"
 BUSY = "import time\nt = time.monotonic() + 30\nwhile time.monotonic() < t: pass\n"
@@ -102,7 +102,7 @@ def test_client_bottleneck_rule():
 
 
 def test_parse_numastat_two_nodes_golden():
-    df = sampler.parse_numastat_p(
+    df = resources.parse_numastat_p(
         (FIX / "numastat-p-two-nodes-numa-allocator-readme.txt").read_text()
     )
     wide = df.pivot(index="category", columns="node", values="mb")
@@ -114,29 +114,29 @@ def test_parse_numastat_two_nodes_golden():
 
 def test_parse_numastat_one_node_golden():
     text = (FIX / "numastat-p-one-node-sleep-bound-node0.txt").read_text()
-    df = sampler.parse_numastat_p(text)
+    df = resources.parse_numastat_p(text)
     assert set(df["node"]) == {0, "total"}
     assert len(df) == 10
     with pytest.raises(ValueError):
-        sampler.parse_numastat_p("Per-node process memory usage (in MBs) for PID 1 (x)\n")
+        resources.parse_numastat_p("Per-node process memory usage (in MBs) for PID 1 (x)\n")
 
 
 @pytest.mark.skipif(shutil.which("numastat") is None, reason="numastat is not installed")
 def test_numastat_on_real_process_and_failure(procs):
     p = procs("import time; x = bytearray(20_000_000); time.sleep(30)")
     time.sleep(0.5)
-    df, warnings = sampler.numastat_per_node(p.pid)
+    df, warnings = resources.numastat_per_node(p.pid)
     if warnings:  # e.g. numa_maps not readable in a locked-down container
         pytest.skip(warnings[0])
     total = df[(df["category"] == "Total") & (df["node"] == "total")]["mb"].iloc[0]
     assert total > 15
-    df2, w2 = sampler.numastat_per_node(2**22 + 12345)
+    df2, w2 = resources.numastat_per_node(2**22 + 12345)
     assert df2.empty and w2
 
 
 def test_numastat_missing_is_recorded(monkeypatch):
-    monkeypatch.setattr(sampler.shutil, "which", lambda name: None)
-    df, warnings = sampler.numastat_per_node(os.getpid())
+    monkeypatch.setattr(resources.shutil, "which", lambda name: None)
+    df, warnings = resources.numastat_per_node(os.getpid())
     assert df.empty and "unavailable" in warnings[0]
 
 

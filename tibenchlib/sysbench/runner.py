@@ -1,0 +1,214 @@
+"""One sysbench run on an open arm: its log, its command, its execution, its record.
+
+:func:`run_one` is the ``run`` callable the sweep and NUMA phases hand to
+:func:`tibenchlib.runloop.run_plan`: it writes sysbench's output to the run's raw log (earlier
+attempts set aside, never overwritten), samples the server's and client's resources, parses the
+log and records a :class:`~tibenchlib.record.RunRecord`. :func:`warmup_runs` warms an arm just
+opened until throughput is steady.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .. import paths
+from ..db import secret_config_file
+from ..record import RunRecord
+from ..tools import display_command, execute
+from .command import study_command
+from .record import record_from_parsed
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One planned sysbench run."""
+
+    arm: str
+    workload: str
+    threads: int
+    repeat: int
+    seq: int = 0
+    phase: str = "sweep"
+
+    @property
+    def run_key(self) -> str:
+        key = f"{self.arm}/{self.workload}/t{self.threads}/r{self.repeat}"
+        return key if self.phase == "sweep" else f"{self.phase}/{key}"
+
+
+def log_path(study: str, spec: RunSpec) -> Path:
+    return paths.run_log(study, "sysbench", spec.run_key)
+
+
+def earlier_attempts(path: Path) -> list[Path]:
+    """The logs of earlier attempts of a run, set aside as ``<name>.attempt<N>.log``."""
+    return sorted(
+        path.parent.glob(f"{path.stem}.attempt*.log"),
+        key=lambda p: int(p.stem.rsplit("attempt", 1)[1] or 0),
+    )
+
+
+def set_aside(path: Path) -> int:
+    """Move an existing log at ``path`` to the next ``.attempt<N>.log`` (a failed attempt, a run
+    re-measured with ``--redo``, or a log the catalog does not know): raw logs are never
+    overwritten. Returns this attempt's number (1 for a first run)."""
+    earlier = earlier_attempts(path)
+    n = len(earlier)
+    if path.exists():
+        n += 1
+        dest = path.with_name(f"{path.stem}.attempt{n}.log")
+        path.rename(dest)
+        log.info("earlier log of this run kept as %s", dest)
+    return n + 1
+
+
+def run_one(
+    ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool | None = None
+) -> RunRecord:
+    """Run one sysbench run on an open arm and record it. Returns its record."""
+    from ..parse.sysbench import parse_sysbench_file
+
+    study = ctx.study
+    d = duration_s or study.duration_s
+    path = log_path(study.study, spec)
+    attempt = set_aside(path)
+    timeout = study.run_timeout_s or d * 1.5 + 60
+    sampler = _sampler(ctx) if (study.sample_resources if sample is None else sample) else None
+
+    def started(pid: int) -> None:
+        if sampler is not None:
+            sampler.watch("client", pid)
+            sampler.t0 = time.time()
+            sampler.start()
+
+    with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
+        cmd = study_command(study, ctx.conn, spec.workload, spec.threads, d, cfg)
+        try:
+            outcome = execute(cmd, path, timeout_s=timeout, on_start=started)
+        finally:
+            if sampler is not None:
+                sampler.stop()
+    parsed = parse_sysbench_file(path)
+    rec, iv = record_from_parsed(
+        parsed,
+        study=study.study,
+        run_key=spec.run_key,
+        phase=spec.phase,
+        arm=spec.arm,
+        workload=spec.workload,
+        threads=spec.threads,
+        repeat=spec.repeat,
+        seq=spec.seq,
+        outcome=outcome,
+        command=display_command(cmd),
+        expected_s=d,
+        interval_s=study.report_interval_s,
+    )
+    rec.attempts = attempt
+    if sampler is not None:
+        samples = sampler.samples
+        rec.warnings += sampler.warnings
+        from ..resources import client_bottleneck
+
+        cb = client_bottleneck(samples)
+        if cb["warning"] and cb["n"]:
+            rec.warnings.append(cb["warning"])
+    if study.prometheus_url:
+        from ..prometheus import collect_run_metrics
+
+        metrics, warns = collect_run_metrics(
+            study.prometheus_url, outcome.started_at, outcome.finished_at
+        )
+        rec.warnings += warns
+        if len(metrics):
+            ctx.store.append(
+                "cluster_metrics", metrics.assign(study=study.study, run_key=spec.run_key)
+            )
+    ctx.store.record_run(rec, iv)
+    if sampler is not None and len(samples):
+        ctx.store.append("samples", samples.assign(study=study.study, run_key=spec.run_key))
+    return rec
+
+
+def warmup_runs(ctx) -> pd.DataFrame:
+    """Warm up an arm just opened (server start or arm switch) until throughput is steady.
+
+    Per workload, at its largest thread count: sysbench runs of ``warmup_s`` seconds reporting
+    every second, until :func:`tibenchlib.warmup.steady_after` calls the throughput steady or
+    ``warmup_max_runs`` runs were made. Nothing here enters the sweep's statistics; every
+    warm-up run is recorded in the catalog's ``warmups`` table. Returns this opening's rows.
+    """
+    from ..parse.sysbench import parse_sysbench_file
+    from ..warmup import steady_after
+
+    study = ctx.study
+    seconds = int(max(1, round(study.warmup_s)))
+    done = ctx.store.read("warmups", study.study)
+    opening = int(done["opening"].max()) + 1 if len(done) else 1
+    rows = []
+    for w in study.workloads:
+        threads = max(study.threads_for(w))
+        previous = None
+        for attempt in range(1, study.warmup_max_runs + 1):
+            spec = RunSpec(ctx.arm.label, w, threads, attempt, phase="warmup")
+            path = paths.run_log(study.study, "warmup", spec.run_key, prefix=f"o{opening}__")
+            with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
+                cmd = study_command(study, ctx.conn, w, threads, seconds, cfg, report=False)
+                out = execute(cmd, path, timeout_s=seconds * 1.5 + 60)
+            if out.returncode != 0:
+                log.warning("warm-up run %s exited %s (log %s)", spec.run_key, out.returncode, path)
+            iv = parse_sysbench_file(path).intervals
+            tps = iv["tps"].to_numpy() if iv is not None and len(iv) else []
+            st = steady_after(tps, previous)
+            rows.append(
+                {
+                    "study": study.study,
+                    "arm": ctx.arm.label,
+                    "workload": w,
+                    "threads": threads,
+                    "opening": opening,
+                    "attempt": attempt,
+                    "seconds": out.wall_s,
+                    "tps": st["tps"],
+                    "n_intervals": len(tps),
+                    "mser_cut_s": st["mser_cut_s"],
+                    "change_pct": st["change_pct"],
+                    "steady": st["steady"],
+                    "detail": st["detail"],
+                    "log_path": str(path),
+                    "at": out.started_at,
+                }
+            )
+            ctx.store.append("warmups", [rows[-1]])
+            previous = st["tps"]
+            if st["steady"]:
+                break
+        else:
+            log.warning(
+                "%s %s: throughput not steady after %d warm-up runs (%s)",
+                ctx.arm.label,
+                w,
+                study.warmup_max_runs,
+                rows[-1]["detail"],
+            )
+    return pd.DataFrame(rows)
+
+
+def describe(spec: RunSpec) -> str:
+    """A run in the progress bar's words."""
+    return f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}"
+
+
+def _sampler(ctx):
+    """Per-second CPU/RSS of the local server (when tibench runs it) and the sysbench client."""
+    from ..resources import ProcessSampler
+
+    server_pid = ctx.server.pid if ctx.server else None
+    return ProcessSampler({"server": server_pid} if server_pid else {})
