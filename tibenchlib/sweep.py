@@ -110,6 +110,21 @@ def adaptive_round(
     return full
 
 
+def adaptive_specs(
+    study: Study, runs: pd.DataFrame, *, arms: list[str] | None = None
+) -> list[RunSpec]:
+    """The runs of a sweep with adaptive repeats as far as they are decided: every round the
+    catalog has begun, and the next one (what ``tibench runs`` counts as planned)."""
+    have = set(runs["run_key"]) if len(runs) else set()
+    out: list[RunSpec] = []
+    for r in range(1, study.max_rounds + 1):
+        todo = adaptive_round(study, runs, r, arms=arms)
+        out += todo
+        if not todo or not any(s.run_key in have for s in todo):
+            break
+    return out
+
+
 def arm_order(labels: list[str], round_no: int) -> list[str]:
     """The arms' order in round ``round_no`` (1-based) of an interleaved sweep.
 
@@ -154,7 +169,8 @@ def phase_estimate(study: Study, arms: list[str] | None = None) -> dict:
             "runs_min": least["runs"],
             "eta_min_s": least["eta_s"],
             "note": f"{least['runs']}–{len(specs)} runs of {study.duration_s} s, cooldown "
-            f"{study.cooldown_s:g} s; {describe_rule(study)}",
+            f"{study.cooldown_s:g} s, adaptive repeats",
+            "rule": describe_rule(study),
             "specs": specs,
         }
     return {
