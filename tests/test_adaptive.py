@@ -320,3 +320,105 @@ def test_comparison_uses_the_adaptive_interval_and_says_why_each_cell_stopped():
     assert any("Stein's two-stage" in w for w in t4["warnings"])
     assert (out["p_adjusted"] >= out["p_value"] - 1e-12).all()
     assert (out["ci_low_adj_pct"] <= out["ci_low_pct"]).all()
+
+
+# -- a real tiny study on the embedded MariaDB ----------------------------------------------------
+def _real_params(tmp_path, target_pct: float):
+    import yaml
+
+    f = tmp_path / "adaptive.yaml"
+    f.write_text(
+        yaml.safe_dump(
+            {
+                "study": "adapt",
+                "dataset": {"tables": 1, "table_size": 500},
+                "workloads": ["oltp_point_select"],
+                "threads": [1, 2],
+                "duration_s": 2,
+                "sample_resources": False,
+                "repeats": {"min": 2, "max": 4, "target_halfwidth_pct": target_pct},
+                "arms": [{"label": "a"}, {"label": "b"}],
+            }
+        )
+    )
+    return f
+
+
+def _cli(*args, check=True):
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "tibenchlib.cli", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
+    assert r.returncode == 0 or not check, r.stderr[-2000:]
+    return r
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+def test_real_adaptive_study_stops_resumes_after_a_kill_and_reports(
+    tmp_path, data_dir, sysbench_bin
+):
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tibenchlib.notebook import execute_phase_notebook
+    from tibenchlib.params import load_study
+    from tibenchlib.store import Store
+
+    # the target is out of reach, so every cell needs all 4 rounds and a round 3 surely runs;
+    # the sweep is killed inside it and resumed
+    f = _real_params(tmp_path, 0.01)
+    study = load_study(f)
+    _cli("run", str(f), "--phase", "prepare", "--in-process")
+    store = Store.for_study(study)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tibenchlib.cli", "run", str(f), "--phase", "sweep", "--in-process"],
+        env=os.environ.copy(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and len(store.run_status("adapt")) < 9:
+        time.sleep(0.2)
+    time.sleep(1.0)  # inside a run of round 3
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    mid = store.runs("adapt").set_index("run_key")
+    assert 9 <= len(mid) < 16 and set(mid["repeat"]) == {1, 2, 3}
+    r = _cli("run", str(f), "--phase", "sweep", "--in-process", "--json")
+    after = store.runs("adapt").set_index("run_key")
+    assert len(after) == 16 and (after["status"] == "ok").all(), after[["status", "error"]]
+    for rec in mid.itertuples():  # nothing measured before the kill was run again
+        assert after.loc[rec.Index, "started_at"] == rec.started_at
+    assert len(json.loads(r.stdout)) == 16
+    # it stopped where the rule says, and running it again measures nothing
+    dec = cell_decisions(study, after.reset_index())
+    assert not dec["open"].any() and set(dec["reason"]) == {"max rounds"}
+    assert (dec["rounds_used"] == 4).all()
+    _cli("run", str(f), "--phase", "sweep", "--in-process")
+    assert (
+        store.runs("adapt")["started_at"].tolist()
+        == after.sort_values("seq")["started_at"].tolist()
+    )
+
+    # the comparison carries each cell's rounds and why it stopped; so does notebook 03
+    cmp = json.loads(_cli("run", str(f), "--phase", "compare", "--in-process", "--json").stdout)
+    assert len(cmp) == 2
+    for row in cmp:
+        assert row["n_rounds"] == 4 and row["stop_reason"] == "max rounds"
+        assert row["method"] == ADAPTIVE_METHOD and row["ci_low_pct"] <= row["ci_high_pct"]
+    out = execute_phase_notebook("adapt", "compare", f, progress=False)
+    cells = json.loads(out.read_text())["cells"]
+    text = json.dumps([c.get("outputs", []) for c in cells])
+    assert '"output_type": "error"' not in text
+    assert "Adaptive repeats:" in text and "reached 4 rounds" in text
