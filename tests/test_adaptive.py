@@ -196,7 +196,7 @@ def test_params_accept_a_number_auto_or_the_rule_and_name_the_field_on_error():
     assert parse_study({"study": "x", "repeats": 4}).adaptive is None
     assert parse_study({"study": "x", "repeats": 4}).max_rounds == 4
     auto = parse_study({"study": "x", "repeats": "auto"})
-    assert (auto.adaptive.min, auto.adaptive.max, auto.max_rounds) == (3, 10, 10)
+    assert (auto.adaptive.min, auto.adaptive.max, auto.max_rounds) == (5, 10, 10)
     s = _study()
     assert s.adaptive.target_halfwidth_pct == 2 and str(s.repeats) == "3–6 (adaptive, ±2%)"
     assert parse_study(s.public_dump()).repeats == s.repeats  # the catalog's copy reads back

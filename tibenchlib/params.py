@@ -160,7 +160,9 @@ class AdaptiveRepeats(_Model):
     ``min`` rounds, then as many more as its spread needs for an interval of
     ±``target_halfwidth_pct``, at most ``max`` (:mod:`tibenchlib.adaptive`)."""
 
-    min: Annotated[int, Field(ge=2)] = 3
+    #: stage 1; its df (min - 1) stay with the final interval: min 3 (df 2, t = 4.85) asks for
+    #: so many rounds that a fixed design does as well (benchmarks/bench_adaptive.py), min 5 saves
+    min: Annotated[int, Field(ge=2)] = 5
     max: PosInt = 10
     target_halfwidth_pct: Annotated[float, Field(gt=0, lt=100)] = 2.0
 
