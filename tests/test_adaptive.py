@@ -322,6 +322,20 @@ def test_comparison_uses_the_adaptive_interval_and_says_why_each_cell_stopped():
     assert (out["ci_low_adj_pct"] <= out["ci_low_pct"]).all()
 
 
+def test_identical_ratios_in_stage_one_are_flagged_not_trusted():
+    from tibenchlib.compare import compare_arms_table
+
+    s = _study(workloads=["oltp_point_select"], threads=[1])
+    a = [1000.0, 1010.0, 990.0, 1005.0, 995.0]
+    runs = _runs(
+        s, {("a", "oltp_point_select", 1): a, ("b", "oltp_point_select", 1): [x * 1.1 for x in a]}
+    )
+    row = adaptive_comparison(compare_arms_table(runs, s), runs, s).iloc[0]
+    assert row["stop_reason"] == "target width" and row["ratio"] == pytest.approx(1.1)
+    assert row["ci_low_pct"] == pytest.approx(row["ci_high_pct"])
+    assert any("zero-width interval" in w for w in row["warnings"])
+
+
 # -- a real tiny study on the embedded MariaDB ----------------------------------------------------
 def _real_params(tmp_path, target_pct: float):
     import yaml

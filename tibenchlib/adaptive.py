@@ -463,6 +463,11 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
                     f"interval at {row.level:.0%} with {int(row.df)} df from the first "
                     f"{rep.min} rounds"
                 )
+                if row.sd_stage1 == 0:
+                    w.append(
+                        f"the first {rep.min} rounds gave identical ratios: a zero-width "
+                        "interval, too good to be true (check the runs)"
+                    )
             else:
                 w.append(f"adaptive: {row.rounds} of the first {rep.min} rounds measured")
             notes.append(w)

@@ -424,11 +424,17 @@ def sweep(
         store.record_study(study.study, study.public_dump())
     specs = plan(study, arms=arms)
 
-    def open_ready(spec: RunSpec, _previous):
+    opened: list = []  # the arm open at the end of the last round (adaptive repeats)
+
+    def open_ready(spec: RunSpec, previous):
+        if previous is None and opened and opened[-1].arm.label == spec.arm:
+            # the next round goes on with the arm the last one ended with, as a fixed plan would
+            return opened[-1]
         ctx = open_arm(study, spec.arm, yes=yes, store=store)
         ensure_ready(ctx)
         if study.warmup_s:
             warmup_runs(ctx)
+        opened.append(ctx)
         return ctx
 
     def reprepare(ctx, spec: RunSpec) -> None:
