@@ -336,6 +336,34 @@ def test_identical_ratios_in_stage_one_are_flagged_not_trusted():
     assert any("zero-width interval" in w for w in row["warnings"])
 
 
+def test_stopping_table_and_sentence_in_english_and_chinese():
+    from tibenchlib.compare import compare_arms_table
+    from tibenchlib.report.adaptive import stopping_summary, stopping_table
+
+    s = _study(workloads=["oltp_point_select"], threads=[1, 4])
+    figures = {
+        ("a", "oltp_point_select", 1): [1000, 1001, 1000],
+        ("b", "oltp_point_select", 1): [1100, 1102, 1099],
+        ("a", "oltp_point_select", 4): [1000, 1100, 950, 1040, 980, 1010],
+        ("b", "oltp_point_select", 4): [1020, 1000, 1000, 1090, 990, 1000],
+    }
+    runs = _runs(s, figures)
+    cmp = adaptive_comparison(compare_arms_table(runs, s), runs, s)
+    en, zh = stopping_table(cmp, s, "en"), stopping_table(cmp, s, "zh")
+    assert list(en.columns)[-1] == "Why it stopped" and list(zh.columns)[-1] == "停止原因"
+    assert en["Rounds run"].tolist() == ["3", "6"]
+    assert en["Why it stopped"].tolist() == [
+        "interval within ±2%",
+        "reached 6 rounds (needed more for ±2%)",
+    ]
+    assert zh["停止原因"].tolist()[1] == "已达上限 6 轮 (要达到 ±2% 还需更多轮次)"
+    say_en = stopping_summary(cmp, s, len(runs), "en")
+    assert "Stein" in say_en and f"{len(runs)} runs made, against 24" in say_en
+    assert "1 interval within ±2%; 1 reached 6 rounds" in say_en
+    say_zh = stopping_summary(cmp, s, len(runs), "zh")
+    assert "Stein 两阶段法" in say_zh and f"共运行 {len(runs)} 次" in say_zh
+
+
 # -- a real tiny study on the embedded MariaDB ----------------------------------------------------
 def _real_params(tmp_path, target_pct: float):
     import yaml
