@@ -296,6 +296,19 @@ def test_dry_run_states_the_rule_and_the_range_of_runs():
     assert "±2%" in est["rule"] and "Stein" in est["rule"]
 
 
+def test_tibench_dry_run_prints_the_range_and_the_rule(tmp_path, data_dir):
+    import json
+
+    f = _real_params(tmp_path, 2)
+    text = _cli("run", str(f), "--phase", "sweep", "--dry-run").stdout
+    assert "8–16" in text and "sweep: at most 4 rounds; after 2 rounds" in text
+    assert "sweep runs, in order (the most it may run):" in text
+    entry = json.loads(_cli("run", str(f), "--phase", "sweep", "--dry-run", "--json").stdout)
+    sweep = entry["phases"][0]
+    assert (sweep["runs_min"], sweep["runs"]) == (8, 16) and sweep["eta_min_s"] < sweep["eta_s"]
+    assert not (data_dir / "adapt").exists(), "a dry run writes nothing"
+
+
 def test_comparison_uses_the_adaptive_interval_and_says_why_each_cell_stopped():
     from tibenchlib.compare import compare_arms_table
 

@@ -104,7 +104,8 @@ def _dry_run_text(plan_out: dict) -> str:
     lines = [head, "", format_table(["phase", "runs", "time", "disk", "what"], rows, max_width=90)]
     lines += [f"{e['phase']}: {e['rule']}" for e in plan_out["phases"] if e.get("rule")]
     if plan_out["runs"]:
-        lines += ["", "sweep runs, in order:"]
+        most = any(e.get("rule") for e in plan_out["phases"])
+        lines += ["", "sweep runs, in order" + (" (the most it may run):" if most else ":")]
         lines += [f"  {r['seq']:4d}  {r['run_key']}" for r in plan_out["runs"]]
     return "\n".join(lines)
 
