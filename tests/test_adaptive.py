@@ -4,6 +4,7 @@ params, the round-by-round planning and the comparison built on it."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 
@@ -152,9 +153,10 @@ def _rates(ratio, lo, hi, p, mu, delta_pct=2.0):
 def test_adaptive_keeps_coverage_and_false_verdicts_beside_fixed_n(noise):
     rng = np.random.default_rng(20261123)
     reps = 3000
-    for mu, sigma in ((0.0, 0.004), (0.0, 0.012), (0.0, 0.03), (0.05, 0.012), (-0.03, 0.02)):
+    cases = ((0.0, 0.004), (0.0, 0.012), (0.0, 0.03), (0.05, 0.012), (-0.03, 0.02))
+    for (mu, sigma), n0 in itertools.product(cases, (3, 5)):  # min 5: what repeats: auto uses
         d = _simulate(rng, reps, mu, sigma, max_rounds=10, **noise)
-        a = stopping_rule(d, **RULE)
+        a = stopping_rule(d, **{**RULE, "min_rounds": n0})
         assert not a["open"].any()
         cov, false = _rates(a["ratio"], a["ratio_ci_low"], a["ratio_ci_high"], a["p_value"], mu)
         assert cov >= 0.93, (mu, sigma, noise, cov)
