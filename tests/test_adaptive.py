@@ -270,6 +270,7 @@ def test_rounds_after_stage_one_hold_only_the_open_cells_in_the_full_plans_order
     assert adaptive_round(s, more, 4) == r4
     # tibench runs: the rounds decided so far and the next one
     assert len(adaptive_specs(s, runs)) == 12 + 2
+    assert len(adaptive_specs(s, runs.iloc[:0])) == 12  # a fresh study: stage 1 is certain
 
 
 def test_round_series_pairs_one_run_of_each_arm_per_round_and_skips_failures():

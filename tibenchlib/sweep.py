@@ -113,14 +113,16 @@ def adaptive_round(
 def adaptive_specs(
     study: Study, runs: pd.DataFrame, *, arms: list[str] | None = None
 ) -> list[RunSpec]:
-    """The runs of a sweep with adaptive repeats as far as they are decided: every round the
-    catalog has begun, and the next one (what ``tibench runs`` counts as planned)."""
+    """The runs of a sweep with adaptive repeats as far as they are decided: the ``min`` rounds
+    of stage 1, every later round the catalog has begun, and the next one (what ``tibench runs``
+    counts as planned)."""
     have = set(runs["run_key"]) if len(runs) else set()
     out: list[RunSpec] = []
     for r in range(1, study.max_rounds + 1):
         todo = adaptive_round(study, runs, r, arms=arms)
         out += todo
-        if not todo or not any(s.run_key in have for s in todo):
+        begun = any(s.run_key in have for s in todo)
+        if r >= study.adaptive.min and (not todo or not begun):
             break
     return out
 
