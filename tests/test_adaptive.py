@@ -334,8 +334,23 @@ def test_comparison_uses_the_adaptive_interval_and_says_why_each_cell_stopped():
     assert t4["stop_reason"] == "max rounds" and t4["n_rounds"] == 6
     assert t4["verdict"] != "better" and t4["ci_low_pct"] < 0 < t4["ci_high_pct"]
     assert any("Stein's two-stage" in w for w in t4["warnings"])
+    # the fixed-n comparison's notes on its own interval and pairing are gone
+    notes = [w for ws in out["warnings"] for w in ws]
+    assert not [w for w in notes if "paired within" in w or "Fieller" in w or "unpaired" in w]
     assert (out["p_adjusted"] >= out["p_value"] - 1e-12).all()
     assert (out["ci_low_adj_pct"] <= out["ci_low_pct"]).all()
+
+
+def test_a_significant_change_inside_the_margin_says_why_it_is_no_claim():
+    from tibenchlib.compare import compare_arms_table
+
+    s = _study(workloads=["oltp_point_select"], threads=[1])
+    a = [1000.0, 1010.0, 990.0]
+    b = [x * 1.01 * (1 + e) for x, e in zip(a, (0.0005, -0.0004, 0.0002), strict=True)]
+    runs = _runs(s, {("a", "oltp_point_select", 1): a, ("b", "oltp_point_select", 1): b})
+    row = adaptive_comparison(compare_arms_table(runs, s), runs, s).iloc[0]
+    assert row["p_adjusted"] < 0.05 and row["verdict"] not in ("better", "worse")
+    assert any("but the estimate lies within ±2%: no claim" in w for w in row["warnings"])
 
 
 def test_identical_ratios_in_stage_one_are_flagged_not_trusted():

@@ -455,8 +455,19 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
         out.loc[idx, "halfwidth_pct"] = dec["halfwidth_pct"].to_numpy()
         out.loc[idx, "ci_level"] = dec["level"].to_numpy()
         notes = []
-        for w, row in zip(out.loc[idx, "warnings"], dec.itertuples(), strict=True):
-            w = [x for x in (w if isinstance(w, list) else []) if not x.startswith("paired within")]
+        claims = np.isin(verdict, ["better", "worse"])
+        for j, (w, row) in enumerate(zip(out.loc[idx, "warnings"], dec.itertuples(), strict=True)):
+            w = [x for x in (w if isinstance(w, list) else []) if _still_true(x, a, b)]
+            if staged[j] and p_adj[j] < 1 - level and not claims[j]:
+                w.append(
+                    f"Holm p={p_adj[j]:.3g} < {1 - level:g}, but "
+                    + (
+                        f"the estimate lies within ±{c.delta_pct:g}%"
+                        if abs(imp[j]) <= c.delta_pct
+                        else "no bounded interval excludes 0 on its side"
+                    )
+                    + ": no claim"
+                )
             if row.df == row.df:  # stage 1 complete
                 w.append(
                     f"adaptive: {row.rounds_used} rounds ({row.reason}), Stein's two-stage "
@@ -473,6 +484,14 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
             notes.append(w)
         out.loc[idx, "warnings"] = pd.Series(notes, index=idx, dtype=object)
     return out
+
+
+def _still_true(note: str, baseline: str, candidate: str) -> bool:
+    """Whether a note of the fixed-n comparison still holds under the adaptive interval: the
+    arms' own run notes, the run counts and the round notes do; notes on the fixed-n interval,
+    its p or its pairing do not."""
+    keep = (f"{baseline}: ", f"{candidate}: ", "n=", "round", "rounds ")
+    return note.startswith(keep)
 
 
 def describe_rule(study) -> str:
