@@ -55,6 +55,8 @@ _API = {
     "steady_state_tps": "steady",
     "saturation": "",
     "usl_fit": "saturation",
+    "adaptive": "",
+    "stopping_rule": "adaptive",
     # comparison tables and plots
     "compare": "",
     "export": "report.comparison",

@@ -90,6 +90,10 @@ def _dry_run_text(plan_out: dict) -> str:
         [e["phase"], e["runs"], human_duration(e["eta_s"]), human_bytes(e["disk_bytes"]), e["note"]]
         for e in plan_out["phases"]
     ]
+    for row, e in zip(rows, plan_out["phases"], strict=True):
+        if "eta_min_s" in e:  # adaptive repeats: from the least to the most it may run
+            row[1] = f"{e['runs_min']}–{e['runs']}"
+            row[2] = f"{human_duration(e['eta_min_s'])}–{human_duration(e['eta_s'])}"
     rows.append(
         ["total", "", human_duration(plan_out["eta_s"]), human_bytes(plan_out["disk_bytes"]), ""]
     )
@@ -98,8 +102,10 @@ def _dry_run_text(plan_out: dict) -> str:
         f"~{human_bytes(plan_out['disk_bytes'])} of disk (rough figures besides the sweep's)"
     )
     lines = [head, "", format_table(["phase", "runs", "time", "disk", "what"], rows, max_width=90)]
+    lines += [f"{e['phase']}: {e['rule']}" for e in plan_out["phases"] if e.get("rule")]
     if plan_out["runs"]:
-        lines += ["", "sweep runs, in order:"]
+        most = any(e.get("rule") for e in plan_out["phases"])
+        lines += ["", "sweep runs, in order" + (" (the most it may run):" if most else ":")]
         lines += [f"  {r['seq']:4d}  {r['run_key']}" for r in plan_out["runs"]]
     return "\n".join(lines)
 

@@ -15,8 +15,10 @@ import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     PrivateAttr,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -153,6 +155,38 @@ class CompareParams(_Model):
     exclude_rounds: list[PosInt] = []
 
 
+class AdaptiveRepeats(_Model):
+    """``repeats: {min, max, target_halfwidth_pct}`` (or ``repeats: auto``): each cell runs
+    ``min`` rounds, then as many more as its spread needs for an interval of
+    ±``target_halfwidth_pct``, at most ``max`` (:mod:`tibenchlib.adaptive`)."""
+
+    #: stage 1; its df (min - 1) stay with the final interval: min 3 (df 2, t = 4.85) asks for
+    #: so many rounds that a fixed design does as well (benchmarks/bench_adaptive.py), min 5 saves
+    min: Annotated[int, Field(ge=2)] = 5
+    max: PosInt = 10
+    target_halfwidth_pct: Annotated[float, Field(gt=0, lt=100)] = 2.0
+
+    @model_validator(mode="after")
+    def _max_not_below_min(self) -> AdaptiveRepeats:
+        if self.max < self.min:
+            raise ValueError(f"max ({self.max}) is below min ({self.min})")
+        return self
+
+    def __str__(self) -> str:
+        return f"{self.min}–{self.max} (adaptive, ±{self.target_halfwidth_pct:g}%)"
+
+
+def _repeats_kind(v: Any) -> str:
+    return "adaptive" if isinstance(v, dict | AdaptiveRepeats) else "fixed"
+
+
+#: ``repeats``: a number of rounds, or the adaptive rule (a mapping, or ``auto``).
+Repeats = Annotated[
+    Annotated[PosInt, Tag("fixed")] | Annotated[AdaptiveRepeats, Tag("adaptive")],
+    Discriminator(_repeats_kind),
+]
+
+
 class NumaParams(_Model):
     policies: list[str] = ["unbound", "node:0", "cpus:0"]
     workloads: list[Workload] = ["oltp_point_select"]
@@ -199,7 +233,7 @@ class Study(_Model):
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
     histogram: bool = True
     extra_args: list[str] = []
-    repeats: PosInt = 3
+    repeats: Repeats = 3
     cooldown_s: NonNegFloat = 0
     warmup_s: NonNegFloat = 0
     warmup_max_runs: PosInt = 3
@@ -262,14 +296,45 @@ class Study(_Model):
 
     @model_validator(mode="after")
     def _excluded_rounds_exist(self) -> Study:
-        bad = [r for r in self.compare.exclude_rounds if r > self.repeats]
+        bad = [r for r in self.compare.exclude_rounds if r > self.max_rounds]
         if bad:
             raise ValueError(
-                f"compare.exclude_rounds {bad}: the study has rounds 1–{self.repeats} (repeats)"
+                f"compare.exclude_rounds {bad}: the study has rounds 1–{self.max_rounds} (repeats)"
             )
-        if len(set(self.compare.exclude_rounds)) >= self.repeats:
+        if len(set(self.compare.exclude_rounds)) >= self.max_rounds:
             raise ValueError("compare.exclude_rounds leaves no round to compare")
         return self
+
+    @field_validator("repeats", mode="before")
+    @classmethod
+    def _auto_repeats(cls, v: Any) -> Any:
+        return {} if v == "auto" else v
+
+    @model_validator(mode="after")
+    def _adaptive_needs_rounds(self) -> Study:
+        if self.adaptive is None:
+            return self
+        if self.order == "sequential":
+            raise ValueError(
+                "repeats: adaptive stops cells round by round: order must be 'interleaved' or "
+                "'random', not 'sequential'"
+            )
+        if self.compare.exclude_rounds:
+            raise ValueError(
+                "compare.exclude_rounds cannot be used with adaptive repeats: the first "
+                f"{self.adaptive.min} rounds fix how many rounds each cell needs"
+            )
+        return self
+
+    @property
+    def adaptive(self) -> AdaptiveRepeats | None:
+        """The adaptive-repeats rule, or None when ``repeats`` is a plain number."""
+        return self.repeats if isinstance(self.repeats, AdaptiveRepeats) else None
+
+    @property
+    def max_rounds(self) -> int:
+        """The most rounds (repeats) the sweep may run: ``repeats``, or its adaptive ``max``."""
+        return self.repeats.max if isinstance(self.repeats, AdaptiveRepeats) else self.repeats
 
     def arm(self, label: str) -> Arm:
         for a in self.arms:

@@ -204,6 +204,10 @@ def compare(
     if not len(runs):
         raise RuntimeError(f"study '{study.study}' has no sweep runs: run phase sweep first")
     df = compare_arms_table(runs, study)
+    if study.adaptive is not None:
+        from .adaptive import adaptive_comparison
+
+        df = adaptive_comparison(df, runs, study)
     write_results(study, "compare", df)
     return df
 

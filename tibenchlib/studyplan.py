@@ -177,7 +177,12 @@ def progress(study: Study) -> pd.DataFrame:
 
 
 def _runs_progress(study: Study, store, phase: str, add) -> None:
-    if phase == "sweep":
+    if phase == "sweep" and study.adaptive is not None:
+        from .sweep import adaptive_specs
+
+        # adaptive repeats: the rounds decided so far and the next one
+        specs = adaptive_specs(study, store.runs(study.study, phase="sweep"))
+    elif phase == "sweep":
         from .sweep import plan
 
         specs = plan(study)

@@ -47,7 +47,7 @@ def plan(
     def ths(w: str) -> list[int]:
         return threads or study.threads_for(w)
 
-    reps = range(1, (repeats or study.repeats) + 1)
+    reps = range(1, (repeats or study.max_rounds) + 1)
     rng = random.Random(study.seed)
     out: list[tuple[str, str, int, int]] = []
     if study.order == "sequential":
@@ -63,6 +63,43 @@ def plan(
                     rng.shuffle(cells)
                 out += cells
     return [RunSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(out)]
+
+
+def adaptive_round(
+    study: Study, runs: pd.DataFrame, round_no: int, *, arms: list[str] | None = None
+) -> list[RunSpec]:
+    """Round ``round_no`` of a sweep with adaptive repeats: the runs of the cells still open.
+
+    The decision is recomputed from the catalog's sweep runs of the earlier rounds
+    (:func:`tibenchlib.adaptive.cell_decisions`), so a sweep resumed after a kill plans the same
+    rounds; the runs keep the order and ``seq`` they have in the full plan of ``max`` rounds.
+    """
+    from .adaptive import cell_decisions, open_cells
+
+    full = [s for s in plan(study, arms=arms) if s.repeat == round_no]
+    if round_no > study.adaptive.min:
+        cells = list(dict.fromkeys((s.workload, s.threads) for s in full))
+        dec = cell_decisions(study, runs, before_round=round_no, arms=arms, cells=cells)
+        wanted = set(open_cells(dec))
+        full = [s for s in full if (s.workload, s.threads) in wanted]
+    return full
+
+
+def adaptive_specs(
+    study: Study, runs: pd.DataFrame, *, arms: list[str] | None = None
+) -> list[RunSpec]:
+    """The runs of a sweep with adaptive repeats as far as they are decided: the ``min`` rounds
+    of stage 1, every later round the catalog has begun, and the next one (what ``tibench runs``
+    counts as planned)."""
+    have = set(runs["run_key"]) if len(runs) else set()
+    out: list[RunSpec] = []
+    for r in range(1, study.max_rounds + 1):
+        todo = adaptive_round(study, runs, r, arms=arms)
+        out += todo
+        begun = any(s.run_key in have for s in todo)
+        if r >= study.adaptive.min and (not todo or not begun):
+            break
+    return out
 
 
 def arm_order(labels: list[str], round_no: int) -> list[str]:
@@ -94,9 +131,25 @@ def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None
 
 
 def phase_estimate(study: Study, arms: list[str] | None = None) -> dict:
-    """Dry-run entry of the sweep phase, its planned runs under ``specs``."""
+    """Dry-run entry of the sweep phase, its planned runs under ``specs`` (with adaptive
+    repeats: the most it may run, the least in ``runs_min``/``eta_min_s``)."""
     specs = plan(study, arms=arms)
     est = estimate(study, specs)
+    if study.adaptive is not None:
+        from .adaptive import describe_rule
+
+        least = estimate(study, plan(study, arms=arms, repeats=study.adaptive.min))
+        return {
+            "runs": len(specs),
+            "eta_s": est["eta_s"],
+            "disk_bytes": est["disk_bytes"],
+            "runs_min": least["runs"],
+            "eta_min_s": least["eta_s"],
+            "note": f"{least['runs']}–{len(specs)} runs of {study.duration_s} s, cooldown "
+            f"{study.cooldown_s:g} s, adaptive repeats",
+            "rule": describe_rule(study),
+            "specs": specs,
+        }
     return {
         "runs": len(specs),
         "eta_s": est["eta_s"],
@@ -130,32 +183,50 @@ def sweep(
         store.record_study(study.study, study.public_dump())
     specs = plan(study, arms=arms)
 
-    def open_ready(spec: RunSpec, _previous):
+    opened: list = []  # the arm open at the end of the last round (adaptive repeats)
+
+    def open_ready(spec: RunSpec, previous):
+        if previous is None and opened and opened[-1].arm.label == spec.arm:
+            # the next round goes on with the arm the last one ended with, as a fixed plan would
+            return opened[-1]
         ctx = open_arm(study, spec.arm, yes=yes, store=store)
         ensure_ready(ctx)
         if study.warmup_s:
             warmup_runs(ctx)
+        opened.append(ctx)
         return ctx
 
     def reprepare(ctx, spec: RunSpec) -> None:
         if study.dataset.reset == "reprepare" and spec.workload in WRITE_WORKLOADS:
             prepare(ctx, force=True, progress=False)
 
-    run_plan(
-        study,
-        specs,
-        store=store,
-        open=open_ready,
-        run=run_one,
-        before_run=reprepare,
-        redo=redo,
-        yes=yes,
-        progress=progress,
-        cooldown_s=study.cooldown_s,
-        requires=("sysbench",),
-        desc=f"sweep {study.study}",
-        describe=describe,
-    )
+    def measure(todo: list[RunSpec], desc: str) -> None:
+        run_plan(
+            study,
+            todo,
+            store=store,
+            open=open_ready,
+            run=run_one,
+            before_run=reprepare,
+            redo=redo,
+            yes=yes,
+            progress=progress,
+            cooldown_s=study.cooldown_s,
+            requires=("sysbench",),
+            desc=desc,
+            describe=describe,
+        )
+
+    if study.adaptive is None:
+        measure(specs, f"sweep {study.study}")
+    else:
+        specs = []
+        for r in range(1, study.max_rounds + 1):
+            todo = adaptive_round(study, store.runs(study.study, phase="sweep"), r, arms=arms)
+            if not todo:
+                break
+            specs += todo
+            measure(todo, f"sweep {study.study} round {r}")
     df = store.runs(study.study)
     keys = {s.run_key for s in specs}
     return df[df["run_key"].isin(keys)].reset_index(drop=True) if len(df) else df

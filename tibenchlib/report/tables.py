@@ -25,6 +25,10 @@ def method_words(method: str, lang: str = "en") -> str:
         return "paired within rounds (t)" if lang == "en" else "轮内配对 (t)"
     if m.startswith("Fieller"):
         return "unpaired (Fieller)" if lang == "en" else "非配对 (Fieller)"
+    if m.startswith("adaptive"):
+        return (
+            "adaptive rounds (Stein two-stage t)" if lang == "en" else "自适应轮次 (Stein 两阶段 t)"
+        )
     return m
 
 
