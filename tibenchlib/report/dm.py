@@ -184,8 +184,8 @@ def knobs(session, rows: pd.DataFrame) -> pd.DataFrame:
                 )
                 ax.set_xticks(range(len(c)), c.index)
             ax.set_xlabel(f"{knob} ({W['setting']})")
-            unit_label = {"mb_s": "MB/s", "rows_s": "rows/s"}.get(metric, "ms")
-            ax.set_ylabel(f"{label} ({unit_label})")
+            unit_label = {"mb_s": " (MB/s)", "rows_s": " (rows/s)"}.get(metric, "")
+            ax.set_ylabel(f"{label}{unit_label}")
             ax.grid(alpha=0.3)
             if unit == "sync":
                 ax.legend(fontsize=8)
@@ -211,7 +211,10 @@ def recommendations(session, units: pd.DataFrame) -> pd.DataFrame:
                 W["unit"]: [UNIT_WORDS[lang].get(u, u) for u in rec["unit"]],
                 W["knob"]: rec["knob"],
                 W["workload"]: rec["workload"],
-                W["best"]: [f"{b} ({T.fmt_num(m)})" for b, m in zip(rec["best"], rec["best_mean"], strict=True)],
+                W["best"]: [
+                    f"{b} ({T.fmt_num(m)})"
+                    for b, m in zip(rec["best"], rec["best_mean"], strict=True)
+                ],
                 W["smallest"]: [
                     f"{s} ({T.fmt_num(m)})"
                     for s, m in zip(rec["smallest"], rec["smallest_mean"], strict=True)
@@ -294,7 +297,7 @@ def lag(session) -> pd.DataFrame:
     wls = list(dict.fromkeys(trace["workload"]))
     fig, axes = plt.subplots(1, len(wls), figsize=(4.8 * len(wls), 3.4), squeeze=False)
     for wl, ax in zip(wls, axes[0], strict=True):
-        for key, g in trace[trace["workload"] == wl].groupby("run_key", sort=False):
+        for _key, g in trace[trace["workload"] == wl].groupby("run_key", sort=False):
             ax.plot(g["t"], g["lag_transactions"], label=f"workers={g['setting'].iloc[0]}")
         ax.set_title(wl)
         ax.set_xlabel(W["t"])
