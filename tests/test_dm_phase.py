@@ -160,3 +160,11 @@ def test_sync_rows_use_rows_per_second():
     rows = analysis.result_rows(analysis.unit_rows(runs))
     assert list(rows["metric"]) == ["rows_s", "rows_s"] and rows["mb_s"].isna().all()
     assert rows["rows_s"].tolist() == [410.0, 5100.0]
+
+
+def test_recommendation_when_nothing_smaller_comes_close():
+    runs = _dm_runs({"1": [10.0, 11.0, 12.0], "4": [40.0, 41.0, 42.0]})
+    rec = analysis.recommendation(analysis.unit_rows(runs)).iloc[0]
+    assert rec["best"] == rec["smallest"] == "4" and rec["ratio"] == 1.0
+    assert rec["ci_low"] is None and rec["sure"] is None
+    assert rec["warnings"] == ["no smaller setting within 5% of the best"]

@@ -152,8 +152,10 @@ def recommendation(units: pd.DataFrame, within: float = 0.05) -> pd.DataFrame:
 
     ``sure`` says whether the interval's lower end clears ``1 - within`` too (then the data say
     the smaller setting gives up less than 5% even allowing for noise); with n = 1 there is a
-    point estimate only. Columns: ``unit, knob, workload, metric, best, best_mean, smallest,
-    smallest_mean, ratio, ci_low, ci_high, sure, n_settings, warnings``.
+    point estimate only. When no smaller setting comes within ``within``, ``smallest`` is the
+    best itself, with ratio 1, no interval and ``sure`` None. Columns: ``unit, knob, workload,
+    metric, best, best_mean, smallest, smallest_mean, ratio, ci_low, ci_high, sure, n_settings,
+    warnings``.
     """
     cols = ["unit", "knob", "workload", "metric", "best", "best_mean", "smallest",
             "smallest_mean", "ratio", "ci_low", "ci_high", "sure", "n_settings",
@@ -173,7 +175,12 @@ def recommendation(units: pd.DataFrame, within: float = 0.05) -> pd.DataFrame:
             if means[s] >= (1 - within) * means[best]:
                 chosen = s
                 break
-        f = stats.fieller_ratio(vals[chosen], vals[best])
+        if chosen == best:
+            # nothing smaller comes within 5%: no ratio to estimate (a sample against itself)
+            f = {"ratio": 1.0, "ci_low": None, "ci_high": None, "warnings": []}
+            f["warnings"].append("no smaller setting within 5% of the best")
+        else:
+            f = stats.fieller_ratio(vals[chosen], vals[best])
         lo = f["ci_low"]
         out.append(
             {
@@ -188,7 +195,7 @@ def recommendation(units: pd.DataFrame, within: float = 0.05) -> pd.DataFrame:
                 "ratio": f["ratio"],
                 "ci_low": lo,
                 "ci_high": f["ci_high"],
-                "sure": bool(lo is not None and lo >= 1 - within),
+                "sure": None if chosen == best else bool(lo is not None and lo >= 1 - within),
                 "n_settings": len(vals),
                 "warnings": list(f["warnings"]),
             }

@@ -220,9 +220,10 @@ def recommendations(session, units: pd.DataFrame) -> pd.DataFrame:
                     for s, m in zip(rec["smallest"], rec["smallest_mean"], strict=True)
                 ],
                 W["ratio"]: [
-                    T.fmt_ci(r.ratio, r.ci_low, r.ci_high, digits=3) for r in rec.itertuples()
+                    "—" if r.best == r.smallest else T.fmt_ci(r.ratio, r.ci_low, r.ci_high, 3)
+                    for r in rec.itertuples()
                 ],
-                W["sure"]: [W["yes"] if s else W["no"] for s in rec["sure"]],
+                W["sure"]: ["—" if s is None else W["yes"] if s else W["no"] for s in rec["sure"]],
                 W["notes"]: [T.fmt_notes(w) for w in rec["warnings"]],
             }
         ),
