@@ -168,3 +168,68 @@ def test_recommendation_when_nothing_smaller_comes_close():
     assert rec["best"] == rec["smallest"] == "4" and rec["ratio"] == 1.0
     assert rec["ci_low"] is None and rec["sure"] is None
     assert rec["warnings"] == ["no smaller setting within 5% of the best"]
+
+
+# -- real DM (dm.master_url) ---------------------------------------------------------------------
+REAL = {
+    "study": "dmreal",
+    "target": {"kind": "url", "url": "mysql+pymysql://root@127.0.0.1:9/dm_benchmark"},
+    "phases": ["dm"],
+    "dm": {
+        "master_url": "http://127.0.0.1:9",
+        "source_name": "mysql-replica-01",
+        "source_url": "mysql+pymysql://root@127.0.0.1:9/dm_benchmark",
+    },
+}
+
+
+def test_real_dm_refused_without_yes_before_any_request(tmp_path, monkeypatch):
+    from tibenchlib.dm.phase import run_dm_phase
+    from tibenchlib.safety import DestructiveRefused
+
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    with pytest.raises(DestructiveRefused, match="set allow_destructive: true.*--yes"):
+        run_dm_phase(parse_study(REAL), yes=False, progress=False)
+
+
+def test_real_dm_params_need_the_source():
+    bad = {**REAL, "dm": {"master_url": "http://127.0.0.1:9", "source_name": "s"}}
+    with pytest.raises(ParamsError, match="source_url"):
+        parse_study(bad)
+
+
+def test_seed_dm_params_are_report_003s_settings():
+    from tibenchlib import paths
+    from tibenchlib.params import load_study
+
+    s = load_study(paths.params_examples_dir() / "seed-dm-1.0.yaml")
+    assert s.dm.load.threads[0] == 32 and sorted(s.dm.load.threads) == [2, 4, 8, 16, 32, 64]
+    assert sorted(s.dm.sync.workers) == [4, 8, 16, 32, 64, 1024] and s.dm.sync.batch == 100
+    assert set(s.dm.dump.statement_size) >= {62500, 1000000, 1500000}
+    assert s.target.kind == "url" and not s.allow_destructive
+
+
+def test_real_dm_timing_and_counts_from_polled_status():
+    from pathlib import Path
+
+    from tibenchlib.dm import dmctl
+    from tibenchlib.dm.real import counts_agree, unit_times
+
+    fix = Path(__file__).parent / "fixtures" / "dm"
+    load = dmctl.parse_query_status(
+        (fix / "dmctl-v8.5.2-query-status-load-paused-error.txt").read_text()
+    )
+    sync = dmctl.parse_query_status(
+        (fix / "dmctl-v8.5.4-query-status-sync-running-raw-tiup-banner.txt").read_text()
+    )
+    dump = load.assign(unit="dump")
+    polls = pd.concat(
+        [dump.assign(t=0.0), dump.assign(t=2.0), load.assign(t=4.0), sync.assign(t=9.0)]
+    )
+    assert unit_times(polls) == (4.0, 5.0)
+    assert unit_times(polls[polls["t"] < 3]) == (2.0, None)
+    assert counts_agree({"a": 3, "b": 2}, {"a": 3, "b": 2}) is None
+    assert (
+        counts_agree({"a": 3, "b": 2}, {"a": 3}) == "verification failed: b missing on the target"
+    )
+    assert counts_agree({"a": 3}, {"a": 4}) == "verification failed: a rows 3 ≠ 4"

@@ -62,7 +62,9 @@ class ParamsError(ValueError):
 
 
 #: Fields holding a URL: their values are shown masked in every message.
-URL_FIELDS = frozenset({"url", "results_url", "prometheus_url", "pd_url", "master_url"})
+URL_FIELDS = frozenset(
+    {"url", "results_url", "prometheus_url", "pd_url", "master_url", "source_url"}
+)
 
 
 def _refuse_password(url: str | None, env_field: str) -> str | None:
@@ -231,6 +233,9 @@ class DmParams(_Model):
     #: a real DM master's OpenAPI (DM ≥ 5.3), e.g. http://10.0.1.9:8261
     master_url: str | None = None
     source_name: str | None = None  # the DM source (``operate-source``) the task reads
+    #: the DM source's MySQL, for sysbench (sync runs) and the verification of every run
+    source_url: str | None = None
+    source_password_env: str = "TIBENCH_SOURCE_PASSWORD"
     task_name: str = "tibench-dm"
     poll_s: Annotated[float, Field(gt=0)] = 2.0
 
@@ -241,9 +246,21 @@ class DmParams(_Model):
 
     @model_validator(mode="after")
     def _source_with_master(self) -> DmParams:
-        if self.master_url and not self.source_name:
-            raise ValueError("master_url needs source_name (the DM source the task reads)")
+        if self.master_url and not (self.source_name and self.source_url):
+            raise ValueError(
+                "master_url needs source_name (the DM source the task reads) and source_url "
+                "(its MySQL, e.g. mysql+pymysql://root@10.0.1.7:3306/sbtest, to verify each run)"
+            )
         return self
+
+    @field_validator("source_url")
+    @classmethod
+    def _no_password_in_source_url(cls, v: str | None) -> str | None:
+        return _refuse_password(v, "dm.source_password_env")
+
+    @property
+    def source_password(self) -> str | None:
+        return os.environ.get(self.source_password_env)
 
 
 class Study(_Model):
