@@ -73,8 +73,8 @@ def check_target(study: Study) -> None:
     if study.target.kind != "embedded" and not study.dm.master_url:
         raise DmSetupError(
             "phase dm: the target is not the embedded MariaDB and dm.master_url is not set: set "
-            "dm.master_url (a DM master's OpenAPI, DM ≥ 5.3) and dm.source_name in the study "
-            "file, or run the phase on the embedded default"
+            "dm.master_url (a DM master's OpenAPI, DM ≥ 5.3), dm.source_name and dm.source_url "
+            "in the study file, or run the phase on the embedded default"
         )
 
 
