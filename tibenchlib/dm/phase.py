@@ -447,10 +447,12 @@ def run_dm_phase(
 ) -> pd.DataFrame:
     """Run (or resume) the phase; returns the catalog's ``dm_runs`` of the planned runs."""
     from ..runloop import TargetDown, run_plan
+    from .options import remove_stale
 
     check_target(study)
     store = Store.for_study(study, record=True)
     specs = plan(study, arms)
+    remove_stale(paths.private_dir(study.study))  # option files a killed run left
     if study.dm.master_url:
         from .real import run_real_dm
 
@@ -505,12 +507,15 @@ def run_dm_phase(
 
 
 def planned_runs(store: Store, study: Study, specs: list[DmSpec] | None = None) -> pd.DataFrame:
-    """``dm_runs`` of the planned runs (all of the study's when ``specs`` is None), with the
-    run loop's ``seq`` and ``attempts``."""
+    """``dm_runs`` of the planned runs (``specs``, default the study's whole plan: runs of
+    settings no longer in the params are left out), with the run loop's ``seq`` and
+    ``attempts``."""
+    if specs is None:
+        specs = plan(study)
     df = store.read("dm_runs", study.study)
     runs = store.runs(study.study, phase="dm")
     if len(df) and len(runs):
         df = df.merge(runs[["run_key", "seq", "attempts"]], on="run_key", how="left")
-    if specs is not None and len(df):
+    if len(df):
         df = df[df["run_key"].isin({s.run_key for s in specs})]
     return df.sort_values("seq").reset_index(drop=True) if "seq" in df else df

@@ -157,7 +157,10 @@ def knobs(session, rows: pd.DataFrame) -> pd.DataFrame:
 
     lang = session.lang
     W = words(lang)
-    dm_runs = planned_runs(Store.for_study(session.study), session.study)
+    from ..dm.plan import plan
+
+    specs = plan(session.study, session.only)
+    dm_runs = planned_runs(Store.for_study(session.study), session.study, specs)
     if not len(rows) or not len(dm_runs):
         say(W["none"].format(cmd=session.command))
         return unit_rows(dm_runs)
