@@ -167,3 +167,30 @@ def test_a_source_changed_during_the_run_fails_verification(live):
     assert not row["verified"] and row["status"] == "failed"
     rows = result_rows(unit_rows(store.read("dm_runs", STUDY, run_key=spec.run_key)))
     assert rows.iloc[0]["n"] == 0 and rows.iloc[0]["status"] == "failed"
+
+
+def test_a_replica_error_is_one_line_and_the_next_sync_run_sets_up_again(live):
+    from tibenchlib.dm.phase import DmContext, run_sync
+    from tibenchlib.dm.plan import DmSpec
+    from tibenchlib.dm.servers import source_server, target_server
+    from tibenchlib.params import load_study
+
+    study = load_study(live.params)
+    store = Store.for_study(study)
+    src, tgt = source_server().ensure(), target_server().ensure()
+    ctx = DmContext(study, SimpleNamespace(label="sync.workers=2"), src, tgt, store, {})
+    spec = DmSpec("sync", "sync.workers", "2", "oltp_insert", 8, 98, 2)
+    assert run_sync(ctx, spec).status == "ok" and ctx.state["replica"]
+    # the target loses the table the source writes to: the replica stops on an error
+    eng = ctx.target_conn().engine()
+    with eng.begin() as c:
+        c.exec_driver_sql("SET SESSION sql_log_bin = 0")
+        c.exec_driver_sql("DROP TABLE sbtest1")
+    eng.dispose()
+    rec = run_sync(ctx, DmSpec("sync", "sync.workers", "2", "oltp_insert", 9, 99, 2))
+    assert rec.status == "failed" and "\n" not in rec.error
+    assert rec.error.startswith("replica SQL thread stopped with error 1146")
+    assert not ctx.state["replica"]
+    # the next run copies the source again, replicates from there and measures
+    rec = run_sync(ctx, DmSpec("sync", "sync.workers", "2", "oltp_insert", 10, 100, 2))
+    assert rec.status == "ok" and rec.tps > 0, rec.error
