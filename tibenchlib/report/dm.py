@@ -54,6 +54,9 @@ TEXT = {
         "the SQL thread on, per worker-count.",
         "t": "time since sysbench started (s)",
         "lag_y": "lag (transactions)",
+        "data": "`{db}`: {tables} × {rows:,} rows (`sysbench oltp_insert prepare`); {r} repeats; "
+        "sync: {wls} for {s} s.",
+        "per_s": "rows/s",
     },
     "zh": {
         "unit": "单元",
@@ -92,6 +95,9 @@ TEXT = {
         "lag": "sysbench 写入且 SQL 线程运行时,复制端落后源端的事务数,按 worker-count 分组。",
         "t": "sysbench 开始后的时间 (s)",
         "lag_y": "延迟(事务数)",
+        "data": "`{db}`:{tables} 张表 × {rows:,} 行(`sysbench oltp_insert prepare`);重复 {r} 次;"
+        "同步:{wls},每次 {s} 秒。",
+        "per_s": "行/秒",
     },
 }
 
@@ -114,9 +120,11 @@ def description(session) -> None:
     if session.study.target.kind == "embedded":
         say(W["standin"].format(mode=p.sync.mode))
     say(
-        f"`{p.database}`: {p.tables} × {p.table_size:,} rows (`sysbench oltp_insert prepare`); "
-        f"{p.repeats} repeats; sync: {', '.join(p.sync.workloads)} for {p.sync.duration_s} s."
-    )
+        W["data"].format(
+            db=p.database, tables=p.tables, rows=p.table_size, r=p.repeats,
+            wls=", ".join(p.sync.workloads), s=p.sync.duration_s,
+        )
+    )  # fmt: skip
 
 
 def knob_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
@@ -275,7 +283,7 @@ def seed003(session, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
         right = pd.DataFrame(
             {
                 f"{W['measured']}: {knob}": list(mine["setting"]) + [""] * (n - len(mine)),
-                f"{W['measured']}: {'MB/s' if metric == 'mb_s' else 'rows/s'}": shown
+                f"{W['measured']}: {'MB/s' if metric == 'mb_s' else W['per_s']}": shown
                 + [""] * (n - len(mine)),
             }
         )
