@@ -307,16 +307,26 @@ def lag(session) -> pd.DataFrame:
     runs = store.read("dm_runs", session.study.study)[["run_key", "setting", "workload"]]
     trace = trace.merge(runs, on="run_key", how="left")
     wls = list(dict.fromkeys(trace["workload"]))
+    from ..dm.analysis import setting_order
+
+    settings = setting_order(trace["setting"].dropna())
+    colour = dict(
+        zip(settings, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 4, strict=False)
+    )
     fig, axes = plt.subplots(1, len(wls), figsize=(4.8 * len(wls), 3.4), squeeze=False)
     for wl, ax in zip(wls, axes[0], strict=True):
         for _key, g in trace[trace["workload"] == wl].groupby("run_key", sort=False):
-            ax.plot(g["t"], g["lag_transactions"], label=f"workers={g['setting'].iloc[0]}")
+            setting = g["setting"].iloc[0]
+            ax.plot(
+                g["t"], g["lag_transactions"], color=colour[setting], alpha=0.8,
+                label=f"workers={setting}",
+            )  # fmt: skip
         ax.set_title(wl)
         ax.set_xlabel(W["t"])
         ax.set_ylabel(W["lag_y"])
         ax.grid(alpha=0.3)
         handles, labels = ax.get_legend_handles_labels()
-        uniq = dict(zip(labels, handles, strict=True))
+        uniq = dict(zip(labels, handles, strict=True))  # one entry per worker-count
         ax.legend(uniq.values(), uniq.keys(), fontsize=8)
     fig.tight_layout()
     plt.show()
