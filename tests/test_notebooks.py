@@ -28,9 +28,11 @@ def fresh_ci_study(sysbench_bin):
     # nbval's re-execution afterwards then exercises resume (everything already measured).
     shutil.rmtree(paths.study_dir("ci"), ignore_errors=True)
     yield
+    from tibenchlib.dm.servers import target_server
     from tibenchlib.server import embedded
 
     embedded().stop()
+    target_server().stop()  # the dm phase's second server
 
 
 @pytest.mark.notebook

@@ -207,6 +207,10 @@ class Session:
             from .tpch.phase import arm_labels
 
             arms = self.only or arm_labels(s)
+        elif self.phase == "dm":
+            from .dm.plan import arm_labels as dm_arms
+
+            arms = self.only or dm_arms(s)
         lines = [
             f"**Study file** `{shown_path(self.params_file)}` — study `{s.study}`"
             + (f": {s.description}" if s.description else "")
@@ -224,7 +228,7 @@ class Session:
                 self.study,
                 self.phase,
                 yes=self.yes,
-                arms=self.arms if self.phase not in ("numa", "tpch_scaling") else self.only,
+                arms=self.arms if self.phase not in ("numa", "tpch_scaling", "dm") else self.only,
                 redo=self.redo,
                 progress=progress,
             )
@@ -298,6 +302,8 @@ def phase_stored(study, phase: str, arms: list[str]) -> bool:
         return bool(len(store.runs(study.study, phase="numa")))
     if phase == "tpch_scaling":
         return bool(len(store.read("tpch_queries", study.study)))
+    if phase == "dm":
+        return bool(len(store.read("dm_runs", study.study)))
     return False
 
 
@@ -349,4 +355,9 @@ def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
         from .tpch.phase import summarize
 
         return summarize(study, store)
+    if phase == "dm":
+        from .dm.analysis import result_rows, unit_rows
+        from .dm.phase import planned_runs
+
+        return result_rows(unit_rows(planned_runs(store, study)))
     raise ValueError(f"unknown phase '{phase}'")

@@ -64,7 +64,9 @@ class ParamsError(ValueError):
 
 
 #: Fields holding a URL: their values are shown masked in every message.
-URL_FIELDS = frozenset({"url", "results_url", "prometheus_url", "pd_url"})
+URL_FIELDS = frozenset(
+    {"url", "results_url", "prometheus_url", "pd_url", "master_url", "source_url"}
+)
 
 
 def _refuse_password(url: str | None, env_field: str) -> str | None:
@@ -212,6 +214,89 @@ class TpchParams(_Model):
     scale_out_commands: dict[str, str] = {}
 
 
+#: sysbench workloads the DM sync unit replays on the source (report 003: insert-only, write-only).
+DM_SYNC_WORKLOADS = ("oltp_insert", "oltp_write_only")
+
+
+class DmDumpParams(_Model):
+    """mydumper's knobs (DM's dump unit); each list is the settings swept, its first the base."""
+
+    threads: Annotated[list[PosInt], Field(min_length=1)] = [2]
+    #: ``--rows`` (single-table concurrent export); null = off, one chunk per table
+    rows: Annotated[list[PosInt | None], Field(min_length=1)] = [None]
+    #: ``--statement-size`` in bytes (≥ 1 KB): sets the rows per INSERT statement
+    statement_size: Annotated[list[Annotated[int, Field(ge=1000)]], Field(min_length=1)] = [
+        1_000_000
+    ]
+
+
+class DmLoadParams(_Model):
+    """myloader's knobs (DM's load unit): ``threads`` is DM's pool-size."""
+
+    threads: Annotated[list[PosInt], Field(min_length=1)] = [2]
+    queries_per_transaction: Annotated[list[PosInt], Field(min_length=1)] = [1000]
+
+
+class DmSyncParams(_Model):
+    """The sync unit: worker-count (MariaDB ``slave_parallel_threads`` on the embedded
+    default, DM's ``worker-count`` on a real cluster), replayed sysbench traffic."""
+
+    workers: list[PosInt] = [4]
+    mode: Literal["optimistic", "conservative", "aggressive", "minimal", "none"] = "optimistic"
+    batch: PosInt = 100  # DM's syncer batch (real DM only)
+    workloads: list[Literal[DM_SYNC_WORKLOADS]] = list(DM_SYNC_WORKLOADS)  # type: ignore[valid-type]
+    threads: PosInt = 2  # sysbench threads writing on the source
+    duration_s: PosInt = 3
+    lag: bool = True  # also trace the lag with the SQL thread on, while sysbench writes
+
+
+class DmParams(_Model):
+    """Phase ``dm``: DM load tuning (report 003). Every knob with more than one setting is swept
+    with the others at their base (first) setting; each setting is an arm."""
+
+    database: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$")] = "dmtest"
+    tables: PosInt = 2
+    table_size: PosInt = 5000
+    prepare_threads: PosInt = 2
+    repeats: PosInt = 3
+    timeout_s: Annotated[float, Field(gt=0)] = 600.0
+    keep_dump: bool = False
+    dump: DmDumpParams = DmDumpParams()
+    load: DmLoadParams = DmLoadParams()
+    sync: DmSyncParams = DmSyncParams()
+    #: a real DM master's OpenAPI (DM ≥ 5.3), e.g. http://10.0.1.9:8261
+    master_url: str | None = None
+    source_name: str | None = None  # the DM source (``operate-source``) the task reads
+    #: the DM source's MySQL, for sysbench (sync runs) and the verification of every run
+    source_url: str | None = None
+    source_password_env: str = "TIBENCH_SOURCE_PASSWORD"
+    task_name: str = "tibench-dm"
+    poll_s: Annotated[float, Field(gt=0)] = 2.0
+
+    @field_validator("master_url")
+    @classmethod
+    def _no_password_in_master_url(cls, v: str | None) -> str | None:
+        return _refuse_password(v, "target.password_env")
+
+    @model_validator(mode="after")
+    def _source_with_master(self) -> DmParams:
+        if self.master_url and not (self.source_name and self.source_url):
+            raise ValueError(
+                "master_url needs source_name (the DM source the task reads) and source_url "
+                "(its MySQL, e.g. mysql+pymysql://root@10.0.1.7:3306/sbtest, to verify each run)"
+            )
+        return self
+
+    @field_validator("source_url")
+    @classmethod
+    def _no_password_in_source_url(cls, v: str | None) -> str | None:
+        return _refuse_password(v, "dm.source_password_env")
+
+    @property
+    def source_password(self) -> str | None:
+        return os.environ.get(self.source_password_env)
+
+
 class Study(_Model):
     """A whole study: target, data set, sweep and one section per phase."""
 
@@ -251,6 +336,7 @@ class Study(_Model):
     compare: CompareParams = CompareParams()
     numa: NumaParams = NumaParams()
     tpch_scaling: TpchParams = TpchParams()
+    dm: DmParams = DmParams()
 
     @field_validator("study")
     @classmethod

@@ -262,6 +262,28 @@ def tpch_scaling(
     return df
 
 
+@_locked
+def dm(
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """DM load tuning (dump, load, sync knobs): see :mod:`tibenchlib.dm.phase`; rows per unit ×
+    knob × setting × workload (:func:`tibenchlib.dm.analysis.result_rows`)."""
+    from .dm.analysis import result_rows as dm_rows
+    from .dm.analysis import unit_rows
+    from .dm.phase import run_dm_phase
+
+    done = run_dm_phase(study, yes=yes, arms=arms, redo=redo, progress=progress)
+    df = dm_rows(unit_rows(done))
+    write_results(study, "dm", df)
+    check_failed_runs(study, "dm", Store.for_study(study).runs(study.study, phase="dm"))
+    return df
+
+
 #: The phase functions by name, in :data:`tibenchlib.registry.PHASES` order.
 PHASE_FUNCS = {p.name: globals()[p.function_ref.partition(":")[2]] for p in registry.PHASES}
 assert all(p.function_ref.startswith(__name__ + ":") for p in registry.PHASES)

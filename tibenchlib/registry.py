@@ -103,6 +103,14 @@ PHASES: tuple[Phase, ...] = (
         arms_ref="tibenchlib.tpch.phase:arm_labels",
         summary="TPC-H queries over scaling arms",
     ),
+    Phase(
+        "dm",
+        "tibenchlib.phases:dm",
+        "06_dm_load_tuning.ipynb",
+        "tibenchlib.dm.plan:estimate",
+        arms_ref="tibenchlib.dm.plan:arm_labels",
+        summary="DM load tuning: mydumper/myloader knobs and the sync unit's worker-count",
+    ),
 )
 
 NAMES: tuple[str, ...] = tuple(p.name for p in PHASES)

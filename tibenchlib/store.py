@@ -20,6 +20,9 @@ Tables (documented in the README):
 ``cluster_metrics`` Prometheus range queries over each run's window (tidb/tikv/pd/tiflash CPU, RSS).
 ``warmups``        unrecorded warm-up runs after a server start or arm switch: TPS, MSER-5 cut,
                    change from the previous warm-up run, and whether throughput was steady.
+``dm_runs``        phase dm: each run's dump/load/sync measures (seconds, MB/s, rows per
+                   statement, statement latency, events/s, catch-up), keyed like ``runs``.
+``dm_lag``         phase dm: the replica's lag behind the source over time, per sync run.
 """
 
 from __future__ import annotations
@@ -199,6 +202,60 @@ warmups = sa.Table(
     sa.Column("detail", sa.Text),
     sa.Column("log_path", sa.Text),
     sa.Column("at", sa.Float),
+)
+
+# DM load tuning (phase dm): the tools' own measures per run, and the replica's lag over time
+dm_runs = sa.Table(
+    "dm_runs",
+    meta,
+    sa.Column("study", _S, primary_key=True),
+    sa.Column("run_key", _S, primary_key=True),
+    sa.Column("unit", _S),
+    sa.Column("knob", _S),
+    sa.Column("setting", _S),
+    sa.Column("workload", _S),
+    sa.Column("repeat", sa.Integer),
+    sa.Column("status", _S),
+    sa.Column("verified", sa.Boolean),
+    sa.Column("message", sa.Text),
+    sa.Column("settings_json", sa.Text),
+    sa.Column("rows", sa.Float),
+    sa.Column("dump_s", sa.Float),
+    sa.Column("dump_bytes", sa.Float),
+    sa.Column("dump_mb_s", sa.Float),
+    sa.Column("dump_rows_s", sa.Float),
+    sa.Column("statements", sa.Float),
+    sa.Column("rows_per_statement", sa.Float),
+    sa.Column("load_s", sa.Float),
+    sa.Column("load_mb_s", sa.Float),
+    sa.Column("load_rows_s", sa.Float),
+    sa.Column("latency_ms", sa.Float),
+    sa.Column("latency_estimator", _S),
+    sa.Column("latency_mean_ms", sa.Float),
+    sa.Column("latency_p99_ms", sa.Float),
+    sa.Column("dump_cpu_source_pct", sa.Float),
+    sa.Column("dump_cpu_tool_pct", sa.Float),
+    sa.Column("load_cpu_target_pct", sa.Float),
+    sa.Column("load_cpu_tool_pct", sa.Float),
+    sa.Column("transactions", sa.Float),
+    sa.Column("row_ops", sa.Float),
+    sa.Column("catchup_s", sa.Float),
+    sa.Column("events_s", sa.Float),
+    sa.Column("rows_s", sa.Float),
+    sa.Column("max_lag_transactions", sa.Float),
+    sa.Column("log_path", sa.Text),
+    sa.Column("at", sa.Float),
+)
+dm_lag = sa.Table(
+    "dm_lag",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("run_key", _S, index=True),
+    sa.Column("t", sa.Float),
+    sa.Column("source_seq", sa.Float),
+    sa.Column("replica_seq", sa.Float),
+    sa.Column("lag_transactions", sa.Float),
+    sa.Column("seconds_behind_master", sa.Float),
 )
 
 _RUN_COLS = {c.name for c in runs.columns}

@@ -171,6 +171,8 @@ def progress(study: Study) -> pd.DataFrame:
             add(phase, "", "tables", 1, int(done), 0)
         elif phase == "tpch_scaling":
             _tpch_progress(study, store, add)
+        elif phase == "dm":
+            _runs_progress(study, store, phase, add)
     return pd.DataFrame(
         rows, columns=["phase", "arm", "unit", "planned", "done", "failed", "pending"]
     )
@@ -184,6 +186,10 @@ def _runs_progress(study: Study, store, phase: str, add) -> None:
         specs = adaptive_specs(study, store.runs(study.study, phase="sweep"))
     elif phase == "sweep":
         from .sweep import plan
+
+        specs = plan(study)
+    elif phase == "dm":
+        from .dm.plan import plan
 
         specs = plan(study)
     else:

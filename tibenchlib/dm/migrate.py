@@ -52,7 +52,8 @@ def migrate_once(
     Raw logs go to ``run_dir/mydumper.log`` and ``run_dir/myloader.log``; the dump to
     ``run_dir/dump`` (removed after a verified run unless ``keep_dump``: it can be large).
     ``status`` is ``ok``, ``dump failed``, ``load failed`` or ``verification failed``; a failed
-    run is never to enter a statistic.
+    run is never to enter a statistic. The dump files are counted (rows, statements) after the
+    load and the verification, outside every timed window.
     """
     run_dir = Path(run_dir)
     si, ti = source.conninfo(), target.conninfo()
@@ -70,6 +71,7 @@ def migrate_once(
             database=database,
             timeout_s=timeout_s,
             on_start=lambda pid: s.watch("mydumper", pid),
+            count=False,  # counted below, once the timed part is over
         )
         rec.update({f"dump_{k}": v for k, v in d.record().items() if k != "unit"})
         rec.update(
@@ -116,6 +118,10 @@ def migrate_once(
         se.dispose()
         te.dispose()
     check = v.tables
+    d = d.counted()
+    rec.update(
+        dump_rows=d.rows, dump_statements=d.statements, dump_rows_per_statement=d.rows_per_statement
+    )
     if v.ok and not keep_dump:
         shutil.rmtree(d.directory, ignore_errors=True)
     rec.update(verified=v.ok, status="ok" if v.ok else "verification failed", message=v.message)

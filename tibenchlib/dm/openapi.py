@@ -182,6 +182,9 @@ class DmClient:
     def start_task(self, name: str) -> dict:
         return self._call("POST", f"/tasks/{name}/start", {"remove_meta": True})
 
+    def stop_task(self, name: str) -> dict:
+        return self._call("POST", f"/tasks/{name}/stop")
+
     def status(self, name: str) -> pd.DataFrame:
         return parse_task_status(self._call("GET", f"/tasks/{name}/status"))
 
