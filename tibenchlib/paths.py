@@ -141,6 +141,12 @@ def run_log(study: str, tool: str, run_key: str, prefix: str = "") -> Path:
     return raw_log(study, tool, prefix + run_key.replace("/", "__"))
 
 
+def raw_run_dir(study: str, tool: str, name: str) -> Path:
+    """A folder of raw output for one run or step of a tool whose output is several files
+    (mydumper's dump, a replica's set-up), named like :func:`run_log` (``/`` as ``__``)."""
+    return raw_dir(study, tool) / name.replace("/", "__")
+
+
 def phase_results(study: str, phase: str, ext: str = "json") -> Path:
     """A phase's table of results (``<phase>.json`` or ``.csv``)."""
     return results_dir(study) / f"{phase}.{ext}"

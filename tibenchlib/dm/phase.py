@@ -29,9 +29,10 @@ from .. import paths
 from ..db import ConnInfo, secret_config_file
 from ..params import Study
 from ..record import RunRecord
-from ..run import execute, sysbench_command
 from ..server import EmbeddedServer
 from ..store import Store
+from ..sysbench.command import sysbench_command
+from ..tools import execute
 from . import sync as syncmod
 from .dump import DumpSettings, dump
 from .load import LoadSettings, load
@@ -79,7 +80,7 @@ def check_target(study: Study) -> None:
 
 
 def run_dir(study: str, spec: DmSpec) -> Path:
-    return paths.raw_dir(study, "dm") / spec.run_key.removeprefix("dm/").replace("/", "__")
+    return paths.raw_run_dir(study, "dm", spec.run_key.removeprefix("dm/"))
 
 
 def set_aside(directory: Path) -> int:
@@ -160,7 +161,7 @@ def setup_replica(ctx: DmContext) -> None:
     consistent with), then the target replicates from there and catches up."""
     p = ctx.study.dm
     si, ti = ctx.source_conn(), ctx.target_conn()
-    d_dir = paths.raw_dir(ctx.study.study, "dm") / "replica-setup"
+    d_dir = paths.raw_run_dir(ctx.study.study, "dm", "replica-setup")
     shutil.rmtree(d_dir, ignore_errors=True)
     priv = paths.private_dir(ctx.study.study)
     te, se = ti.engine(database=""), si.engine(database="")

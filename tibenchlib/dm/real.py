@@ -217,7 +217,8 @@ def run_full(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
 def run_sync(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecord]:
     """The syncer's catch-up at the arm's worker-count after ``duration_s`` of sysbench."""
     from ..db import secret_config_file
-    from ..run import execute, sysbench_command
+    from ..sysbench.command import sysbench_command
+    from ..tools import execute
 
     study, p = ctx.study, ctx.study.dm
     s, ds, ls, workers = _settings(study, spec, int(spec.value))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .. import plots  # noqa: F401  (sets up the CJK fonts for Chinese labels)
+from . import plots  # noqa: F401  (sets up the CJK fonts for Chinese labels)
 from . import tables as T
 from .sections import details, say, show
 
