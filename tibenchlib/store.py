@@ -20,6 +20,8 @@ Tables (documented in the README):
 ``cluster_metrics`` Prometheus range queries over each run's window (tidb/tikv/pd/tiflash CPU, RSS).
 ``warmups``        unrecorded warm-up runs after a server start or arm switch: TPS, MSER-5 cut,
                    change from the previous warm-up run, and whether throughput was steady.
+``ycsb_ops``       per YCSB run × operation (READ, UPDATE, INSERT…, and ALL): calls, errors,
+                   avg/min/max/p95/p99 latency (ms) and where the figures come from.
 """
 
 from __future__ import annotations
@@ -201,6 +203,27 @@ warmups = sa.Table(
     sa.Column("at", sa.Float),
 )
 
+# per YCSB run and operation (the run itself is a row of runs; see tibenchlib.ycsb.phase)
+ycsb_ops = sa.Table(
+    "ycsb_ops",
+    meta,
+    sa.Column("study", _S, primary_key=True),
+    sa.Column("run_key", _S, primary_key=True),
+    sa.Column("operation", _S, primary_key=True),
+    sa.Column("arm", _S),
+    sa.Column("workload", _S),
+    sa.Column("threads", sa.Integer),
+    sa.Column("repeat", sa.Integer),
+    sa.Column("count", sa.Integer),
+    sa.Column("errors", sa.Integer),
+    sa.Column("avg_ms", sa.Float),
+    sa.Column("min_ms", sa.Float),
+    sa.Column("max_ms", sa.Float),
+    sa.Column("p95_ms", sa.Float),
+    sa.Column("p99_ms", sa.Float),
+    sa.Column("source", _S),
+)
+
 _RUN_COLS = {c.name for c in runs.columns}
 _TABLES = {t.name: t for t in meta.sorted_tables}
 
@@ -369,6 +392,17 @@ class Store:
         t = _TABLES[table]
         keys = {c.name: row[c.name] for c in t.primary_key.columns}
         self._upsert(t, {k: _plain(v) for k, v in row.items()}, keys)
+
+    def replace_run_rows(self, table: str, study: str, run_key: str, rows: list[dict]) -> None:
+        """Replace a run's rows in a phase table keyed by ``(study, run_key, …)``, atomically
+        (a re-measured run leaves none of its earlier attempt's rows)."""
+        t = _TABLES[table]
+        recs = [{k: _plain(v) for k, v in {**r, "study": study, "run_key": run_key}.items()}
+                for r in rows]  # fmt: skip
+        with self._lock, self.engine.begin() as c:
+            c.execute(t.delete().where(sa.and_(t.c.study == study, t.c.run_key == run_key)))
+            if recs:
+                c.execute(t.insert(), recs)
 
     def delete_runs(self, study: str, run_keys: Iterable[str] | None = None) -> None:
         with self._lock, self.engine.begin() as c:

@@ -18,7 +18,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -26,6 +26,7 @@ from typing import Literal
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..clients import execute_together
 from ..db import CONFIG_PREFIX, CONFIG_SUFFIX, ConnInfo
 from ..run import Outcome, execute, require
 from .build import BINDING_CLASS, CLIENT_CLASS, build_binding
@@ -40,6 +41,7 @@ __all__ = [
     "load",
     "row_count",
     "run",
+    "run_together",
     "ycsb_command",
 ]
 
@@ -424,6 +426,60 @@ def run(
         tool, "run", conn, workload, log_path, threads=threads, secret_dir=secret_dir,
         timeout_s=timeout_s, home=home, extra=extra,
     )  # fmt: skip
+
+
+def run_together(
+    conns: Sequence[ConnInfo],
+    workload: Workload,
+    log_paths: Sequence[str | Path],
+    *,
+    threads: int,
+    tool: Tool | None = None,
+    secret_dir: str | Path | None = None,
+    timeout_s: float | None = None,
+    home: str | Path | None = None,
+    extras: Sequence[Sequence[str]] | None = None,
+) -> list[YcsbRun]:
+    """Several YCSB clients started together (one per entry of ``conns``: one per tidb-server,
+    or the same server several times), each with ``threads`` threads and its own log, password
+    file and ``extras`` entry; returns their runs in order once all have ended. A failed
+    client is returned, not raised, and the others' logs are kept."""
+    if not conns:
+        raise ValueError("run_together: no client")
+    extras = list(extras) if extras is not None else [()] * len(conns)
+    if not len(conns) == len(log_paths) == len(extras):
+        raise ValueError("run_together: conns, log_paths and extras differ in length")
+    tool = tool or choose_tool(conns[0])
+    classpath = build_binding(home) if tool == "ycsb" else None
+    with ExitStack() as stack:
+        cmds = []
+        for conn, extra in zip(conns, extras, strict=True):
+            if tool == "ycsb":
+                pw = stack.enter_context(_secret_file((conn.password or "") + "\n", secret_dir))
+                cmds.append(
+                    ycsb_command(
+                        "run", conn, workload, threads=threads, classpath=classpath,
+                        password_file=pw, extra=extra,
+                    )  # fmt: skip
+                )
+            else:
+                secret = (conn.password or "").replace("\\", "\\\\")
+                props = stack.enter_context(
+                    _secret_file(f"mysql.password={secret}\n", secret_dir)
+                )
+                cmds.append(
+                    go_ycsb_command(
+                        "run", conn, workload, threads=threads, property_file=props, extra=extra
+                    )
+                )
+        outs = execute_together(cmds, log_paths, timeout_s=timeout_s)
+    if tool == "go-ycsb":
+        for conn, p in zip(conns, log_paths, strict=True):
+            _mask_in_log(Path(p), conn.password)
+    return [
+        YcsbRun(tool, "run", threads, display_command(c), o)
+        for c, o in zip(cmds, outs, strict=True)
+    ]
 
 
 def _failure(r: YcsbRun) -> str:
