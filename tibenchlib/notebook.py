@@ -300,6 +300,9 @@ def phase_stored(study, phase: str, arms: list[str]) -> bool:
         return bool(len(store.runs(study.study, phase="numa")))
     if phase == "tpch_scaling":
         return bool(len(store.read("tpch_queries", study.study)))
+    if phase == "ycsb":
+        runs = store.runs(study.study, phase="ycsb")
+        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
     return False
 
 
@@ -351,4 +354,11 @@ def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
         from .tpch.phase import summarize
 
         return summarize(study, store)
+    if phase == "ycsb":
+        from .record import result_rows
+        from .ycsb.phase import plan as ycsb_plan
+
+        runs = store.runs(study.study, phase="ycsb")
+        keys = {s.run_key for s in ycsb_plan(study, arms)}
+        return result_rows(runs[runs["run_key"].isin(keys)] if len(runs) else runs)
     raise ValueError(f"unknown phase '{phase}'")

@@ -103,6 +103,13 @@ PHASES: tuple[Phase, ...] = (
         arms_ref="tibenchlib.tpch.phase:arm_labels",
         summary="TPC-H queries over scaling arms",
     ),
+    Phase(
+        "ycsb",
+        "tibenchlib.phases:ycsb",
+        "07_ycsb.ipynb",
+        "tibenchlib.ycsb.phase:estimate",
+        summary="YCSB workloads × thread ladder × repeats (upstream YCSB or go-ycsb)",
+    ),
 )
 
 NAMES: tuple[str, ...] = tuple(p.name for p in PHASES)

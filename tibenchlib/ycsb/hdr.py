@@ -86,9 +86,12 @@ def read_log(path: str | Path) -> HdrHistogram:
 
 
 def read_client(prefix: str | Path) -> dict[str, HdrHistogram]:
-    """One client's histograms: operation → histogram, from the files ``<prefix><OP>.hdr``."""
-    prefix = str(prefix)
-    d, stem = Path(prefix).parent, Path(prefix).name
+    """One client's histograms: operation → histogram, from the files ``<prefix><OP>.hdr``
+    (``prefix`` YCSB's ``hdrhistogram.output.path``; a folder: its ``<OP>.hdr`` files)."""
+    if Path(prefix).is_dir():
+        d, stem = Path(prefix), ""
+    else:
+        d, stem = Path(prefix).parent, Path(prefix).name
     out = {}
     for f in sorted(d.glob(f"{stem}*.hdr")):
         op = f.name[len(stem) : -len(".hdr")]

@@ -50,6 +50,8 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MASK = "********"
 #: go-ycsb's operationcount for a run bounded by maxexecutiontime only.
 UNBOUNDED_OPERATIONS = 10**15
+#: The Java YCSB's, which reads operationcount as an int.
+JAVA_UNBOUNDED_OPERATIONS = 2_000_000_000
 
 
 class YcsbError(RuntimeError):
@@ -116,8 +118,10 @@ class Workload(BaseModel):
             "fieldlength": str(self.fieldlength),
             "table": self.table,
         }
-        # YCSB's default operationcount is 0 = unbounded only with maxexecutiontime
-        p["operationcount"] = str(self.operationcount or 0)
+        # operationcount=0 is not "unbounded" in YCSB 0.17 (the client runs 0 operations and
+        # says "the threadcount is bigger than recordcount"): a count no timed run reaches,
+        # within Java's int, so maxexecutiontime ends it
+        p["operationcount"] = str(self.operationcount or JAVA_UNBOUNDED_OPERATIONS)
         if self.maxexecutiontime_s is not None:
             p["maxexecutiontime"] = str(self.maxexecutiontime_s)
         return p
@@ -458,15 +462,18 @@ def run_together(
                 pw = stack.enter_context(_secret_file((conn.password or "") + "\n", secret_dir))
                 cmds.append(
                     ycsb_command(
-                        "run", conn, workload, threads=threads, classpath=classpath,
-                        password_file=pw, extra=extra,
+                        "run",
+                        conn,
+                        workload,
+                        threads=threads,
+                        classpath=classpath,
+                        password_file=pw,
+                        extra=extra,
                     )  # fmt: skip
                 )
             else:
                 secret = (conn.password or "").replace("\\", "\\\\")
-                props = stack.enter_context(
-                    _secret_file(f"mysql.password={secret}\n", secret_dir)
-                )
+                props = stack.enter_context(_secret_file(f"mysql.password={secret}\n", secret_dir))
                 cmds.append(
                     go_ycsb_command(
                         "run", conn, workload, threads=threads, property_file=props, extra=extra
