@@ -211,6 +211,13 @@ class YcsbParams(_Model):
                 f"endpoints: {len(self.endpoints)} given for clients={self.clients} "
                 "(one host:port per client, or none)"
             )
+        inserting = [n for n, w in self.workloads.items() if w.insertproportion > 0]
+        if self.clients > 1 and inserting:
+            raise ValueError(
+                f"workloads.{inserting[0]}: insertproportion > 0 with clients={self.clients}: "
+                "every YCSB client inserts the same keys (each counts from recordcount), so "
+                "their inserts collide; use one client with more threads"
+            )
         shapes: dict[str, tuple[str, tuple]] = {}
         for name, w in self.workloads.items():
             shape = (w.recordcount, w.fieldcount, w.fieldlength)
