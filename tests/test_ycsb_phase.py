@@ -193,3 +193,17 @@ def test_phase_loads_once_runs_records_and_resumes(data_dir, ycsb_home):
     assert dict(zip(again["run_key"], again["started_at"], strict=True)) == before
     # (no arm was opened: nothing left to do)
     assert list(Store.for_study(s).read("prepare_steps", "yc")["step"]) == ["ycsb_load"]
+
+
+def test_writes_on_a_cluster_are_refused_without_consent(data_dir):
+    """Nothing is loaded or written on a real target without allow_destructive or --yes (the
+    check comes before any connection to the table)."""
+    from tibenchlib.db import ConnInfo
+    from tibenchlib.safety import DestructiveRefused
+    from tibenchlib.target import ArmContext
+
+    s = _study()
+    cluster = ConnInfo("10.0.0.5", 4000, "root", "test")
+    ctx = ArmContext(s, s.arms[0], conn=cluster, info=None, store=None, server=None, yes=False)
+    with pytest.raises(DestructiveRefused, match="run YCSB workloads that write"):
+        phase.ensure_loaded(ctx)

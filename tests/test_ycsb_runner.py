@@ -107,6 +107,16 @@ def test_go_ycsb_time_bounded_run_gets_an_operation_count_it_never_reaches():
     assert count // 128 > 10**9 and "maxexecutiontime=60" in cmd
 
 
+def test_a_load_is_never_cut_by_the_runs_maxexecutiontime():
+    w = Workload(recordcount=10000, maxexecutiontime_s=3)
+    for cmd in (
+        ycsb_command("load", CLUSTER, w, threads=2, classpath="cp"),
+        go_ycsb_command("load", CLUSTER, w, threads=2),
+    ):
+        assert "recordcount=10000" in cmd and not any("maxexecutiontime" in a for a in cmd)
+    assert "maxexecutiontime=3" in ycsb_command("run", CLUSTER, w, threads=2, classpath="cp")
+
+
 def test_threads_below_one_is_refused():
     with pytest.raises(ValueError, match="threads"):
         go_ycsb_command("run", CLUSTER, Workload(operationcount=1), threads=0)

@@ -119,6 +119,10 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     }
 
 
+def _writes(w: Workload) -> bool:
+    return (w.updateproportion + w.insertproportion + w.readmodifywriteproportion) > 0
+
+
 # -- opening an arm: build, load once, verify -----------------------------------------------------
 def _columns(conn, table: str) -> int | None:
     eng = conn.engine()
@@ -153,11 +157,14 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
     """
     study = ctx.study
     y = study.ycsb
-    tool = _tool(study, ctx.conn)
     steps = []
     sets: dict[str, Workload] = {}
     for w in y.workloads.values():
         sets.setdefault(w.table, w)
+    writing = [n for n, w in y.workloads.items() if _writes(w)]
+    if writing:
+        ctx.guard(f"run YCSB workloads that write ({', '.join(writing)}: updates or inserts)")
+    tool = _tool(study, ctx.conn)
     for table, w in sets.items():
         t0 = time.time()
         rows = row_count(ctx.conn, table)

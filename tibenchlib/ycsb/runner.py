@@ -227,6 +227,14 @@ def _jdbc_url(conn: ConnInfo) -> str:
     return url
 
 
+def _action_properties(action: str, workload: Workload) -> dict[str, str]:
+    # maxexecutiontime bounds a load too: a load of a timed workload would stop part-way
+    props = workload.properties()
+    if action == "load":
+        props.pop("maxexecutiontime", None)
+    return props
+
+
 def _p(props: dict[str, str]) -> list[str]:
     return [a for k, v in props.items() for a in ("-p", f"{k}={v}")]
 
@@ -249,7 +257,7 @@ def ycsb_command(
     if threads < 1:
         raise ValueError(f"threads: must be at least 1, got {threads}")
     props = {
-        **workload.properties(),
+        **_action_properties(action, workload),
         "jdbc.url": _jdbc_url(conn),
         "db.user": conn.user,
         "jdbc.batchsize": str(batchsize),
@@ -276,7 +284,7 @@ def go_ycsb_command(
     mysql.host=… -p threadcount=N -p recordcount=… …``."""
     if threads < 1:
         raise ValueError(f"threads: must be at least 1, got {threads}")
-    props = workload.properties()
+    props = _action_properties(action, workload)
     props["workload"] = "core"
     if workload.operationcount is None:
         # go-ycsb exits when operationcount < threadcount (0 is not "unbounded" there): a count
