@@ -185,6 +185,8 @@ def test_phase_loads_once_runs_records_and_resumes(data_dir, ycsb_home):
     assert list(steps["step"]) == ["ycsb_load"] and "verified: 300 rows" in steps["detail"][0]
     out = json.loads((data_dir / "yc" / "results" / "ycsb.json").read_text())
     assert [r["run_key"] for r in out] == list(df["run_key"]) and out[0]["tps"] > 0
+    assert out[0]["clients"] == 2 and out[0]["operations"]["READ"]["count"] > 0
+    assert out[0]["operations"]["ALL"]["p95_ms"] == out[0]["lat_p95_ms"]
 
     # again: nothing re-measured, the data set verified and not loaded again
     before = dict(zip(runs["run_key"], runs["started_at"], strict=True))

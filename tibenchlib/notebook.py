@@ -355,10 +355,12 @@ def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
 
         return summarize(study, store)
     if phase == "ycsb":
-        from .record import result_rows
         from .ycsb.phase import plan as ycsb_plan
+        from .ycsb.phase import result_table
 
         runs = store.runs(study.study, phase="ycsb")
         keys = {s.run_key for s in ycsb_plan(study, arms)}
-        return result_rows(runs[runs["run_key"].isin(keys)] if len(runs) else runs)
+        if len(runs):
+            runs = runs[runs["run_key"].isin(keys)].reset_index(drop=True)
+        return result_table(runs)
     raise ValueError(f"unknown phase '{phase}'")

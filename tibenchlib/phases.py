@@ -268,10 +268,10 @@ def ycsb(
     progress: bool = True,
 ) -> pd.DataFrame:
     """YCSB workloads × thread ladder × repeats: see :mod:`tibenchlib.ycsb.phase`."""
-    from .ycsb.phase import run_ycsb_phase
+    from .ycsb.phase import result_table, run_ycsb_phase
 
     runs = run_ycsb_phase(study, yes=yes, arms=arms, redo=redo, progress=progress)
-    df = result_rows(runs)
+    df = result_table(runs)
     write_results(study, "ycsb", df)
     check_failed_runs(study, "ycsb", runs)
     return df

@@ -457,6 +457,31 @@ def op_rows(rec: RunRecord, ops: dict, lat: dict, source: str | None = None) -> 
     return rows
 
 
+def result_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """The phase's result rows (``results/ycsb.json``, ``tibench run --phase ycsb --json``):
+    the runs' common columns, then ``clients``, ``latency_source`` and ``operations``
+    (operation → ``count``, ``errors``, ``avg_ms``, ``p95_ms``, ``p99_ms``; ``ALL`` included)."""
+    from ..record import result_rows
+
+    df = result_rows(runs)
+    if not len(runs):
+        return df.assign(clients=None, latency_source=None, operations=None)
+    extra = [json.loads(s) if isinstance(s, str) else {} for s in runs["summary_json"]]
+    df["clients"] = [e.get("clients") for e in extra]
+    df["latency_source"] = [e.get("latency_source") for e in extra]
+    df["operations"] = [
+        {
+            op: {
+                **(e.get("operations") or {}).get(op, {}),
+                **{f"{k}_ms": v for k, v in f.items() if k in ("avg", "p95", "p99")},
+            }
+            for op, f in (e.get("latency_ms") or {}).items()
+        }
+        for e in extra
+    ]
+    return df
+
+
 def describe(spec: YcsbSpec) -> str:
     return f"{spec.arm} {spec.workload} t={spec.threads} r={spec.repeat}"
 
