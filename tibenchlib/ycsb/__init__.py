@@ -30,5 +30,6 @@ __all__ = [
     "load",
     "row_count",
     "run",
+    "run_together",
     "ycsb_home",
 ]
