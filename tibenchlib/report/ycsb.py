@@ -169,6 +169,15 @@ def op_table(oc: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:
     )
 
 
+def _figure(fig) -> None:
+    """Show a figure where it is made (before the tables that follow), not at the cell's end."""
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    display(fig)
+    plt.close(fig)
+
+
 def ycsb(session, rows: pd.DataFrame) -> dict:
     """Notebook 07: the throughput/latency table and figures, per-operation latency,
     saturation, failed runs. Returns ``runs``, ``cells``, ``ops`` and ``saturation`` for the
@@ -206,7 +215,7 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
         cc = T.sort_by_arm(
             summarize_cells(full, metric=metric, keys=KEYS), "arm", order, then=KEYS[::2]
         )
-        plots.metric_vs_threads(cc, ylabel=ylabel, lang=lang)
+        _figure(plots.metric_vs_threads(cc, ylabel=ylabel, lang=lang))
 
     say(W["ops_lead"])
     oc = op_cells(store.read("ycsb_ops", study.study, run_key=list(full["run_key"])), full)
