@@ -234,3 +234,21 @@ def test_every_core_operation_through_the_binding(mariadb, tmp_path):
         assert ops.get(op, 0) > 0, (op, ops)
     assert sum(n for op, n in ops.items() if op not in ("CLEANUP", "READ-MODIFY-WRITE")) >= 600
     assert row_count(conn, "usertable_all") == 500 + ops["INSERT"]
+
+
+def test_clients_started_together_keep_a_missing_go_ycsb_as_an_outcome(tmp_path, monkeypatch):
+    """go-ycsb not on PATH: each client's run says so (the phase records it as failed) and no
+    password file is left behind."""
+    from tibenchlib.ycsb import run_together
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    secrets = tmp_path / "private"
+    logs = [tmp_path / "c0.log", tmp_path / "c1.log"]
+    runs = run_together(
+        [CLUSTER, CLUSTER], Workload(operationcount=10), logs, threads=4, tool="go-ycsb",
+        secret_dir=secrets,
+    )  # fmt: skip
+    assert [r.outcome.missing for r in runs] == ["go-ycsb", "go-ycsb"]
+    assert not any(r.ok for r in runs) and all(r.tool == "go-ycsb" for r in runs)
+    assert all("threadcount=4" in r.command and SECRET not in r.command for r in runs)
+    assert not list(secrets.iterdir())
