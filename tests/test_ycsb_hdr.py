@@ -118,3 +118,13 @@ def test_unreadable_logs_name_the_file(tmp_path):
     broken.write_text("\n".join(good[:4] + [good[4][:60] + "!!!!"]) + "\n")
     with pytest.raises(hdr.HdrError, match="READ.hdr: corrupt"):
         hdr.read_log(broken)
+
+
+def test_failed_calls_are_errors_not_part_of_all(tmp_path):
+    _write_log(tmp_path / "READ.hdr", np.full(50, 100))
+    _write_log(tmp_path / "READ-FAILED.hdr", np.full(50, 90_000))
+    lat = hdr.merged_latency([hdr.read_client(tmp_path)])
+    assert lat["ALL"]["count"] == 50 and lat["ALL"]["max"] == pytest.approx(0.1, rel=1e-3)
+    assert lat["READ-FAILED"]["count"] == 50
+    assert not hdr.is_call("READ-FAILED") and not hdr.is_call("UPDATE_ERROR")
+    assert hdr.is_call("READ-MODIFY-WRITE") and not hdr.is_call("CLEANUP")

@@ -45,6 +45,14 @@ SIGNIFICANT_DIGITS = 3
 ALL = "ALL"
 #: Operations that are no database call.
 NOT_CALLS = frozenset({"CLEANUP"})
+#: Suffixes of YCSB's (``-FAILED``) and go-ycsb's (``_ERROR``) measurements of failed calls.
+FAILED_SUFFIXES = ("-FAILED", "_ERROR")
+
+
+def is_call(op: str) -> bool:
+    """Whether ``op`` counts completed calls: not CLEANUP, not a measurement of failed calls
+    (those are counted as errors)."""
+    return op not in NOT_CALLS and not op.endswith(FAILED_SUFFIXES)
 
 
 class HdrError(ValueError):
@@ -141,14 +149,15 @@ def latency_figures(h: HdrHistogram) -> dict:
 
 def merged_latency(clients: Sequence[Mapping[str, HdrHistogram]]) -> dict[str, dict]:
     """Several clients' histograms (each operation → histogram) merged per operation, plus
-    :data:`ALL`: every database call of every client (CLEANUP left out, failed calls kept).
+    :data:`ALL`: every completed call of every client (CLEANUP and failed calls left out, as
+    YCSB leaves failed calls out of each operation's own figures).
 
     Returns operation → :func:`latency_figures`.
     """
     ops = sorted({op for c in clients for op in c})
     merged = {op: merge(c[op] for c in clients if op in c) for op in ops}
     out = {op: latency_figures(h) for op, h in merged.items()}
-    calls = [h for op, h in merged.items() if op not in NOT_CALLS]
+    calls = [h for op, h in merged.items() if is_call(op)]
     if calls:
         out[ALL] = latency_figures(merge(calls))
     return out

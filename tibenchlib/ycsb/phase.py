@@ -265,7 +265,7 @@ def combine(
     lat = {}
     if len(summaries) == 1:
         lat = dict(summaries[0].get("latency_ms") or {})
-    calls = {op: v["count"] for op, v in ops.items() if op not in hdr.NOT_CALLS and v["count"]}
+    calls = {op: v["count"] for op, v in ops.items() if hdr.is_call(op) and v["count"]}
     total = sum(calls.values())
     all_ = {"avg": None, "min": None, "max": None, "p95": None, "p99": None}
     if total and len(summaries) == 1:
@@ -296,7 +296,7 @@ def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None
             return "failed", f"{who}{s.get('error')}", warnings
         if o.returncode not in (0, None):
             return "failed", f"{who}YCSB exited {o.returncode}", warnings
-    calls = sum(v["count"] for op, v in ops.items() if op not in hdr.NOT_CALLS)
+    calls = sum(v["count"] for op, v in ops.items() if hdr.is_call(op))
     errors = sum(v["errors"] for v in ops.values())
     if calls <= 0:
         return "degenerate", "zero throughput: no operation completed", warnings
@@ -375,7 +375,7 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
         )
     ok = status != "failed"
     tps = sum(s.get("throughput_ops_s") or 0 for s in summaries) if ok else None
-    calls = sum(v["count"] for op, v in ops.items() if op not in hdr.NOT_CALLS)
+    calls = sum(v["count"] for op, v in ops.items() if hdr.is_call(op))
     errors = sum(v["errors"] for v in ops.values())
     a = lat.get(ALL) or {}
     iv = _intervals(results, outcomes, spec.threads * len(conns))
@@ -439,7 +439,7 @@ def op_rows(rec: RunRecord, ops: dict, lat: dict, source: str | None = None) -> 
         c = ops.get(op, {})
         if op == ALL:
             c = {
-                "count": sum(v["count"] for o, v in ops.items() if o not in hdr.NOT_CALLS),
+                "count": sum(v["count"] for o, v in ops.items() if hdr.is_call(o)),
                 "errors": sum(v["errors"] for v in ops.values()),
             }
         rows.append(
