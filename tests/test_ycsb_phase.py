@@ -187,6 +187,7 @@ def test_phase_loads_once_runs_records_and_resumes(data_dir, ycsb_home):
     assert [r["run_key"] for r in out] == list(df["run_key"]) and out[0]["tps"] > 0
     assert out[0]["clients"] == 2 and out[0]["operations"]["READ"]["count"] > 0
     assert out[0]["operations"]["ALL"]["p95_ms"] == out[0]["lat_p95_ms"]
+    assert out[0]["operations"]["ALL"]["count"] == runs["events"][0]
 
     # again: nothing re-measured, the data set verified and not loaded again
     before = dict(zip(runs["run_key"], runs["started_at"], strict=True))

@@ -470,17 +470,23 @@ def result_table(runs: pd.DataFrame) -> pd.DataFrame:
     extra = [json.loads(s) if isinstance(s, str) else {} for s in runs["summary_json"]]
     df["clients"] = [e.get("clients") for e in extra]
     df["latency_source"] = [e.get("latency_source") for e in extra]
-    df["operations"] = [
-        {
-            op: {
-                **(e.get("operations") or {}).get(op, {}),
-                **{f"{k}_ms": v for k, v in f.items() if k in ("avg", "p95", "p99")},
-            }
-            for op, f in (e.get("latency_ms") or {}).items()
-        }
-        for e in extra
-    ]
+    df["operations"] = [_result_ops(e) for e in extra]
     return df
+
+
+def _result_ops(e: dict) -> dict:
+    ops = dict(e.get("operations") or {})
+    ops[ALL] = {
+        "count": sum(v["count"] for op, v in ops.items() if hdr.is_call(op)),
+        "errors": sum(v["errors"] for v in ops.values()),
+    }
+    return {
+        op: {
+            **ops.get(op, {}),
+            **{f"{k}_ms": v for k, v in f.items() if k in ("avg", "p95", "p99")},
+        }
+        for op, f in (e.get("latency_ms") or {}).items()
+    }
 
 
 def describe(spec: YcsbSpec) -> str:
