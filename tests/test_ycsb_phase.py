@@ -210,3 +210,14 @@ def test_writes_on_a_cluster_are_refused_without_consent(data_dir):
     ctx = ArmContext(s, s.arms[0], conn=cluster, info=None, store=None, server=None, yes=False)
     with pytest.raises(DestructiveRefused, match="run YCSB workloads that write"):
         phase.ensure_loaded(ctx)
+
+
+@pytest.mark.parametrize("name, limit_s", [("ci.yaml", 60), ("demo.yaml", 180)])
+def test_shipped_studies_run_the_phase_at_small_size(name, limit_s):
+    """The CI study's phase fits in a minute, the demo's in three (the dry run's estimate, the
+    binding's first Maven build left out: `make setup` builds it)."""
+    from tibenchlib.params import load_study
+
+    est = phase.estimate(load_study(ROOT / "params" / name))
+    built = "binding is built first" in est["note"]
+    assert est["runs"] > 0 and est["eta_s"] - (phase.BUILD_S if built else 0) <= limit_s
