@@ -9,8 +9,10 @@ Both arms run YCSB 0.17.0 with tibench's JDBC binding (read 0.5 / update 0.5, un
 ``--records`` rows, ``maxexecutiontime`` = ``--duration``) against the same private MariaDB,
 started under a temporary ``TIBENCH_DATA`` that is removed at the end; the table is loaded once.
 
-* tibench: :func:`tibenchlib.ycsb.run` (0600 password file made and removed per run, output
-  streamed to a log file by :func:`tibenchlib.tools.execute`), then the log parsed;
+* tibench: what the ``ycsb`` phase does per run: :func:`tibenchlib.ycsb.run_together` (0600
+  password file made and removed per run, the client started by a thread behind a barrier, its
+  output streamed to a log file, each operation's HdrHistogram log written by YCSB), then the
+  log parsed and the HdrHistograms read and merged (:mod:`tibenchlib.ycsb.hdr`);
 * bare: :func:`subprocess.run` of the identical argv (its password file made once) with the
   output in a pipe, parsed after YCSB exits.
 
@@ -36,7 +38,7 @@ from bench_overhead import alternating, header, private_data, ratio_report, verd
 
 from tibenchlib.parse.ycsb import parse_ycsb, parse_ycsb_file  # noqa: E402
 from tibenchlib.server import EmbeddedServer  # noqa: E402
-from tibenchlib.ycsb import Workload, build_binding, load, run, ycsb_home  # noqa: E402
+from tibenchlib.ycsb import Workload, build_binding, hdr, load, run_together, ycsb_home  # noqa: E402
 from tibenchlib.ycsb.runner import _secret_file, ycsb_command  # noqa: E402
 
 GOAL = 0.97
@@ -72,8 +74,16 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 for pair, arm in alternating(a.pairs, "tibench", "bare"):
                     if arm == "tibench":
-                        r = run(conn, w, d / f"run-{pair}.log", threads=a.threads, home=home)
+                        hdr_dir = d / f"run-{pair}.hdr"
+                        hdr_dir.mkdir()
+                        extra = ["-p", "hdrhistogram.fileoutput=true",
+                                 "-p", f"hdrhistogram.output.path={hdr_dir}/"]  # fmt: skip
+                        (r,) = run_together(
+                            [conn], w, [d / f"run-{pair}.log"], threads=a.threads, home=home,
+                            extras=[extra],
+                        )  # fmt: skip
                         s = parse_ycsb_file(r.log_path).summary
+                        hdr.merged_latency([hdr.read_client(hdr_dir)])
                     else:
                         out = subprocess.run(
                             bare_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

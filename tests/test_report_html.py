@@ -91,6 +91,7 @@ def test_phase_states(study):
         "numa": "not_run",
         "tpch_scaling": "not_run",
         "dm": "not_run",
+        "ycsb": "not_run",
     }
     assert html.phase_status(study, "sweep").error == "QueryError: table missing"
 

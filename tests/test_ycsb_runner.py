@@ -68,7 +68,8 @@ def test_bad_workloads_name_the_field(kw, field):
 
 def test_maxexecutiontime_alone_runs_unbounded_operations():
     p = Workload(maxexecutiontime_s=30).properties()
-    assert p["maxexecutiontime"] == "30" and p["operationcount"] == "0"
+    # 0 would run no operation at all in YCSB 0.17: a count no 30 s run reaches, within an int
+    assert p["maxexecutiontime"] == "30" and int(p["operationcount"]) == 2_000_000_000
 
 
 # -- commands -----------------------------------------------------------------------------------
@@ -104,6 +105,16 @@ def test_go_ycsb_time_bounded_run_gets_an_operation_count_it_never_reaches():
     cmd = go_ycsb_command("run", CLUSTER, Workload(maxexecutiontime_s=60), threads=128)
     count = int(next(a for a in cmd if a.startswith("operationcount=")).split("=")[1])
     assert count // 128 > 10**9 and "maxexecutiontime=60" in cmd
+
+
+def test_a_load_is_never_cut_by_the_runs_maxexecutiontime():
+    w = Workload(recordcount=10000, maxexecutiontime_s=3)
+    for cmd in (
+        ycsb_command("load", CLUSTER, w, threads=2, classpath="cp"),
+        go_ycsb_command("load", CLUSTER, w, threads=2),
+    ):
+        assert "recordcount=10000" in cmd and not any("maxexecutiontime" in a for a in cmd)
+    assert "maxexecutiontime=3" in ycsb_command("run", CLUSTER, w, threads=2, classpath="cp")
 
 
 def test_threads_below_one_is_refused():
@@ -223,3 +234,21 @@ def test_every_core_operation_through_the_binding(mariadb, tmp_path):
         assert ops.get(op, 0) > 0, (op, ops)
     assert sum(n for op, n in ops.items() if op not in ("CLEANUP", "READ-MODIFY-WRITE")) >= 600
     assert row_count(conn, "usertable_all") == 500 + ops["INSERT"]
+
+
+def test_clients_started_together_keep_a_missing_go_ycsb_as_an_outcome(tmp_path, monkeypatch):
+    """go-ycsb not on PATH: each client's run says so (the phase records it as failed) and no
+    password file is left behind."""
+    from tibenchlib.ycsb import run_together
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    secrets = tmp_path / "private"
+    logs = [tmp_path / "c0.log", tmp_path / "c1.log"]
+    runs = run_together(
+        [CLUSTER, CLUSTER], Workload(operationcount=10), logs, threads=4, tool="go-ycsb",
+        secret_dir=secrets,
+    )  # fmt: skip
+    assert [r.outcome.missing for r in runs] == ["go-ycsb", "go-ycsb"]
+    assert not any(r.ok for r in runs) and all(r.tool == "go-ycsb" for r in runs)
+    assert all("threadcount=4" in r.command and SECRET not in r.command for r in runs)
+    assert not list(secrets.iterdir())

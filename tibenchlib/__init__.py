@@ -71,6 +71,7 @@ _API = {
     "numa": "",
     "stability": "",
     "tpch": "",
+    "ycsb": "",
     # TPC-C and several clients per run
     "tpcc": "",
     "multiclient": "",
@@ -110,6 +111,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         tpcc,
         tpch,
         warmup,
+        ycsb,
     )
     from .compare import load_summary_csv
     from .envcapture import capture_database, capture_host, config_diff, environment_tables

@@ -304,6 +304,9 @@ def phase_stored(study, phase: str, arms: list[str]) -> bool:
         return bool(len(store.read("tpch_queries", study.study)))
     if phase == "dm":
         return bool(len(store.read("dm_runs", study.study)))
+    if phase == "ycsb":
+        runs = store.runs(study.study, phase="ycsb")
+        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
     return False
 
 
@@ -360,4 +363,13 @@ def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
         from .dm.phase import planned_runs
 
         return result_rows(unit_rows(planned_runs(store, study)))
+    if phase == "ycsb":
+        from .ycsb.phase import plan as ycsb_plan
+        from .ycsb.phase import result_table
+
+        runs = store.runs(study.study, phase="ycsb")
+        keys = {s.run_key for s in ycsb_plan(study, arms)}
+        if len(runs):
+            runs = runs[runs["run_key"].isin(keys)].reset_index(drop=True)
+        return result_table(runs)
     raise ValueError(f"unknown phase '{phase}'")

@@ -26,6 +26,7 @@ from pydantic import (
 
 from . import registry
 from .db import mask_url, mask_urls, url_has_password
+from .ycsb.runner import Workload as YcsbWorkload
 
 SYSBENCH_WORKLOADS = (
     "oltp_point_select",
@@ -297,6 +298,57 @@ class DmParams(_Model):
         return os.environ.get(self.source_password_env)
 
 
+class YcsbParams(_Model):
+    """The ``ycsb`` phase: YCSB core workloads by name × a thread ladder × repeats.
+
+    Each workload takes YCSB's own property names (:class:`tibenchlib.ycsb.Workload`: the
+    proportions, ``requestdistribution``, ``recordcount``, ``operationcount`` and/or
+    ``maxexecutiontime_s``…); an unknown key is an error naming it. Workloads on the same
+    ``table`` share one loaded data set, so they must agree on its shape.
+    """
+
+    workloads: Annotated[
+        dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")], YcsbWorkload],
+        Field(min_length=1),
+    ] = {"read_update": YcsbWorkload(recordcount=1000, maxexecutiontime_s=5)}
+    #: client threads per client process (a run's ``threads`` is this × ``clients``)
+    threads: Annotated[list[PosInt], Field(min_length=1)] = [1, 2, 4]
+    repeats: PosInt = 3
+    load_threads: PosInt = 2
+    #: client processes started together per run (report 004), merged into one run
+    clients: Annotated[int, Field(ge=1, le=64)] = 1
+    #: ``host:port`` per client on a cluster (one per tidb-server); empty: the arm's target
+    endpoints: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-\[\]:]+:\d+$")]] = []
+    #: ``auto``: go-ycsb for a cluster when on PATH, the Java YCSB otherwise
+    tool: Literal["auto", "ycsb", "go-ycsb"] = "auto"
+    run_timeout_s: Annotated[float, Field(gt=0)] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> YcsbParams:
+        if self.endpoints and len(self.endpoints) != self.clients:
+            raise ValueError(
+                f"endpoints: {len(self.endpoints)} given for clients={self.clients} "
+                "(one host:port per client, or none)"
+            )
+        inserting = [n for n, w in self.workloads.items() if w.insertproportion > 0]
+        if self.clients > 1 and inserting:
+            raise ValueError(
+                f"workloads.{inserting[0]}: insertproportion > 0 with clients={self.clients}: "
+                "every YCSB client inserts the same keys (each counts from recordcount), so "
+                "their inserts collide; use one client with more threads"
+            )
+        shapes: dict[str, tuple[str, tuple]] = {}
+        for name, w in self.workloads.items():
+            shape = (w.recordcount, w.fieldcount, w.fieldlength)
+            seen = shapes.setdefault(w.table, (name, shape))
+            if seen[1] != shape:
+                raise ValueError(
+                    f"workloads.{name} and workloads.{seen[0]} share table {w.table} but not "
+                    "its recordcount/fieldcount/fieldlength: give one of them another table"
+                )
+        return self
+
+
 class Study(_Model):
     """A whole study: target, data set, sweep and one section per phase."""
 
@@ -337,6 +389,7 @@ class Study(_Model):
     numa: NumaParams = NumaParams()
     tpch_scaling: TpchParams = TpchParams()
     dm: DmParams = DmParams()
+    ycsb: YcsbParams = YcsbParams()
 
     @field_validator("study")
     @classmethod

@@ -284,6 +284,25 @@ def dm(
     return df
 
 
+@_locked
+def ycsb(
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """YCSB workloads × thread ladder × repeats: see :mod:`tibenchlib.ycsb.phase`."""
+    from .ycsb.phase import result_table, run_ycsb_phase
+
+    runs = run_ycsb_phase(study, yes=yes, arms=arms, redo=redo, progress=progress)
+    df = result_table(runs)
+    write_results(study, "ycsb", df)
+    check_failed_runs(study, "ycsb", runs)
+    return df
+
+
 #: The phase functions by name, in :data:`tibenchlib.registry.PHASES` order.
 PHASE_FUNCS = {p.name: globals()[p.function_ref.partition(":")[2]] for p in registry.PHASES}
 assert all(p.function_ref.startswith(__name__ + ":") for p in registry.PHASES)

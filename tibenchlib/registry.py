@@ -111,6 +111,13 @@ PHASES: tuple[Phase, ...] = (
         arms_ref="tibenchlib.dm.plan:arm_labels",
         summary="DM load tuning: mydumper/myloader knobs and the sync unit's worker-count",
     ),
+    Phase(
+        "ycsb",
+        "tibenchlib.phases:ycsb",
+        "07_ycsb.ipynb",
+        "tibenchlib.ycsb.phase:estimate",
+        summary="YCSB workloads × thread ladder × repeats (upstream YCSB or go-ycsb)",
+    ),
 )
 
 NAMES: tuple[str, ...] = tuple(p.name for p in PHASES)

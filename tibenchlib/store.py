@@ -23,6 +23,8 @@ Tables (documented in the README):
 ``dm_runs``        phase dm: each run's dump/load/sync measures (seconds, MB/s, rows per
                    statement, statement latency, events/s, catch-up), keyed like ``runs``.
 ``dm_lag``         phase dm: the replica's lag behind the source over time, per sync run.
+``ycsb_ops``       per YCSB run × operation (READ, UPDATE, INSERT…, and ALL): calls, errors,
+                   avg/min/max/p95/p99 latency (ms) and where the figures come from.
 """
 
 from __future__ import annotations
@@ -258,6 +260,27 @@ dm_lag = sa.Table(
     sa.Column("seconds_behind_master", sa.Float),
 )
 
+# per YCSB run and operation (the run itself is a row of runs; see tibenchlib.ycsb.phase)
+ycsb_ops = sa.Table(
+    "ycsb_ops",
+    meta,
+    sa.Column("study", _S, primary_key=True),
+    sa.Column("run_key", _S, primary_key=True),
+    sa.Column("operation", _S, primary_key=True),
+    sa.Column("arm", _S),
+    sa.Column("workload", _S),
+    sa.Column("threads", sa.Integer),
+    sa.Column("repeat", sa.Integer),
+    sa.Column("count", sa.Integer),
+    sa.Column("errors", sa.Integer),
+    sa.Column("avg_ms", sa.Float),
+    sa.Column("min_ms", sa.Float),
+    sa.Column("max_ms", sa.Float),
+    sa.Column("p95_ms", sa.Float),
+    sa.Column("p99_ms", sa.Float),
+    sa.Column("source", _S),
+)
+
 _RUN_COLS = {c.name for c in runs.columns}
 _TABLES = {t.name: t for t in meta.sorted_tables}
 
@@ -426,6 +449,17 @@ class Store:
         t = _TABLES[table]
         keys = {c.name: row[c.name] for c in t.primary_key.columns}
         self._upsert(t, {k: _plain(v) for k, v in row.items()}, keys)
+
+    def replace_run_rows(self, table: str, study: str, run_key: str, rows: list[dict]) -> None:
+        """Replace a run's rows in a phase table keyed by ``(study, run_key, …)``, atomically
+        (a re-measured run leaves none of its earlier attempt's rows)."""
+        t = _TABLES[table]
+        recs = [{k: _plain(v) for k, v in {**r, "study": study, "run_key": run_key}.items()}
+                for r in rows]  # fmt: skip
+        with self._lock, self.engine.begin() as c:
+            c.execute(t.delete().where(sa.and_(t.c.study == study, t.c.run_key == run_key)))
+            if recs:
+                c.execute(t.insert(), recs)
 
     def delete_runs(self, study: str, run_keys: Iterable[str] | None = None) -> None:
         with self._lock, self.engine.begin() as c:

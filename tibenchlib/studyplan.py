@@ -160,11 +160,13 @@ def progress(study: Study) -> pd.DataFrame:
                 add(phase, a, "captures", 1, int(a in have), 0)
         elif phase == "prepare":
             steps = store.read("prepare_steps", study.study)
+            if len(steps):  # the ycsb phase's own load/verify steps are not sysbench's prepare
+                steps = steps[~steps["step"].str.startswith("ycsb_")]
             for a in phase_arms(study, phase):
                 mine = steps[steps["arm"] == a] if len(steps) else steps
                 bad = int(len(mine) and (mine["status"] == "failed").any())
                 add(phase, a, "data sets", 1, int(len(mine) > 0 and not bad), bad)
-        elif phase in ("sweep", "numa"):
+        elif phase in ("sweep", "numa", "ycsb"):
             _runs_progress(study, store, phase, add)
         elif phase == "compare":
             done = paths.phase_results(study.study, "compare").is_file()
@@ -190,6 +192,10 @@ def _runs_progress(study: Study, store, phase: str, add) -> None:
         specs = plan(study)
     elif phase == "dm":
         from .dm.plan import plan
+
+        specs = plan(study)
+    elif phase == "ycsb":
+        from .ycsb.phase import plan
 
         specs = plan(study)
     else:

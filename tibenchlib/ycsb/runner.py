@@ -18,7 +18,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -26,6 +26,7 @@ from typing import Literal
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..clients import execute_together
 from ..db import CONFIG_PREFIX, CONFIG_SUFFIX, ConnInfo
 from ..tools import Outcome, execute, require
 from .build import BINDING_CLASS, CLIENT_CLASS, build_binding
@@ -40,6 +41,7 @@ __all__ = [
     "load",
     "row_count",
     "run",
+    "run_together",
     "ycsb_command",
 ]
 
@@ -48,6 +50,8 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MASK = "********"
 #: go-ycsb's operationcount for a run bounded by maxexecutiontime only.
 UNBOUNDED_OPERATIONS = 10**15
+#: The Java YCSB's, which reads operationcount as an int.
+JAVA_UNBOUNDED_OPERATIONS = 2_000_000_000
 
 
 class YcsbError(RuntimeError):
@@ -114,8 +118,10 @@ class Workload(BaseModel):
             "fieldlength": str(self.fieldlength),
             "table": self.table,
         }
-        # YCSB's default operationcount is 0 = unbounded only with maxexecutiontime
-        p["operationcount"] = str(self.operationcount or 0)
+        # operationcount=0 is not "unbounded" in YCSB 0.17 (the client runs 0 operations and
+        # says "the threadcount is bigger than recordcount"): a count no timed run reaches,
+        # within Java's int, so maxexecutiontime ends it
+        p["operationcount"] = str(self.operationcount or JAVA_UNBOUNDED_OPERATIONS)
         if self.maxexecutiontime_s is not None:
             p["maxexecutiontime"] = str(self.maxexecutiontime_s)
         return p
@@ -221,6 +227,14 @@ def _jdbc_url(conn: ConnInfo) -> str:
     return url
 
 
+def _action_properties(action: str, workload: Workload) -> dict[str, str]:
+    # maxexecutiontime bounds a load too: a load of a timed workload would stop part-way
+    props = workload.properties()
+    if action == "load":
+        props.pop("maxexecutiontime", None)
+    return props
+
+
 def _p(props: dict[str, str]) -> list[str]:
     return [a for k, v in props.items() for a in ("-p", f"{k}={v}")]
 
@@ -243,7 +257,7 @@ def ycsb_command(
     if threads < 1:
         raise ValueError(f"threads: must be at least 1, got {threads}")
     props = {
-        **workload.properties(),
+        **_action_properties(action, workload),
         "jdbc.url": _jdbc_url(conn),
         "db.user": conn.user,
         "jdbc.batchsize": str(batchsize),
@@ -270,7 +284,7 @@ def go_ycsb_command(
     mysql.host=… -p threadcount=N -p recordcount=… …``."""
     if threads < 1:
         raise ValueError(f"threads: must be at least 1, got {threads}")
-    props = workload.properties()
+    props = _action_properties(action, workload)
     props["workload"] = "core"
     if workload.operationcount is None:
         # go-ycsb exits when operationcount < threadcount (0 is not "unbounded" there): a count
@@ -424,6 +438,63 @@ def run(
         tool, "run", conn, workload, log_path, threads=threads, secret_dir=secret_dir,
         timeout_s=timeout_s, home=home, extra=extra,
     )  # fmt: skip
+
+
+def run_together(
+    conns: Sequence[ConnInfo],
+    workload: Workload,
+    log_paths: Sequence[str | Path],
+    *,
+    threads: int,
+    tool: Tool | None = None,
+    secret_dir: str | Path | None = None,
+    timeout_s: float | None = None,
+    home: str | Path | None = None,
+    extras: Sequence[Sequence[str]] | None = None,
+) -> list[YcsbRun]:
+    """Several YCSB clients started together (one per entry of ``conns``: one per tidb-server,
+    or the same server several times), each with ``threads`` threads and its own log, password
+    file and ``extras`` entry; returns their runs in order once all have ended. A failed
+    client is returned, not raised, and the others' logs are kept."""
+    if not conns:
+        raise ValueError("run_together: no client")
+    extras = list(extras) if extras is not None else [()] * len(conns)
+    if not len(conns) == len(log_paths) == len(extras):
+        raise ValueError("run_together: conns, log_paths and extras differ in length")
+    tool = tool or choose_tool(conns[0])
+    classpath = build_binding(home) if tool == "ycsb" else None
+    with ExitStack() as stack:
+        cmds = []
+        for conn, extra in zip(conns, extras, strict=True):
+            if tool == "ycsb":
+                pw = stack.enter_context(_secret_file((conn.password or "") + "\n", secret_dir))
+                cmds.append(
+                    ycsb_command(
+                        "run",
+                        conn,
+                        workload,
+                        threads=threads,
+                        classpath=classpath,
+                        password_file=pw,
+                        extra=extra,
+                    )  # fmt: skip
+                )
+            else:
+                secret = (conn.password or "").replace("\\", "\\\\")
+                props = stack.enter_context(_secret_file(f"mysql.password={secret}\n", secret_dir))
+                cmds.append(
+                    go_ycsb_command(
+                        "run", conn, workload, threads=threads, property_file=props, extra=extra
+                    )
+                )
+        outs = execute_together(cmds, log_paths, timeout_s=timeout_s)
+    if tool == "go-ycsb":
+        for conn, p in zip(conns, log_paths, strict=True):
+            _mask_in_log(Path(p), conn.password)
+    return [
+        YcsbRun(tool, "run", threads, display_command(c), o)
+        for c, o in zip(cmds, outs, strict=True)
+    ]
 
 
 def _failure(r: YcsbRun) -> str:
