@@ -300,6 +300,8 @@ def phase_stored(study, phase: str, arms: list[str]) -> bool:
         return bool(len(store.runs(study.study, phase="numa")))
     if phase == "tpch_scaling":
         return bool(len(store.read("tpch_queries", study.study)))
+    if phase == "tpcc":
+        return bool(len(store.runs(study.study, phase="tpcc")))
     return False
 
 
@@ -351,4 +353,8 @@ def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
         from .tpch.phase import summarize
 
         return summarize(study, store)
+    if phase == "tpcc":
+        from .tpcc.phase import summarize as tpcc_summary
+
+        return tpcc_summary(study, store, arms)
     raise ValueError(f"unknown phase '{phase}'")

@@ -103,6 +103,14 @@ PHASES: tuple[Phase, ...] = (
         arms_ref="tibenchlib.tpch.phase:arm_labels",
         summary="TPC-H queries over scaling arms",
     ),
+    Phase(
+        "tpcc",
+        "tibenchlib.phases:tpcc",
+        "08_tpcc.ipynb",
+        "tibenchlib.tpcc.phase:estimate",
+        arms_ref="tibenchlib.tpcc.phase:arm_labels",
+        summary="TPC-C (TPC-C-like on the embedded server): tpmC over threads, wait on/off",
+    ),
 )
 
 NAMES: tuple[str, ...] = tuple(p.name for p in PHASES)

@@ -171,6 +171,10 @@ def progress(study: Study) -> pd.DataFrame:
             add(phase, "", "tables", 1, int(done), 0)
         elif phase == "tpch_scaling":
             _tpch_progress(study, store, add)
+        elif phase == "tpcc":
+            from .tpcc.phase import progress as tpcc_progress
+
+            tpcc_progress(study, store, add)
     return pd.DataFrame(
         rows, columns=["phase", "arm", "unit", "planned", "done", "failed", "pending"]
     )
