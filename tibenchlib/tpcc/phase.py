@@ -771,3 +771,29 @@ def progress(study: Study, store: Store, add) -> None:
         done = sum(status.get(k) == "ok" for k in keys)
         failed = sum(k in status and status[k] != "ok" for k in keys)
         add("tpcc", a, "runs", len(keys), done, failed)
+
+
+def wait_effect(study: Study, store: Store | None = None, arms: list[str] | None = None):
+    """Per arm × warehouses × threads measured both ways: tpmC with keying and think times
+    over tpmC without, the ratio of the mean tpmC with Fieller's 95% interval (independent
+    runs, :func:`tibenchlib.stats.fieller_ratio`)."""
+    from ..stats import fieller_ratio
+
+    runs = runs_table(study, store, arms)
+    cols = ["arm", "warehouses", "threads", "n_nowait", "n_wait", "tpmc_nowait", "tpmc_wait",
+            "ratio", "ci_low", "ci_high", "warnings"]  # fmt: skip
+    if not len(runs):
+        return pd.DataFrame(columns=cols)
+    ok = runs[(runs["status"] == "ok") & runs["tpmc"].notna()]
+    rows = []
+    for (a, w, t), g in ok.groupby(["arm", "warehouses", "threads"], sort=True):
+        x = g.loc[g["workload"] == "tpcc_wait", "tpmc"].to_numpy(float)
+        y = g.loc[g["workload"] == "tpcc", "tpmc"].to_numpy(float)
+        if not len(x) or not len(y):
+            continue
+        f = fieller_ratio(x, y)
+        rows.append({"arm": a, "warehouses": int(w), "threads": int(t), "n_nowait": len(y),
+                     "n_wait": len(x), "tpmc_nowait": y.mean(), "tpmc_wait": x.mean(),
+                     "ratio": f["ratio"], "ci_low": f["ci_low"], "ci_high": f["ci_high"],
+                     "warnings": f["warnings"]})  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
