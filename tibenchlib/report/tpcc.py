@@ -85,7 +85,9 @@ WORDS = {
             "TPC-C 成绩。tpmC 按 go-tpc 的口径报告:每分钟提交的 New-Order 数 (此处为 orders "
             "表的增长,并与驱动自身的计数核对),因此两者可以对照。"
         ),
-        "gotpc": "TPC-C 由 go-tpc 执行 (`{tool} tpcc`):tpmC、tpmTotal 和效率取其输出,按客户端求和。",
+        "gotpc": (
+            "TPC-C 由 go-tpc 执行 (`{tool} tpcc`):tpmC、tpmTotal 和效率取其输出,按客户端求和。"
+        ),
         "scale": (
             "数据集:{wh} 个仓库,{items:,} 个商品,每区 {cust:,} 个客户 (规范为 100,000 和 "
             "3,000)。线程 {threads} (每次运行的总数,由同时启动的 {clients} 个客户端分担),每次 "
