@@ -90,6 +90,7 @@ def test_phase_states(study):
         "compare": "running",
         "numa": "not_run",
         "tpch_scaling": "not_run",
+        "tpcc": "not_run",
     }
     assert html.phase_status(study, "sweep").error == "QueryError: table missing"
 

@@ -210,10 +210,14 @@ def _runs(phase, workload, threads_tps, key=None):
 def test_tools_rows_known_answers():
     runs = pd.concat(
         [
-            _runs("sweep", "oltp_read_write", {1: [100, 110, 105], 2: [200, 190, 210],
-                                               4: [210, 205, 206]}),  # fmt: skip
-            _runs("tpcc", "tpcc", {1: [10, 12, 11], 2: [14, 15, 16]},
-                  key="tpcc/a/w8/tpcc/t{t}/r{r}"),  # fmt: skip
+            _runs(
+                "sweep",
+                "oltp_read_write",
+                {1: [100, 110, 105], 2: [200, 190, 210], 4: [210, 205, 206]},
+            ),  # fmt: skip
+            _runs(
+                "tpcc", "tpcc", {1: [10, 12, 11], 2: [14, 15, 16]}, key="tpcc/a/w8/tpcc/t{t}/r{r}"
+            ),  # fmt: skip
             _runs("numa", "oltp_point_select", {1: [1, 2, 3]}),  # not a tool: left out
         ],
         ignore_index=True,
@@ -241,7 +245,7 @@ def test_tools_rows_without_tool_runs_is_empty():
     assert tools_rows(_runs("numa", "x", {1: [1.0]})).empty
 
 
-# -- the phase on a real MariaDB --------------------------------------------------------------------
+# -- the phase on a real MariaDB ---------------------------------------------------------------
 def _url_study(mariadb, clients, **tpcc):
     conn = mariadb.conninfo()
     return parse_study(
