@@ -322,7 +322,9 @@ def _series(parsed: list, started: list[float]) -> pd.DataFrame:
     return out.drop(columns="slot")
 
 
-def _lua_run(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
+def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
+    """One run of the Lua driver by every client at once (``ctx.study`` is read), the orders
+    counted before and after; returns the run's figures, not yet recorded."""
     from .runner import sysbench_tpcc_command
 
     study = ctx.study
@@ -413,6 +415,7 @@ def _lua_run(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
         "latency": lat,
         "all_latency_ms": {"p95": all_pct.get(95), "p99": all_pct.get(99)},
         "histogram_buckets": int(len(merge_histograms(hists))) if hists else 0,
+        "sysbench_tps": _sum(s.get("tps") for s in sums),
         "qps": _sum(s.get("qps") for s in sums),
         "errors": _sum(s.get("errors") for s in sums),
         "reconnects": _sum(s.get("reconnects") for s in sums),
@@ -425,7 +428,8 @@ def _sum(values) -> float | None:
     return float(sum(vals)) if vals else None
 
 
-def _gotpc_run(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
+def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
+    """One go-tpc run by every client at once; returns the run's figures, not yet recorded."""
     from ..parse.gotpc import parse_tpcc_output
 
     study = ctx.study
@@ -518,7 +522,7 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
     ctx.tpcc_ready.add(spec.warehouses)
     logs = client_log_paths(study.study, spec, p.n_clients)
     attempt = max(set_aside(x) for x in logs)
-    f = (_lua_run if tool == "sysbench" else _gotpc_run)(ctx, spec, conn, logs)
+    f = (measure_lua if tool == "sysbench" else measure_gotpc)(ctx, spec, conn, logs)
     status, error = f["status"], f["error"]
     minutes = f["runtime_s"] / 60 if f["runtime_s"] else None
     tpmc = f.get("tpmc")
