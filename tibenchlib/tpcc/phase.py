@@ -271,6 +271,12 @@ def ensure_data(ctx, warehouses: int, tool: str) -> ConnInfo:
         _step(ctx, "tpcc_prepare", conn.database, "ok", time.time() - t0,
               f"{warehouses} warehouses, {want.items} items, {want.customers} customers per "
               f"district ({tool})")  # fmt: skip
+        if tool == "go-tpc":  # go-tpc's own consistency check, then ours
+            t0 = time.time()
+            chk = _gotpc(conn, "check", raw / f"check_w{warehouses}.log", warehouses, 4)
+            _step(ctx, "tpcc_check", conn.database, "ok" if chk.returncode == 0 else "failed",
+                  time.time() - t0, f"go-tpc tpcc check exited {chk.returncode}; log "
+                  f"{chk.log_path}")  # fmt: skip
         t0 = time.time()
         got = loaded_scale(eng)
         ok, detail = consistency_detail(check_consistency(eng))
