@@ -55,7 +55,7 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=10_000)
     ap.add_argument("--customers", type=int, default=300)
     a = ap.parse_args()
-    header("TPC-C runner overhead: run_sysbench_tpcc ÷ bare sysbench, events/s")
+    header("TPC-C runner overhead: the tpcc phase's measure_lua ÷ bare sysbench, events/s")
     scale = Scale(warehouses=1, items=a.items, customers=a.customers)
     with private_data():
         server = EmbeddedServer(name="embedded", root=paths.server_dir("embedded"))
