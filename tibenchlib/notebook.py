@@ -208,6 +208,10 @@ class Session:
             from .tpch.phase import arm_labels
 
             arms = self.only or arm_labels(s)
+        elif self.phase == "tpcc":
+            from .tpcc.phase import arm_labels as tpcc_arms
+
+            arms = self.only or tpcc_arms(s)
         lines = [
             f"**Study file** `{shown_path(self.params_file)}` — study `{s.study}`"
             + (f": {s.description}" if s.description else "")
