@@ -331,3 +331,19 @@ def test_a_failing_client_fails_the_run_and_keeps_the_others_log(
     )
     assert parse_sysbench_file(good).summary["status"] == "ok"
     assert Path(bad).is_file() and parse_sysbench_file(bad).summary["status"] != "ok"
+
+
+def test_every_sentence_and_header_exists_in_en_and_zh():
+    from tibenchlib.report import tools as tools_report
+    from tibenchlib.report import tpcc as tpcc_report
+
+    en, zh = tpcc_report.words("en"), tpcc_report.words("zh")
+    assert set(en) == set(zh) and set(en["h"]) == set(zh["h"])
+    kw = dict(wh="1", items=1000, cust=30, threads="2, 4", clients=2, duration=2, repeats=3,
+              modes="x", scale=0.01, n=3, counts="3 ok", cmd="c", ok=1, tool="go-tpc")  # fmt: skip
+    for k, v in zh.items():
+        if isinstance(v, str) and k != "tpmc_axis":  # "tpmC" reads the same in both
+            assert v.format(**kw) != en[k].format(**kw), k
+    assert set(tools_report.HEADERS["en"]) == set(tools_report.HEADERS["zh"])
+    with pytest.raises(ValueError, match="lang"):
+        tpcc_report.words("fr")
