@@ -1,5 +1,5 @@
-"""Driving overhead of the TPC-C runner: sysbench's events/s under
-:func:`tibenchlib.tpcc.run_sysbench_tpcc` ÷ the same sysbench command run bare.
+"""Driving overhead of the TPC-C runner: sysbench's events/s as the ``tpcc`` phase drives it
+(:func:`tibenchlib.tpcc.phase.measure_lua`) ÷ the same sysbench command run bare.
 
 Goal (issue 11): the ratio is at least 0.97, or its 95% interval holds 1.
 
@@ -10,8 +10,9 @@ options on the same private MariaDB (under a temporary ``TIBENCH_DATA``, removed
 loaded once at the scale given (default: 1 warehouse, 10,000 items, 300 customers per
 district; the data grows with every run, equally for both arms thanks to the alternation).
 
-* tibench: ``run_sysbench_tpcc`` (0600 config file, log streamed to a file, orders counted
-  before and after, the log parsed);
+* tibench: the phase's path, ``measure_lua`` with one client (0600 config file, the client
+  started by :func:`tibenchlib.clients.execute_together`, log streamed to a file, orders counted
+  before and after, the log parsed, per-transaction latency merged);
 * bare: :func:`subprocess.run` of the identical argv, output in a pipe, parsed afterwards.
 
 Pairs alternate their order, so linear drift of the shared machine falls equally on both arms.
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -35,15 +37,12 @@ from bench_overhead import alternating, header, private_data  # noqa: E402
 
 from tibenchlib import paths  # noqa: E402
 from tibenchlib.db import secret_config_file  # noqa: E402
+from tibenchlib.params import parse_study  # noqa: E402
 from tibenchlib.parse.sysbench import parse_sysbench  # noqa: E402
 from tibenchlib.server import EmbeddedServer  # noqa: E402
 from tibenchlib.stats import fieller_ratio, paired_ratio  # noqa: E402
-from tibenchlib.tpcc import (  # noqa: E402
-    Scale,
-    prepare_sysbench_tpcc,
-    run_sysbench_tpcc,
-    sysbench_tpcc_command,
-)
+from tibenchlib.tpcc import Scale, prepare_sysbench_tpcc, sysbench_tpcc_command  # noqa: E402
+from tibenchlib.tpcc.phase import TpccSpec, measure_lua  # noqa: E402
 
 GOAL = 0.97
 
@@ -56,7 +55,7 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=10_000)
     ap.add_argument("--customers", type=int, default=300)
     a = ap.parse_args()
-    header("TPC-C runner overhead: run_sysbench_tpcc ÷ bare sysbench, events/s")
+    header("TPC-C runner overhead: the tpcc phase's measure_lua ÷ bare sysbench, events/s")
     scale = Scale(warehouses=1, items=a.items, customers=a.customers)
     with private_data():
         server = EmbeddedServer(name="embedded", root=paths.server_dir("embedded"))
@@ -68,7 +67,11 @@ def main() -> int:
             if out.returncode != 0:
                 print((work / "prepare.log").read_text()[-2000:])
                 return 1
-            eng = conn.engine()
+            study = parse_study(
+                {"study": "bench-tpcc", "tpcc": {"items": a.items, "customers": a.customers,
+                 "threads": [a.threads], "duration_s": a.duration, "report_interval_s": 1}}
+            )  # fmt: skip
+            ctx = SimpleNamespace(study=study)
             tps: dict[str, list[float]] = {"tibench": [], "bare": []}
             with secret_config_file(conn, work) as cfg:
                 bare_cmd = sysbench_tpcc_command(
@@ -76,17 +79,14 @@ def main() -> int:
                 )
                 for pair, arm in alternating(a.pairs, "tibench", "bare"):
                     if arm == "tibench":
-                        r = run_sysbench_tpcc(
-                            conn, scale, work / f"run-{pair}.log", threads=a.threads,
-                            time_s=a.duration, engine=eng, private_dir=work,
-                        )  # fmt: skip
-                        v = r.summary["tps"]
+                        spec = TpccSpec("bench", 1, False, a.threads, pair)
+                        r = measure_lua(ctx, spec, conn, [work / f"run-{pair}.log"])
+                        v = r["sysbench_tps"]
                     else:
                         p = subprocess.run(bare_cmd, capture_output=True, text=True, check=False)
                         v = parse_sysbench(p.stdout + p.stderr).summary["tps"]
                     tps[arm].append(v)
                     print(f"pair {pair:2d} {arm:8s} {v:9.2f} events/s")
-            eng.dispose()
         finally:
             server.stop()
     pr = paired_ratio(tps["tibench"], tps["bare"])

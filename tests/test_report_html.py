@@ -92,6 +92,7 @@ def test_phase_states(study):
         "tpch_scaling": "not_run",
         "dm": "not_run",
         "ycsb": "not_run",
+        "tpcc": "not_run",
     }
     assert html.phase_status(study, "sweep").error == "QueryError: table missing"
 

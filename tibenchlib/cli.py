@@ -140,6 +140,24 @@ def cmd_runs(a) -> int:
     return 0
 
 
+# -- tools -------------------------------------------------------------------------------------
+def cmd_tools(a) -> int:
+    from .report.tools import study_tools_rows, tools_table
+    from .studyplan import study_from
+    from .texttable import format_frame
+
+    study = study_from(a.study)
+    rows = study_tools_rows(study, lang=a.lang or study.lang)
+    if a.json:
+        _print_json(json.loads(rows.to_json(orient="records")))
+    elif not len(rows):
+        print(f"study {study.study}: no sweep, ycsb or tpcc runs in the catalog yet")
+    else:
+        print(f"study {study.study}: throughput, p95 and p99 per tool and thread count [95% CI]")
+        print(format_frame(tools_table(rows, a.lang or study.lang)))
+    return 0
+
+
 # -- server ------------------------------------------------------------------------------------
 def cmd_server(a) -> int:
     from .server import embedded
@@ -419,6 +437,12 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("study", help="the study's name (its catalog under the data directory) or YAML")
     ru.add_argument("--json", action="store_true", help="the rows as JSON on stdout")
     ru.set_defaults(func=cmd_runs)
+
+    to = cmd("tools", "sysbench, YCSB and TPC-C side by side per thread count, with intervals")
+    to.add_argument("study", help="the study's name (its catalog under the data directory) or YAML")
+    to.add_argument("--json", action="store_true", help="the rows as JSON on stdout")
+    to.add_argument("--lang", choices=["en", "zh"], default=None, help="language of the table")
+    to.set_defaults(func=cmd_tools)
 
     s = cmd("server", "start, stop or show the embedded MariaDB")
     s.add_argument("action", choices=["start", "stop", "status"], help="what to do")

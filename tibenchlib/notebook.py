@@ -211,6 +211,10 @@ class Session:
             from .dm.plan import arm_labels as dm_arms
 
             arms = self.only or dm_arms(s)
+        elif self.phase == "tpcc":
+            from .tpcc.phase import arm_labels as tpcc_arms
+
+            arms = self.only or tpcc_arms(s)
         lines = [
             f"**Study file** `{shown_path(self.params_file)}` — study `{s.study}`"
             + (f": {s.description}" if s.description else "")
@@ -307,6 +311,8 @@ def phase_stored(study, phase: str, arms: list[str]) -> bool:
     if phase == "ycsb":
         runs = store.runs(study.study, phase="ycsb")
         return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
+    if phase == "tpcc":
+        return bool(len(store.runs(study.study, phase="tpcc")))
     return False
 
 
@@ -372,4 +378,8 @@ def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
         if len(runs):
             runs = runs[runs["run_key"].isin(keys)].reset_index(drop=True)
         return result_table(runs)
+    if phase == "tpcc":
+        from .tpcc.phase import summarize as tpcc_summary
+
+        return tpcc_summary(study, store, arms)
     raise ValueError(f"unknown phase '{phase}'")

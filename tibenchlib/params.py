@@ -349,6 +349,59 @@ class YcsbParams(_Model):
         return self
 
 
+_ENDPOINT = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
+
+
+class TpccParams(_Model):
+    """The ``tpcc`` phase: TPC-C-like on the embedded default (the sysbench Lua driver),
+    go-tpc / ``tiup bench tpcc`` on a cluster.
+
+    ``threads`` is the total of a run: with several ``clients`` it is split among them as
+    evenly as possible. ``clients``: a number (that many clients on the target, the same server
+    several times) or a list of ``host:port`` endpoints (one client each, e.g. one per
+    tidb-server; user, database and password are the target's). ``items`` and ``customers``
+    default to the specification's (100,000 and 3,000 per district); smaller values make a
+    small data set for tests and demos. ``wait`` lists the modes to run: ``false`` (no keying
+    or think times, go-tpc's default) and/or ``true`` (the specification's keying and think
+    times, go-tpc's ``--wait``), times ``wait_scale`` with the Lua driver.
+    """
+
+    warehouses: Annotated[list[PosInt], Field(min_length=1)] = [1]
+    threads: Annotated[list[PosInt], Field(min_length=1)] = [1, 2]
+    duration_s: PosInt = 10
+    repeats: PosInt = 3
+    wait: Annotated[list[bool], Field(min_length=1)] = [False]
+    wait_scale: Annotated[float, Field(gt=0, le=1)] = 1.0
+    clients: PosInt | list[str] = 1
+    items: Annotated[int, Field(ge=1000)] = 100_000
+    customers: Annotated[int, Field(ge=10)] = 3_000
+    report_interval_s: PosInt = 1
+    tool: Literal["auto", "sysbench", "go-tpc"] = "auto"
+    database: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]{1,50}$")] = "tpcc"
+    consistency: bool = True
+    arms: list[str] = []
+
+    @field_validator("warehouses", mode="before")
+    @classmethod
+    def _one_or_more(cls, v):
+        return [v] if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @field_validator("clients")
+    @classmethod
+    def _endpoints(cls, v):
+        if isinstance(v, list):
+            if not v:
+                raise ValueError("clients: give a number or at least one host:port endpoint")
+            bad = [e for e in v if not _ENDPOINT.match(e)]
+            if bad:
+                raise ValueError(f"clients: {bad[0]!r} is not host:port (e.g. 10.0.1.8:4000)")
+        return v
+
+    @property
+    def n_clients(self) -> int:
+        return self.clients if isinstance(self.clients, int) else len(self.clients)
+
+
 class Study(_Model):
     """A whole study: target, data set, sweep and one section per phase."""
 
@@ -390,6 +443,7 @@ class Study(_Model):
     tpch_scaling: TpchParams = TpchParams()
     dm: DmParams = DmParams()
     ycsb: YcsbParams = YcsbParams()
+    tpcc: TpccParams = TpccParams()
 
     @field_validator("study")
     @classmethod
@@ -474,6 +528,26 @@ class Study(_Model):
     def max_rounds(self) -> int:
         """The most rounds (repeats) the sweep may run: ``repeats``, or its adaptive ``max``."""
         return self.repeats.max if isinstance(self.repeats, AdaptiveRepeats) else self.repeats
+
+    @model_validator(mode="after")
+    def _tpcc_consistent(self) -> Study:
+        t = self.tpcc
+        labels = [a.label for a in self.arms]
+        unknown = [a for a in t.arms if a not in labels]
+        if unknown:
+            raise ValueError(f"tpcc.arms: '{unknown[0]}' is not an arm ({', '.join(labels)})")
+        few = [n for n in t.threads if n < t.n_clients]
+        if few:
+            raise ValueError(
+                f"tpcc.threads: {few[0]} threads cannot be shared by {t.n_clients} clients "
+                "(threads are the run's total, at least one per client)"
+            )
+        if isinstance(t.clients, list) and self.target.kind == "embedded":
+            raise ValueError(
+                "tpcc.clients: endpoints are for a url target; on the embedded server give a "
+                "number (the same server that many times)"
+            )
+        return self
 
     def arm(self, label: str) -> Arm:
         for a in self.arms:

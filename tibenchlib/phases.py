@@ -303,6 +303,25 @@ def ycsb(
     return df
 
 
+@_locked
+def tpcc(
+    study: Study,
+    *,
+    yes: bool = False,
+    arms: list[str] | None = None,
+    redo: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """TPC-C runs (tpmC per cell with intervals): see :mod:`tibenchlib.tpcc.phase`."""
+    from .tpcc.phase import run_tpcc_phase
+
+    df = run_tpcc_phase(study, yes=yes, arms=arms, redo=redo, progress=progress)
+    write_results(study, "tpcc", df)
+    runs = Store.for_study(study).runs(study.study, phase="tpcc")
+    check_failed_runs(study, "tpcc", runs)
+    return df
+
+
 #: The phase functions by name, in :data:`tibenchlib.registry.PHASES` order.
 PHASE_FUNCS = {p.name: globals()[p.function_ref.partition(":")[2]] for p in registry.PHASES}
 assert all(p.function_ref.startswith(__name__ + ":") for p in registry.PHASES)

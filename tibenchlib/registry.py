@@ -118,6 +118,14 @@ PHASES: tuple[Phase, ...] = (
         "tibenchlib.ycsb.phase:estimate",
         summary="YCSB workloads × thread ladder × repeats (upstream YCSB or go-ycsb)",
     ),
+    Phase(
+        "tpcc",
+        "tibenchlib.phases:tpcc",
+        "08_tpcc.ipynb",
+        "tibenchlib.tpcc.phase:estimate",
+        arms_ref="tibenchlib.tpcc.phase:arm_labels",
+        summary="TPC-C (TPC-C-like on the embedded server): tpmC over threads, wait on/off",
+    ),
 )
 
 NAMES: tuple[str, ...] = tuple(p.name for p in PHASES)

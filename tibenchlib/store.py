@@ -25,6 +25,9 @@ Tables (documented in the README):
 ``dm_lag``         phase dm: the replica's lag behind the source over time, per sync run.
 ``ycsb_ops``       per YCSB run × operation (READ, UPDATE, INSERT…, and ALL): calls, errors,
                    avg/min/max/p95/p99 latency (ms) and where the figures come from.
+``tpcc_runs``      the TPC-C figures of each ``tpcc`` run (keyed like ``runs``): tool, warehouses,
+                   wait, clients, tpmC, tpmTotal, efficiency, New-Orders, per-transaction mix and
+                   latency (JSON), the consistency checks after the run, the clients' logs.
 """
 
 from __future__ import annotations
@@ -279,6 +282,34 @@ ycsb_ops = sa.Table(
     sa.Column("p95_ms", sa.Float),
     sa.Column("p99_ms", sa.Float),
     sa.Column("source", _S),
+)
+
+# the TPC-C figures of a tpcc run, beside its row in runs (see tibenchlib.tpcc.phase)
+tpcc_runs = sa.Table(
+    "tpcc_runs",
+    meta,
+    sa.Column("study", _S, primary_key=True),
+    sa.Column("run_key", _S, primary_key=True),
+    sa.Column("arm", _S),
+    sa.Column("tool", _S),
+    sa.Column("warehouses", sa.Integer),
+    sa.Column("wait", sa.Boolean),
+    sa.Column("threads", sa.Integer),
+    sa.Column("clients", sa.Integer),
+    sa.Column("repeat", sa.Integer),
+    sa.Column("status", _S),
+    sa.Column("tpmc", sa.Float),
+    sa.Column("tpm_total", sa.Float),
+    sa.Column("efficiency_pct", sa.Float),
+    sa.Column("new_orders", sa.Integer),
+    sa.Column("new_order_rollbacks", sa.Integer),
+    sa.Column("runtime_s", sa.Float),
+    sa.Column("mix_json", sa.Text),
+    sa.Column("latency_json", sa.Text),
+    sa.Column("consistency_ok", sa.Boolean),
+    sa.Column("consistency_json", sa.Text),
+    sa.Column("client_logs_json", sa.Text),
+    sa.Column("at", sa.Float),
 )
 
 _RUN_COLS = {c.name for c in runs.columns}

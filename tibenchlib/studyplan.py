@@ -175,6 +175,10 @@ def progress(study: Study) -> pd.DataFrame:
             _tpch_progress(study, store, add)
         elif phase == "dm":
             _runs_progress(study, store, phase, add)
+        elif phase == "tpcc":
+            from .tpcc.phase import progress as tpcc_progress
+
+            tpcc_progress(study, store, add)
     return pd.DataFrame(
         rows, columns=["phase", "arm", "unit", "planned", "done", "failed", "pending"]
     )

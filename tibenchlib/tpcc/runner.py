@@ -20,6 +20,7 @@ or to the command shown (:func:`tibenchlib.tools.display_command`).
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import time
@@ -27,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import sqlalchemy as sa
 
 from ..db import ConnInfo, secret_config_file
@@ -45,6 +48,8 @@ __all__ = [
     "gotpc_tool",
     "orders_count",
     "parse_driver_counts",
+    "parse_driver_latency",
+    "transaction_latency",
     "prepare_sysbench_tpcc",
     "run_gotpc",
     "run_sysbench_tpcc",
@@ -56,6 +61,13 @@ SCRIPT = LUA_DIR / "tpcc.lua"
 #: Transaction types, as the Lua driver counts them.
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
 _COUNTS = re.compile(r"^tpcc: thread=(\d+)((?: \w+=\d+)+)\s*$", re.M)
+_LATENCY = re.compile(
+    r"^tpcc-latency: thread=(\d+) type=(\w+) n=(\d+) sum_ms=([\d.]+) max_ms=([\d.]+) "
+    r"buckets=([\d:,]*)\s*$",
+    re.M,
+)
+#: sysbench's histogram (sb_histogram.c): 1024 logarithmic buckets from 0.001 to 100000 ms
+_H_MIN, _H_MAX, _H_SIZE = 0.001, 100_000.0, 1024
 
 
 @dataclass(frozen=True)
@@ -94,8 +106,11 @@ def sysbench_tpcc_command(
     percentile: float = 95,
     config_file: str | Path | None = None,
     extra: Sequence[str] = (),
+    wait: bool = False,
+    wait_scale: float = 1.0,
 ) -> list[str]:
-    """The sysbench command line for ``prepare``, ``run`` or ``cleanup``, password excluded."""
+    """The sysbench command line for ``prepare``, ``run`` or ``cleanup``, password excluded.
+    ``wait`` adds the specification's keying and think times (times ``wait_scale``) to a run."""
     if command not in ("prepare", "run", "cleanup"):
         raise ValueError(f"command must be prepare, run or cleanup, got {command!r}")
     cmd = ["sysbench", str(SCRIPT)]
@@ -111,6 +126,8 @@ def sysbench_tpcc_command(
         cmd.append(f"--percentile={percentile:g}")
         if histogram:
             cmd.append("--histogram=on")
+        if wait:
+            cmd += ["--wait=on", f"--wait-scale={wait_scale:g}"]
     cmd += list(extra)
     cmd.append(command)
     return cmd
@@ -168,6 +185,73 @@ def parse_driver_counts(text: str) -> dict | None:
             total[key] = total.get(key, 0) + int(val)
     total["threads"] = len({t for t, _ in found})
     return total
+
+
+def bucket_value_ms(index: int) -> float:
+    """The value sysbench gives histogram bucket ``index`` (0..1023), in ms."""
+    mult = (_H_SIZE - 1) / (math.log(_H_MAX) - math.log(_H_MIN))
+    return math.exp(index / mult + math.log(_H_MIN))
+
+
+def parse_driver_latency(texts: str | Sequence[str]) -> dict[str, dict]:
+    """The Lua driver's per-transaction latency lines, summed over threads and over several
+    outputs (several clients of one run).
+
+    Returns transaction type → ``n`` (completed transactions timed), ``sum_ms``, ``max_ms``
+    and ``histogram`` (``value_ms``, ``count``: sysbench's bucket values, buckets added
+    bucket by bucket, so percentiles read from it are those of all threads' and clients'
+    transactions together). Empty when no thread printed its lines.
+    """
+    if isinstance(texts, str):
+        texts = [texts]
+    acc: dict[str, dict] = {}
+    for text in texts:
+        for _, name, n, total, mx, buckets in _LATENCY.findall(text):
+            a = acc.setdefault(name, {"n": 0, "sum_ms": 0.0, "max_ms": 0.0, "buckets": {}})
+            a["n"] += int(n)
+            a["sum_ms"] += float(total)
+            a["max_ms"] = max(a["max_ms"], float(mx))
+            for pair in filter(None, buckets.split(",")):
+                i, c = pair.split(":")
+                a["buckets"][int(i)] = a["buckets"].get(int(i), 0) + int(c)
+    out = {}
+    for name, a in acc.items():
+        idx = sorted(a["buckets"])
+        hist = pd.DataFrame(
+            {
+                "value_ms": [round(bucket_value_ms(i), 3) for i in idx],
+                "count": np.array([a["buckets"][i] for i in idx], dtype=np.int64),
+            }
+        )
+        out[name] = {"n": a["n"], "sum_ms": a["sum_ms"], "max_ms": a["max_ms"], "histogram": hist}
+    return out
+
+
+def transaction_latency(parsed: dict[str, dict]) -> dict[str, dict]:
+    """Per transaction type: ``n``, ``avg`` (sum / n), ``p50``, ``p90``, ``p95``, ``p99``,
+    ``p999`` (sysbench's percentile estimator on the merged histogram, exact to one bucket,
+    about ±0.9%) and ``max``, in ms; None where no transaction of the type completed."""
+    from ..parse.sysbench import histogram_percentiles
+
+    out = {}
+    for name in TRANSACTIONS:
+        a = parsed.get(name)
+        if not a or not a["n"]:
+            out[name] = {k: None for k in ("avg", "p50", "p90", "p95", "p99", "p999", "max")}
+            out[name]["n"] = 0
+            continue
+        pct = histogram_percentiles(a["histogram"], (50, 90, 95, 99, 99.9))
+        out[name] = {
+            "n": a["n"],
+            "avg": a["sum_ms"] / a["n"],
+            "p50": pct[50],
+            "p90": pct[90],
+            "p95": pct[95],
+            "p99": pct[99],
+            "p999": pct[99.9],
+            "max": a["max_ms"],
+        }
+    return out
 
 
 @dataclass(frozen=True)

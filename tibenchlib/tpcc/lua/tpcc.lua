@@ -12,7 +12,16 @@
 -- counted in err/s). At the end each thread prints one line
 --   tpcc: thread=<id> new_order=<n> new_order_rollback=<n> payment=<n> order_status=<n>
 --   delivery=<n> stock_level=<n>
--- with the transactions it committed (rollbacks: New-Orders rolled back on purpose).
+-- with the transactions it committed (rollbacks: New-Orders rolled back on purpose), and one
+-- line per transaction type with the latency of its completed transactions (BEGIN to COMMIT,
+-- or to the intended ROLLBACK; keying and think times excluded) in sysbench's own histogram
+-- buckets (1024 logarithmic buckets from 0.001 to 100000 ms; index:count of non-empty ones):
+--   tpcc-latency: thread=<id> type=<name> n=<n> sum_ms=<ms> max_ms=<ms> buckets=<i>:<n>,...
+--
+-- --wait=on adds the specification's keying time before and think time after each
+-- transaction (clause 5.2.5.7: keying 18/3/2/2/2 s, mean think 12/12/10/5/5 s, think time
+-- drawn from a negative exponential capped at 10 times its mean), times --wait-scale. A
+-- thread does not start a transaction whose keying time ends after --time.
 
 local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 package.path = dir .. "?.lua;" .. package.path
@@ -22,6 +31,56 @@ local con, in_txn, home
 local done = {new_order = 0, new_order_rollback = 0, payment = 0, order_status = 0,
               delivery = 0, stock_level = 0}
 local W, ITEMS, CUSTOMERS
+local NAMES = {"new_order", "payment", "order_status", "delivery", "stock_level"}
+local KEYING = {new_order = 18, payment = 3, order_status = 2, delivery = 2, stock_level = 2}
+local THINK = {new_order = 12, payment = 12, order_status = 10, delivery = 5, stock_level = 5}
+local WAIT, SCALE, DEADLINE
+local lat = {}
+
+ffi.cdef([[
+typedef struct { long tpcc_sec; long tpcc_nsec; } tpcc_timespec;
+int clock_gettime(int clk, tpcc_timespec *tp);
+int usleep(unsigned int usec);
+]])
+local ts = ffi.new("tpcc_timespec")
+
+local function now_ms()
+   ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+   return tonumber(ts.tpcc_sec) * 1000 + tonumber(ts.tpcc_nsec) / 1e6
+end
+
+-- sysbench's histogram buckets (sb_histogram.c): 1024, logarithmic, 0.001 .. 100000 ms
+local H_MIN, H_MAX, H_SIZE = 0.001, 100000, 1024
+local H_MULT = (H_SIZE - 1) / (math.log(H_MAX) - math.log(H_MIN))
+
+local function record_latency(name, ms)
+   local h = lat[name]
+   local i = math.floor((math.log(math.max(ms, H_MIN)) - math.log(H_MIN)) * H_MULT + 0.5)
+   i = math.min(math.max(i, 0), H_SIZE - 1)
+   h.buckets[i] = (h.buckets[i] or 0) + 1
+   h.n, h.sum = h.n + 1, h.sum + ms
+   if ms > h.max then
+      h.max = ms
+   end
+end
+
+-- sleep ms milliseconds; when that would end after --time, sleep until --time and return
+-- false (sysbench then ends the thread, instead of it spinning through empty events)
+local function pause(ms)
+   local now = now_ms()
+   local left = ms
+   if DEADLINE and now + ms > DEADLINE then
+      -- past it, a short sleep: sysbench's own clock may end the run a little later
+      left = math.max(DEADLINE - now, 10)
+   end
+   local full = left == ms
+   while left > 0 do
+      local step = math.min(left, 1000)
+      ffi.C.usleep(math.floor(step * 1000))
+      left = left - step
+   end
+   return full
+end
 
 function thread_init()
    local drv = sysbench.sql.driver()
@@ -29,6 +88,11 @@ function thread_init()
    W, ITEMS, CUSTOMERS = opt_int("warehouses"), opt_int("items"), opt_int("customers")
    home = sysbench.tid % W + 1
    in_txn = false
+   WAIT = sysbench.opt.wait == true or sysbench.opt.wait == "on"
+   SCALE = tonumber(sysbench.opt.wait_scale) or 1
+   for _, name in ipairs(NAMES) do
+      lat[name] = {n = 0, sum = 0, max = 0, buckets = {}}
+   end
 end
 
 function thread_done()
@@ -36,6 +100,16 @@ function thread_done()
       "tpcc: thread=%d new_order=%d new_order_rollback=%d payment=%d order_status=%d " ..
          "delivery=%d stock_level=%d", sysbench.tid, done.new_order, done.new_order_rollback,
       done.payment, done.order_status, done.delivery, done.stock_level))
+   for _, name in ipairs(NAMES) do
+      local h, parts = lat[name], {}
+      for i = 0, H_SIZE - 1 do
+         if h.buckets[i] then
+            parts[#parts + 1] = i .. ":" .. h.buckets[i]
+         end
+      end
+      print(string.format("tpcc-latency: thread=%d type=%s n=%d sum_ms=%.3f max_ms=%.3f buckets=%s",
+                          sysbench.tid, name, h.n, h.sum, h.max, table.concat(parts, ",")))
+   end
    con:disconnect()
 end
 
@@ -242,17 +316,35 @@ local function stock_level()
    done.stock_level = done.stock_level + 1
 end
 
+local RUN = {new_order = new_order, payment = payment, order_status = order_status,
+             delivery = delivery, stock_level = stock_level}
+
 function event()
+   if DEADLINE == nil then -- at the first event: sysbench starts its clock after thread_init
+      local t = tonumber(sysbench.opt.time) or 0
+      DEADLINE = t > 0 and now_ms() + t * 1000 or false
+   end
    local r = rnd(1, 100)
+   local name
    if r <= 45 then
-      new_order()
+      name = "new_order"
    elseif r <= 88 then
-      payment()
+      name = "payment"
    elseif r <= 92 then
-      order_status()
+      name = "order_status"
    elseif r <= 96 then
-      delivery()
+      name = "delivery"
    else
-      stock_level()
+      name = "stock_level"
+   end
+   if WAIT and not pause(KEYING[name] * 1000 * SCALE) then
+      return
+   end
+   local t0 = now_ms()
+   RUN[name]()
+   record_latency(name, now_ms() - t0)
+   if WAIT then
+      local mean = THINK[name] * 1000 * SCALE
+      pause(math.min(-math.log(1 - sysbench.rand.uniform_double()) * mean, 10 * mean))
    end
 end

@@ -1,8 +1,9 @@
 -- TPC-C-like workload for sysbench: options, schema, population, helpers.
 --
 -- TPC-C-like, NOT an audited TPC-C: it follows the specification's schema (clause 1.3),
--- population rules (4.3.3.1) and transaction profiles (2.4-2.8), but has no terminals, no
--- keying or think times, no ACID tests and no price/performance. Deviations, all of them
+-- population rules (4.3.3.1) and transaction profiles (2.4-2.8), but has no terminals (a
+-- sysbench thread is one), keying and think times only with --wait=on, no ACID tests and no
+-- price/performance. Deviations, all of them
 -- options with the specification's value as default: --items (100000) and
 -- --customers (3000 per district; orders per district follow it, the last 30% of them
 -- undelivered, as 2101..3000 are in the specification).
@@ -17,6 +18,9 @@ sysbench.cmdline.options = {
    batch = {"Rows per INSERT statement while loading", 200},
    home = {"Home warehouse of each thread: 'thread' (thread id modulo warehouses) " ..
               "or 'random' (drawn at each transaction)", "thread"},
+   wait = {"Keying and think times around each transaction (clause 5.2.5), as go-tpc --wait",
+           false},
+   wait_scale = {"Factor on the keying and think times (1: the specification's)", 1},
 }
 
 DISTRICTS = 10
