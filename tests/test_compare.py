@@ -284,3 +284,34 @@ def test_compare_arms_table_for_a_study():
     one = Study(study="t1", arms=[Arm(label="slow")])
     with pytest.raises(ValueError, match="one arm only"):
         compare_arms_table(pd.DataFrame(rows), one)
+
+
+# -- one run check for every path -------------------------------------------------------------
+
+
+def test_zero_throughput_is_degenerate_in_a_summary_csv(tmp_path):
+    rows = [("A", v) for v in (820, 832, 844, 0)] + [("B", v) for v in (860, 870, 880)]
+    p = _csv(tmp_path, "workload,threads,arm,tps\n" + "".join(f"w,8,{a},{v}\n" for a, v in rows))
+    runs = load_summary_csv(p)
+    assert list(runs["status"]) == ["ok"] * 3 + ["degenerate"] + ["ok"] * 3
+    assert runs["error"].iloc[3].startswith("zero throughput")
+    r = compare_table(p, "A", "B").iloc[0]
+    # with the zero row averaged in, the baseline mean would be 624 and the improvement +39 %
+    assert r["n_baseline"] == 3 and r["baseline_tps"] == pytest.approx(832.0)
+    assert r["improvement_pct"] == pytest.approx((870 / 832 - 1) * 100)
+
+
+def test_a_stalled_log_is_degenerate_in_log_dirs(tmp_path):
+    good = ["point_select-t2-ri1-hist.txt", "point_select-t2-report-json.txt"]
+    b, c = _dirs(
+        tmp_path,
+        [*good, "point_select-t2-ri1-table-locked.txt"],
+        ["point_select-t2-events2000.txt", "point_select-t2-rate200-ri1.txt"],
+    )
+    runs = runs_from_log_dirs(b, c, workload="oltp_point_select")
+    stalled = runs[runs["run_id"].str.endswith("table-locked.txt")].iloc[0]
+    assert stalled["status"] == "degenerate" and stalled["error"].startswith("stalled")
+    r = compare_log_dirs(b, c, workload="oltp_point_select").iloc[0]
+    assert r["n_baseline"] == 2 and r["n_failed_baseline"] == 1
+    ok_tps = runs[runs["run_id"].str.endswith(tuple(good))]["tps"]
+    assert r["baseline_tps"] == pytest.approx(ok_tps.mean())

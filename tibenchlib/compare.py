@@ -60,8 +60,9 @@ def load_summary_csv(path: str | Path, workload: str | None = None) -> pd.DataFr
     Returns
     -------
     DataFrame
-        A runs table (``workload, arm, threads, repeat, tps[, lat_p95_ms], status="ok"``)
-        ready for :func:`tibenchlib.stats.compare_arms`.
+        A runs table (``workload, arm, threads, repeat, tps[, lat_p95_ms], status, error``)
+        ready for :func:`tibenchlib.stats.compare_arms`; ``status`` is "ok", or "degenerate"
+        for a row whose TPS is 0 or less (the sweep's check), which the statistics leave out.
 
     Raises
     ------
@@ -107,7 +108,11 @@ def load_summary_csv(path: str | Path, workload: str | None = None) -> pd.DataFr
     )
     if "repeat" not in df.columns:
         df["repeat"] = df.groupby(["workload", "arm", "threads"], dropna=False).cumcount() + 1
-    df["status"] = "ok"
+    # the sweep's run check (a zero-throughput run is degenerate), applied here too; the
+    # statistics leave such runs out wherever they come from (stats._valid_mask)
+    zero = df["tps"] <= 0
+    df["status"] = np.where(zero, "degenerate", "ok")
+    df["error"] = np.where(zero, "zero throughput: no transaction completed", None)
     if workload is not None:
         if workload not in set(df["workload"].dropna()):
             raise ValueError(

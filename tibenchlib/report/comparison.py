@@ -19,17 +19,19 @@ VERDICT_LABELS = {
     "en": {
         "better": "better",
         "worse": "worse",
+        "small": "significant but small (estimate within the margin)",
         "equivalent": "equivalent",
         "~": "~ (no significant difference)",
-        "inconclusive": "~ (inconclusive: more runs needed)",
+        "inconclusive": "inconclusive (see the notes)",
         "n/a": "n/a (n=1)",
     },
     "zh": {
         "better": "更好",
         "worse": "更差",
+        "small": "差异显著但较小(估计值在等效界限内)",
         "equivalent": "相当",
         "~": "~(无显著差异)",
-        "inconclusive": "~(无定论:需要更多轮次)",
+        "inconclusive": "无定论(见说明)",
         "n/a": "n/a(单次运行)",
     },
 }
