@@ -488,15 +488,9 @@ def tpch_problems(session, found: dict) -> None:
     lang = session.lang
     if not len(runs):
         return
-    ns = summary[summary["not_scaled"] == True]  # noqa: E712 (a column of True/False/None)
-    say(
-        f"{ns['query'].nunique()} query(ies) did not scale (the interval of the time saved "
-        "includes 0):"
-        if len(ns)
-        else "Every query scaled where an interval could say so."
-    )
-    if len(ns):
-        show(T.tpch_query_table(ns, lang), lang)
+    from .scaling import tpch_verdicts
+
+    tpch_verdicts(summary, found["order"][0] if found["order"] else "?", lang)
     bad = runs[(runs["status"] != "ok") | (runs["verified"] == False)]  # noqa: E712
     if len(bad):
         say(f"{len(bad)} execution(s) failed or returned a wrong answer:")
