@@ -495,3 +495,48 @@ def test_compare_arms_takes_grouping_keys():
         compare_arms(sweep, "A", "B"),
         compare_arms(sweep, "A", "B", keys=["workload", "arm", "threads"]),
     )
+
+
+def test_cell_intervals_respect_positivity_and_cover():
+    from tibenchlib.stats import _log_t_arrays
+
+    # the audit's case: TPS intervals down to -18,360 from three very different runs
+    wild = _runs({("w", "A", 64): [2000.0, 30000.0, 1500.0]})
+    c = summarize_cells(wild).iloc[0]
+    lin = t_interval([2000.0, 30000.0, 1500.0])
+    assert lin["ci_low"] < 0 < c["ci_low"] < c["mean"] < c["ci_high"]
+    assert "log scale" in c["method"]
+    # seeded coverage of the true mean, n = 3 and 5, normal (CV 5 %, 20 %) and lognormal runs
+    rng = np.random.default_rng(2026)
+    sims = 20000
+    for n in (3, 5):
+        for kind, scale in (("normal", 0.05), ("normal", 0.20), ("lognormal", 0.10)):
+            if kind == "normal":
+                x = 1000 * (1 + scale * rng.standard_normal((sims, n)))
+                truth = 1000.0
+            else:
+                x = 1000 * np.exp(scale * rng.standard_normal((sims, n)))
+                truth = 1000 * np.exp(scale**2 / 2)
+            lo, hi = _log_t_arrays(x.mean(1), x.std(1, ddof=1), n, 0.95)
+            cover = ((lo <= truth) & (truth <= hi)).mean()
+            assert 0.93 <= cover <= 0.97, (n, kind, scale, cover)
+            assert (lo > 0).all()
+
+
+def test_sweep_table_has_no_negative_bounds():
+    from tibenchlib.sweep import sweep_table
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for t in (1, 8, 64):
+        for i in range(3):
+            tps = 1000 * t**0.5 * float(np.exp(rng.normal(0, 1.2)))  # wildly noisy runs
+            rows.append(
+                {"workload": "w", "arm": "A", "threads": t, "repeat": i + 1, "status": "ok",
+                 "tps": tps, "qps": 20 * tps, "lat_avg_ms": t * 1e3 / tps,
+                 "lat_p95_ms": 3 * t * 1e3 / tps}
+            )  # fmt: skip
+    table = sweep_table(pd.DataFrame(rows))
+    lows = [c for c in table.columns if c.endswith("_ci_low")]
+    assert len(lows) == 4
+    assert (table[lows] > 0).all().all()

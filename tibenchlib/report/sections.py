@@ -154,7 +154,8 @@ def sweep(session, runs: pd.DataFrame, all_runs: pd.DataFrame) -> pd.DataFrame:
         f"{len(runs)} runs ("
         + ", ".join(f"{v} {k}" for k, v in counts.items())
         + f"): mean TPS per workload, arm and thread count over the repeated runs, with Student "
-        f"t 95% intervals (n = runs per cell; {session.study.repeats} planned)."
+        "t 95% intervals on the log scale, which stay above 0 as TPS and latency do "
+        f"(n = runs per cell; {session.study.repeats} planned)."
     )
     show(T.sweep_table(table, lang, session.arms), lang)
     order = T.arm_order(list(all_runs["arm"]), session.arms)
