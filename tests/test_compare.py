@@ -284,3 +284,101 @@ def test_compare_arms_table_for_a_study():
     one = Study(study="t1", arms=[Arm(label="slow")])
     with pytest.raises(ValueError, match="one arm only"):
         compare_arms_table(pd.DataFrame(rows), one)
+
+
+# -- one run check for every path -------------------------------------------------------------
+
+
+def test_zero_throughput_is_degenerate_in_a_summary_csv(tmp_path):
+    rows = [("A", v) for v in (820, 832, 844, 0)] + [("B", v) for v in (860, 870, 880)]
+    p = _csv(tmp_path, "workload,threads,arm,tps\n" + "".join(f"w,8,{a},{v}\n" for a, v in rows))
+    runs = load_summary_csv(p)
+    assert list(runs["status"]) == ["ok"] * 3 + ["degenerate"] + ["ok"] * 3
+    assert runs["error"].iloc[3].startswith("zero throughput")
+    r = compare_table(p, "A", "B").iloc[0]
+    # with the zero row averaged in, the baseline mean would be 624 and the improvement +39 %
+    assert r["n_baseline"] == 3 and r["baseline_tps"] == pytest.approx(832.0)
+    assert r["improvement_pct"] == pytest.approx((870 / 832 - 1) * 100)
+
+
+def test_a_stalled_log_is_degenerate_in_log_dirs(tmp_path):
+    good = ["point_select-t2-ri1-hist.txt", "point_select-t2-report-json.txt"]
+    b, c = _dirs(
+        tmp_path,
+        [*good, "point_select-t2-ri1-table-locked.txt"],
+        ["point_select-t2-events2000.txt", "point_select-t2-rate200-ri1.txt"],
+    )
+    runs = runs_from_log_dirs(b, c, workload="oltp_point_select")
+    stalled = runs[runs["run_id"].str.endswith("table-locked.txt")].iloc[0]
+    assert stalled["status"] == "degenerate" and stalled["error"].startswith("stalled")
+    r = compare_log_dirs(b, c, workload="oltp_point_select").iloc[0]
+    assert r["n_baseline"] == 2 and r["n_failed_baseline"] == 1
+    ok_tps = runs[runs["run_id"].str.endswith(tuple(good))]["tps"]
+    assert r["baseline_tps"] == pytest.approx(ok_tps.mean())
+
+
+# -- the comparison's input: whole run or steady state ----------------------------------------
+
+
+def _warmup_study(seed: int = 3):
+    """Two arms, 5 rounds of 120 one-second intervals; the candidate starts cold (40 s at half
+    speed, then +5 % over the baseline), the baseline is steady from the first second."""
+    rng = np.random.default_rng(seed)
+    runs, ivs = [], []
+    for rnd in range(1, 6):
+        for arm, level, cold in (("A", 1000.0, 0), ("B", 1050.0, 40)):
+            key = f"{arm}-{rnd}"
+            t = np.arange(1, 121.0)
+            tps = level * (1 + 0.02 * rng.standard_normal(t.size))
+            tps[:cold] *= 0.5
+            ivs.append(pd.DataFrame({"run_key": key, "t": t, "tps": tps}))
+            runs.append({"run_key": key, "workload": "oltp_point_select", "arm": arm,
+                         "threads": 8, "repeat": rnd, "tps": tps.mean(),
+                         "status": "ok"})  # fmt: skip
+    return pd.DataFrame(runs), pd.concat(ivs, ignore_index=True)
+
+
+def test_steady_state_input_removes_the_in_run_warm_up():
+    from tibenchlib.compare import compare_inputs
+
+    runs, iv = _warmup_study()
+    steady = compare_inputs(runs, "A", "B", iv, "steady_state").iloc[0]
+    whole = compare_inputs(runs, "A", "B", iv, "whole_run").iloc[0]
+    assert steady["input"] == "steady_state" and whole["input"] == "whole_run"
+    assert steady["improvement_pct"] == pytest.approx(5.0, abs=1.0)  # the true steady gain
+    assert whole["improvement_pct"] < -5  # the cold start makes B look slower
+    assert whole["other_improvement_pct"] == pytest.approx(steady["improvement_pct"])
+    for r in (steady, whole):  # they disagree by far more than the interval: both shown
+        assert any("differ by more than the interval" in w for w in r["warnings"])
+    assert steady["verdict"] == "better" and whole["verdict"] == "worse"
+    with pytest.raises(ValueError, match="compare.input must be one of"):
+        compare_inputs(runs, "A", "B", iv, "steady")
+    with pytest.raises(ValueError, match="no run has per-second intervals"):
+        compare_inputs(runs, "A", "B", iv.iloc[:0], "steady_state")
+
+
+def test_compare_arms_table_uses_compare_input(tmp_path):
+    from tibenchlib.params import Arm, CompareParams, Study
+
+    runs, iv = _warmup_study()
+    arms = [Arm(label="A"), Arm(label="B")]
+    study = Study(study="t", arms=arms, compare=CompareParams(input="steady_state"))
+    got = compare_arms_table(runs.assign(phase="sweep"), study, intervals=iv).iloc[0]
+    assert got["input"] == "steady_state" and got["improvement_pct"] > 0
+    plain = compare_arms_table(runs.assign(phase="sweep"), Study(study="t", arms=arms)).iloc[0]
+    assert plain["input"] == "whole_run" and plain["improvement_pct"] < 0
+    with pytest.raises(ValueError, match="input"):
+        CompareParams(input="middle")
+
+
+def test_input_note_says_which_figure_and_why():
+    from tibenchlib.compare import compare_inputs
+    from tibenchlib.report.comparison import input_note
+
+    runs, iv = _warmup_study()
+    steady = compare_inputs(runs, "A", "B", iv, "steady_state")
+    assert "steady-state TPS after the MSER-5" in input_note(steady)
+    assert "In 1 cell(s) the two figures differ" in input_note(steady)
+    whole = compare_inputs(runs, "A", "B", iv.iloc[:0].copy(), "whole_run")
+    assert "whole-run TPS" in input_note(whole) and "differ" not in input_note(whole)
+    assert "稳态 TPS" in input_note(steady, "zh") and "整个运行" in input_note(whole, "zh")

@@ -109,10 +109,10 @@ def test_result_rows_known_answer():
     rows = analysis.result_rows(units)
     r2, r16 = rows.iloc[0], rows.iloc[1]
     assert list(rows["setting"]) == ["2", "16"]  # by number, not as text
-    # mean 12, sd 2, n 3: 12 ± t(0.975, 2) · 2/√3
-    h = 4.302652729911275 * 2 / np.sqrt(3)
-    assert r2["mb_s"] == pytest.approx(12.0) and r2["ci_low"] == pytest.approx(12 - h)
-    assert r2["ci_high"] == pytest.approx(12 + h) and r2["latency_ms"] == pytest.approx(24)
+    # mean 12, sd 2, n 3, a positive figure: 12 · exp(± t(0.975, 2) · 2/(12√3)) (log scale)
+    h = 4.302652729911275 * 2 / (12 * np.sqrt(3))
+    assert r2["mb_s"] == pytest.approx(12.0) and r2["ci_low"] == pytest.approx(12 * np.exp(-h))
+    assert r2["ci_high"] == pytest.approx(12 * np.exp(h)) and r2["latency_ms"] == pytest.approx(24)
     # the failed run (30) never enters a figure
     assert r16["n"] == 2 and r16["n_failed"] == 1 and r16["mb_s"] == pytest.approx(21.0)
     assert r16["status"] == "some failed" and not r16["verified"]

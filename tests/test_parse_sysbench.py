@@ -62,6 +62,16 @@ GOLDEN: dict[str, dict] = {
         "last": (3, 2, 841.05, 13470.87, 11788.76, 0, 1682.11, 4.10, 95, 0, 0),
         "hist": None,
     },
+    "mariadb/point_select-t2-ri1-table-locked.txt": {  # stalled on LOCK TABLES: 0 TPS
+        "summary": dict(status="ok", error=N, threads=2, tps=0.29, qps=0.29, events=2,
+                        total_time_s=6.9978,
+                        latency_ms=lat(6995.83, 6996.30, 6996.77, 6960.17, 13992.61),
+                        percentile=95, errors=0, reconnects=0, intervals=6, histogram_count=N,
+                        transactions=2, queries=dict(read=2, write=0, other=0, total=2)),
+        "first": (1, 2, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 95, 0, 0),
+        "last": (6, 2, 0.0, 0.0, 0.0, 0, 0.0, 0.0, 95, 0, 0),
+        "hist": None,
+    },
     "mariadb/write_only-t2-ri1-hist.txt": {
         "summary": dict(status="ok", error=N, threads=2, tps=1059.42, qps=6356.53, events=3183,
                         total_time_s=3.0040, latency_ms=lat(0.54, 1.88, 17.07, 7.30, 5993.34),

@@ -161,3 +161,71 @@ def test_saturation_needs_one_workload_and_arm():
     assert saturation(df, workload="tpcc")["n_peak"] == 64
     with pytest.raises(ValueError, match="not found"):
         saturation(df, workload="nope")
+
+
+def test_linear_curve_on_a_dense_grid_claims_no_saturation():
+    # the audit: "N_sat = 62 ... stays within 5% of its peak" on a straight line
+    threads = list(range(2, 65, 2))
+    df = _replicated(threads, 100, 0.0, 0.0, n=3, cv=0.03, seed=11)
+    s = saturation(df)
+    assert s["usl"]["status"] == "no peak within range"
+    assert s["usl"]["n_star"] is None and s["usl"]["n_star_ci_low"] is None
+    assert s["saturated"] is False
+    assert s["n_sat_ci_low"] is None and s["n_sat_ci_high"] is None
+    assert "no saturation point is claimed" in s["sentence"]
+    assert "stays within" not in s["sentence"] and "N*" not in s["sentence"]
+    zh = saturation(df, lang="zh")["sentence"]
+    assert "不给出饱和点" in zh
+    # a curve that levels off is still a saturation, though the USL finds no peak in range
+    flat = _replicated([8, 16, 32, 64, 128, 256], 1000, 0.5, 0.0, n=5, cv=0.01, seed=2)
+    f = saturation(flat)
+    assert f["saturated"] is True and "stays within 5% of its peak" in f["sentence"]
+    from tibenchlib.saturation import _saturated
+
+    steps = pd.DataFrame({"label": ["rising", "flat"], "point_label": ["rising", "flat"]})
+    no_peak = {"status": "no peak within range", "n_star": None}
+    assert _saturated({"usl": no_peak, "steps": steps, "n_min": 8}) is True
+    steps.loc[1, "label"] = "inconclusive"
+    assert _saturated({"usl": no_peak, "steps": steps, "n_min": 8}) is False
+
+
+def test_n_sat_interval_covers_the_true_saturation_point():
+    """Seeded simulation: the interval holds the true N_sat (from the true curve) in >= 95 %."""
+    from tibenchlib.saturation import n_sat_interval
+
+    cases = [  # threads, (lambda, sigma, kappa), runs, CV
+        ([8, 16, 32, 64, 128, 256], (1000, 0.03, 2e-5), 5, 0.03),
+        ([8, 16, 32, 64, 128, 256], (1000, 0.03, 2e-5), 3, 0.03),
+        ([1, 2, 4, 8, 16, 32, 64, 128], (1000, 0.1, 1e-4), 5, 0.05),
+        ([8, 16, 32, 48, 64, 96, 128], (1000, 0.02, 1e-5), 3, 0.05),
+        ([8, 16, 32, 48, 64, 96, 128], (1000, 0.05, 0.0), 5, 0.03),
+    ]
+    rng = np.random.default_rng(12)
+    sims = 300
+    for threads, par, n, cv in cases:
+        th = np.array(threads, float)
+        mu = usl_model(th, *par)
+        truth = th[np.argmax(mu >= 0.95 * mu.max())]
+        hits, width = 0, 0
+        for _ in range(sims):
+            x = mu[:, None] * (1 + cv * rng.standard_normal((len(th), n)))
+            cells = pd.DataFrame(
+                {"threads": threads, "mean": x.mean(1), "sd": x.std(1, ddof=1), "n": n}
+            )
+            r = n_sat_interval(cells)
+            lo, hi = r["n_sat_ci_low"], r["n_sat_ci_high"]
+            hits += lo <= truth <= hi
+            width += threads.index(hi) - threads.index(lo)
+        assert hits / sims >= 0.95, (threads, par, n, cv, hits / sims)
+        assert width / sims <= 2.5  # one or two thread counts wide: informative
+    one = pd.DataFrame({"threads": [1, 2], "mean": [1.0, 2.0], "sd": [np.nan] * 2, "n": [1, 1]})
+    assert n_sat_interval(one)["n_sat_ci_low"] is None
+
+
+def test_saturation_reports_the_n_sat_interval():
+    threads = [8, 16, 32, 64, 128, 256]
+    s = saturation(_replicated(threads, 1000, 0.03, 2e-5, seed=5))
+    assert s["saturated"] is True
+    assert s["n_sat_ci_low"] <= s["n_sat"] <= s["n_sat_ci_high"]
+    if s["n_sat_ci_low"] != s["n_sat_ci_high"]:
+        assert f"[{s['n_sat_ci_low']}–{s['n_sat_ci_high']}]" in s["sentence"]

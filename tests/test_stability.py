@@ -199,3 +199,38 @@ def test_cpu_vs_throughput_flags_the_node_ceiling():
         run_col="run_key",
     )
     assert keyed["ceiling"].tolist() == [False, False, True]
+
+
+def test_autocorrelated_stationary_noise_rarely_gives_a_level_shift():
+    """AR(0.8) and AR(0.9) seconds: PELT on independent-seconds penalties called 18% and 87%
+    of such runs shifted; the penalty scaled by the long-run deviation keeps it <= 5%."""
+    for rho in (0.8, 0.9):
+        runs, false = 16, 0
+        for seed in range(runs):
+            sd = (0.02, 0.05, 0.10)[seed % 3]
+            seg, warnings = change_points(_series(7000 + seed, n=240, sd=sd, rho=rho))
+            false += len(seg) > 1
+            assert any("long-run deviation" in w for w in warnings)
+        assert false <= 0.05 * runs + 0.5, f"AR({rho}): {false} of {runs} runs shifted"
+
+
+def test_level_shifts_are_still_found_in_autocorrelated_noise():
+    found = 0
+    for seed in range(6):
+        df = _series(8000 + seed, n=240, sd=0.03, rho=0.8)
+        df.loc[df["t"].between(100, 159), "tps"] *= 0.70
+        seg, _ = change_points(df)
+        cps = seg["start"].iloc[1:].tolist()
+        found += any(abs(c - 100) <= 5 for c in cps) and any(abs(c - 160) <= 5 for c in cps)
+    assert found >= 5, f"the 30% drop was found in {found} of 6 runs"
+
+
+def test_lag1_from_differences_known_values():
+    from tibenchlib.stability import _lag1_from_differences
+
+    for rho in (0.0, 0.5, 0.9):
+        r = _series(3, n=3000, sd=0.05, rho=rho)["tps"].to_numpy() / 1000
+        assert _lag1_from_differences(r) == pytest.approx(rho, abs=0.06)
+        shifted = r.copy()
+        shifted[1000:1500] *= 0.7  # a level shift barely moves the estimate
+        assert _lag1_from_differences(shifted) == pytest.approx(rho, abs=0.08)

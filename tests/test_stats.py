@@ -14,6 +14,7 @@ from scipy import signal, stats
 from statsmodels.stats.multitest import multipletests
 
 from tibenchlib.stats import (
+    VERDICTS,
     _fieller_arrays,
     _t_arrays,
     compare_arms,
@@ -159,7 +160,8 @@ def test_summarize_cells_figures_and_warnings():
     c = summarize_cells(runs).set_index("threads")
     r8 = c.loc[8]
     assert r8["n"] == 3 and r8["n_failed"] == 1 and r8["mean"] == 102
-    assert round(r8["ci_low"], 2) == 97.03 and round(r8["ci_high"], 2) == 106.97
+    # t on the log scale: 102 x exp(-+t(2) 2 / (102 sqrt 3)); the linear t gave 97.03, 106.97
+    assert round(r8["ci_low"], 2) == 97.15 and round(r8["ci_high"], 2) == 107.09
     assert r8["median"] == 102 and r8["min"] == 100 and r8["max"] == 104
     assert r8["cv"] == pytest.approx(2 / 102)
     assert any("n=3 < 5" in w for w in r8["warnings"])
@@ -243,8 +245,15 @@ def test_compare_arms_significant_but_small_is_noted():
     base = np.array([995.0, 1000, 1005, 998, 1002, 996, 1004, 1000])
     cmp = compare_arms(_runs({("w", "A", 1): base, ("w", "B", 1): base * 1.018}), "A", "B")
     r = cmp.iloc[0]
-    assert r["p_adjusted"] < 0.001 and r["verdict"] == "~"
-    assert any("significant" in w for w in r["warnings"])
+    # significant and inside the margin: never "~ (no significant difference)"
+    assert r["p_adjusted"] < 0.001 and r["verdict"] == "small"
+    assert r["ci_low_pct"] > 0 and r["improvement_pct"] < 2 < r["ci_high_pct"]
+    assert any("significant, yet small" in w for w in r["warnings"])
+    from tibenchlib.report.comparison import VERDICT_LABELS
+
+    for lang in ("en", "zh"):
+        label = VERDICT_LABELS[lang]["small"]
+        assert "no significant" not in label and "无显著" not in label
 
 
 def test_compare_arms_missing_arm_and_cells():
@@ -388,6 +397,146 @@ def test_summarize_cells_takes_other_grouping_keys():
     assert list(c.columns[:3]) == ["query", "mode", "arm"] and len(c) == 4
     for r in c.itertuples():
         sel = runs[(runs["query"] == r.query) & (runs["arm"] == r.arm)]["seconds"]
-        ti = t_interval(sel)
+        ti = t_interval(sel, positive=True)
         assert (r.n, r.mean) == (4, pytest.approx(ti["mean"]))
         assert (r.ci_low, r.ci_high) == (pytest.approx(ti["ci_low"]), pytest.approx(ti["ci_high"]))
+
+
+# -- loose ends of the audit (issue 12 section 3) ------------------------------------------------
+
+
+def test_unbounded_fieller_is_inconclusive_whatever_p():
+    # the demo's oltp_update_non_index at t=2: +258.6 %, Welch p < 0.05, Fieller set unbounded
+    # (the baseline's standard error is a tenth of its mean, t(0.975, ~1 df) = 12.7)
+    cmp = compare_arms(
+        _runs({("w", "A", 2): [90.0, 110.0], ("w", "B", 2): [358.0, 359.2]}), "A", "B"
+    )
+    r = cmp.iloc[0]
+    assert r["p_adjusted"] < 0.05 and r["improvement_pct"] == pytest.approx(258.6)
+    assert np.isnan(r["ci_low_pct"]) and np.isnan(r["ci_high_pct"])
+    assert r["verdict"] == "inconclusive"
+    assert any("inconclusive" in w and "unbounded" in w for w in r["warnings"])
+
+
+def test_every_better_or_worse_has_a_bounded_interval_excluding_zero():
+    rng = np.random.default_rng(12)
+    cells = {}
+    for t in range(1, 41):
+        n = int(rng.integers(2, 6))
+        sd = float(rng.choice([5, 50, 300]))
+        cells[("w", "A", t)] = list(1000 + rng.normal(0, sd, n))
+        cells[("w", "B", t)] = list(1000 * rng.choice([0.9, 1.0, 1.1]) + rng.normal(0, sd, n))
+    cmp = compare_arms(_runs(cells), "A", "B")
+    claim = cmp[cmp["verdict"].isin(["better", "worse"])]
+    assert len(claim) >= 5
+    assert (claim["ci_low_pct"].notna() & claim["ci_high_pct"].notna()).all()
+    better = claim[claim["verdict"] == "better"]
+    worse = claim[claim["verdict"] == "worse"]
+    assert (better["ci_low_pct"] > 0).all() and (worse["ci_high_pct"] < 0).all()
+    assert set(cmp["verdict"]) <= set(VERDICTS)
+    # every inconclusive row says why
+    for w in cmp.loc[cmp["verdict"] == "inconclusive", "warnings"]:
+        assert any(x.startswith("inconclusive") for x in w)
+
+
+def test_zero_and_negative_figures_are_refused():
+    # a zero-TPS run (degenerate) moved the baseline mean from 832 to 555 in the audit
+    runs = _runs({("w", "A", 8): [820.0, 832.0, 844.0, 0.0], ("w", "B", 8): [860.0, 870.0, 880.0]})
+    r = compare_arms(runs, "A", "B").iloc[0]
+    assert r["n_baseline"] == 3 and r["n_failed_baseline"] == 1
+    assert r["baseline_value"] == pytest.approx(832.0)
+    assert r["improvement_pct"] == pytest.approx((870 / 832 - 1) * 100)
+    assert any("tps <= 0 excluded" in w and "degenerate" in w for w in r["warnings"])
+    # negative figures: refused, never a ratio with the wrong sign
+    neg = _runs({("w", "A", 8): [-5.0, -6.0, -7.0], ("w", "B", 8): [860.0, 870.0, 880.0]})
+    r = compare_arms(neg, "A", "B").iloc[0]
+    assert r["n_baseline"] == 0 and r["verdict"] == "n/a" and np.isnan(r["improvement_pct"])
+    f = fieller_ratio([860, 870, 880], [-5, -6, -7])
+    assert f["ratio"] is None and f["ci_low"] is None
+    assert any("mean <= 0" in w and "refused" in w for w in f["warnings"])
+    assert t_interval([-3.0, 1.0, 1.0], positive=True)["ci_low"] is None
+
+
+def test_zero_spread_in_both_arms_is_warned():
+    r = compare_arms(_runs({("w", "A", 8): [800.0] * 3, ("w", "B", 8): [840.0] * 3}), "A", "B")
+    r = r.iloc[0]
+    assert r["p_value"] == 0.0 and r["ci_low_pct"] == r["ci_high_pct"]
+    assert any("no spread in either arm" in w for w in r["warnings"])
+    assert any("no spread" in w for w in fieller_ratio([840.0] * 3, [800.0] * 3)["warnings"])
+
+
+def test_compare_arms_takes_grouping_keys():
+    # the TPC-H shape: query x mode x arm, query time (lower is better)
+    rng = np.random.default_rng(3)
+    rows = [
+        {"query": q, "mode": "power", "arm": a, "rep": i, "seconds": s}
+        for q, f in ((1, 1.0), (6, 0.7))
+        for a, m in (("base", 2.0 * q), ("new", 2.0 * q * f))
+        for i, s in enumerate(m * np.exp(rng.normal(0, 0.02, 4)))
+    ]
+    runs = pd.DataFrame(rows)
+    cmp = compare_arms(runs, "base", "new", metric="seconds", keys=["mode", "query", "arm"])
+    assert list(cmp.columns[:2]) == ["mode", "query"] and list(cmp["query"]) == [1, 6]
+    assert "threads" not in cmp.columns and "workload" not in cmp.columns
+    for r in cmp.itertuples():
+        a = runs[(runs["query"] == r.query) & (runs["arm"] == "base")]["seconds"]
+        b = runs[(runs["query"] == r.query) & (runs["arm"] == "new")]["seconds"]
+        f = fieller_ratio(b, a)
+        assert r.ratio == pytest.approx(f["ratio"]) and r.ratio_ci_low == pytest.approx(f["ci_low"])
+        assert r.improvement_pct == pytest.approx((1 - f["ratio"]) * 100)  # lower is better
+        assert r.p_value == pytest.approx(welch_p(b, a))
+    assert cmp.set_index("query").loc[6, "verdict"] == "better"
+    np.testing.assert_allclose(cmp["p_adjusted"], holm(cmp["p_value"]))
+    with pytest.raises(ValueError, match="keys must include 'arm'"):
+        compare_arms(runs, "base", "new", metric="seconds", keys=["mode", "query"])
+    # the default keys give the sweep's table unchanged
+    sweep = _runs({("w", "A", 8): A, ("w", "B", 8): B})
+    pd.testing.assert_frame_equal(
+        compare_arms(sweep, "A", "B"),
+        compare_arms(sweep, "A", "B", keys=["workload", "arm", "threads"]),
+    )
+
+
+def test_cell_intervals_respect_positivity_and_cover():
+    from tibenchlib.stats import _log_t_arrays
+
+    # the audit's case: TPS intervals down to -18,360 from three very different runs
+    wild = _runs({("w", "A", 64): [2000.0, 30000.0, 1500.0]})
+    c = summarize_cells(wild).iloc[0]
+    lin = t_interval([2000.0, 30000.0, 1500.0])
+    assert lin["ci_low"] < 0 < c["ci_low"] < c["mean"] < c["ci_high"]
+    assert "log scale" in c["method"]
+    # seeded coverage of the true mean, n = 3 and 5, normal (CV 5 %, 20 %) and lognormal runs
+    rng = np.random.default_rng(2026)
+    sims = 20000
+    for n in (3, 5):
+        for kind, scale in (("normal", 0.05), ("normal", 0.20), ("lognormal", 0.10)):
+            if kind == "normal":
+                x = 1000 * (1 + scale * rng.standard_normal((sims, n)))
+                truth = 1000.0
+            else:
+                x = 1000 * np.exp(scale * rng.standard_normal((sims, n)))
+                truth = 1000 * np.exp(scale**2 / 2)
+            lo, hi = _log_t_arrays(x.mean(1), x.std(1, ddof=1), n, 0.95)
+            cover = ((lo <= truth) & (truth <= hi)).mean()
+            assert 0.93 <= cover <= 0.97, (n, kind, scale, cover)
+            assert (lo > 0).all()
+
+
+def test_sweep_table_has_no_negative_bounds():
+    from tibenchlib.sweep import sweep_table
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for t in (1, 8, 64):
+        for i in range(3):
+            tps = 1000 * t**0.5 * float(np.exp(rng.normal(0, 1.2)))  # wildly noisy runs
+            rows.append(
+                {"workload": "w", "arm": "A", "threads": t, "repeat": i + 1, "status": "ok",
+                 "tps": tps, "qps": 20 * tps, "lat_avg_ms": t * 1e3 / tps,
+                 "lat_p95_ms": 3 * t * 1e3 / tps}
+            )  # fmt: skip
+    table = sweep_table(pd.DataFrame(rows))
+    lows = [c for c in table.columns if c.endswith("_ci_low")]
+    assert len(lows) == 4
+    assert (table[lows] > 0).all().all()

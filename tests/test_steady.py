@@ -99,10 +99,11 @@ def test_batch_means_known_answer():
     x = np.arange(40.0)
     r = batch_means_ci(x, batches=20)
     z = x.reshape(20, 2).mean(1)
-    half = stats.t.ppf(0.975, 19) * z.std(ddof=1) / np.sqrt(20)
+    # t on the log scale (changed on purpose: a throughput's interval stays above 0)
+    half = stats.t.ppf(0.975, 19) * z.std(ddof=1) / np.sqrt(20) / z.mean()
     assert (r["batches"], r["batch_size"], r["df"]) == (20, 2, 19)
-    assert r["ci_low"] == pytest.approx(z.mean() - half)
-    assert r["ci_high"] == pytest.approx(z.mean() + half)
+    assert r["ci_low"] == pytest.approx(z.mean() * np.exp(-half)) and r["ci_low"] > 0
+    assert r["ci_high"] == pytest.approx(z.mean() * np.exp(half))
     assert any("correlated" in w for w in r["warnings"])  # a trend is not noise
     r = batch_means_ci(np.arange(41.0), batches=20)  # remainder dropped at the start
     assert r["mean"] == pytest.approx(np.arange(1, 41.0).mean())
@@ -113,15 +114,25 @@ def test_batch_means_coverage_on_ar1():
     rng = np.random.default_rng(9)
     phi, sims = 0.7, 2000
     e = rng.standard_normal((sims, 600))
-    x = signal.lfilter([1.0], [1.0, -phi], e, axis=1)
+    x = 10.0 + signal.lfilter([1.0], [1.0, -phi], e, axis=1)  # true mean 10 (TPS-like)
     bm = x.reshape(sims, 20, 30).mean(2)
-    half = stats.t.ppf(0.975, 19) * bm.std(1, ddof=1) / np.sqrt(20)
-    bm_cover = (np.abs(bm.mean(1)) <= half).mean()
+    m = bm.mean(1)
+    half = stats.t.ppf(0.975, 19) * bm.std(1, ddof=1) / np.sqrt(20) / m  # on the log scale
+    bm_cover = ((m * np.exp(-half) <= 10) & (10 <= m * np.exp(half))).mean()
     naive = stats.t.ppf(0.975, 599) * x.std(1, ddof=1) / np.sqrt(600)
-    naive_cover = (np.abs(x.mean(1)) <= naive).mean()
+    naive_cover = (np.abs(x.mean(1) - 10) <= naive).mean()
     assert 0.90 <= bm_cover <= 0.97 and naive_cover < 0.75
     one = batch_means_ci(x[0])  # and the library agrees with the array version
-    assert one["ci_high"] - one["mean"] == pytest.approx(half[0])
+    assert one["ci_high"] == pytest.approx(m[0] * np.exp(half[0]))
+    assert one["ci_low"] == pytest.approx(m[0] * np.exp(-half[0]))
+
+
+def test_batch_means_interval_stays_positive():
+    # a run whose throughput swings from near 0 to 3,000: the linear interval went below 0
+    rng = np.random.default_rng(4)
+    x = np.abs(rng.standard_cauchy(60)) * 300
+    r = batch_means_ci(x)
+    assert r["ci_low"] > 0 and r["ci_low"] < r["mean"] < r["ci_high"]
 
 
 def test_interval_cv():

@@ -227,9 +227,11 @@ def test_tools_rows_known_answers():
     assert set(rows["workload"]) == {"oltp_read_write", "tpcc w8"}
     r = rows[(rows["tool"] == "sysbench") & (rows["threads"] == 2)].iloc[0]
     x = np.array([200, 190, 210.0])
-    half = sps.t.ppf(0.975, 2) * x.std(ddof=1) / np.sqrt(3)
+    # throughput is positive: t on the log scale (delta method), back-transformed
+    half = sps.t.ppf(0.975, 2) * x.std(ddof=1) / (np.sqrt(3) * x.mean())
     assert r["throughput"] == pytest.approx(200)
-    assert r["throughput_ci_low"] == pytest.approx(200 - half)
+    assert r["throughput_ci_low"] == pytest.approx(200 * np.exp(-half))
+    assert r["throughput_ci_high"] == pytest.approx(200 * np.exp(half))
     assert r["p99_ms"] == pytest.approx(4.0)
     # peak at 4 threads (207), saturation: the smallest thread count within 95% of it (2)
     assert (r["n_peak"], r["n_sat"]) == (4, 2)

@@ -27,12 +27,13 @@ def _runs():
 
 
 def _t(values):
+    """t interval of a positive mean on the log scale (delta method), back-transformed."""
     v = np.asarray(values)
-    h = st.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
-    return v.mean(), v.mean() - h, v.mean() + h
+    h = st.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / (np.sqrt(len(v)) * v.mean())
+    return v.mean(), v.mean() * np.exp(-h), v.mean() * np.exp(h)
 
 
-def test_cells_are_t_intervals_over_ok_runs():
+def test_cells_are_log_t_intervals_over_ok_runs():
     c = R.cells(_runs()).set_index("threads")
     m, lo, hi = _t([300.0, 320.0, 310.0])
     assert c.loc[4, "n"] == 3 and c.loc[4, "n_failed"] == 1

@@ -24,7 +24,16 @@ __all__ = [
     "compare_from_csv",
     "compare_log_dirs",
     "compare_arms_table",
+    "INPUTS",
+    "compare_inputs",
+    "with_steady_state",
 ]
+
+#: What a run contributes to the A/B comparison (``compare.input``).
+INPUTS = {
+    "whole_run": "sysbench's whole-run TPS (warm-up included)",
+    "steady_state": "steady-state TPS after the MSER-5 warm-up cut",
+}
 
 #: Row keys of ``tibench compare --json`` (issue 4 section 3), in order.
 JSON_COLUMNS = [
@@ -60,8 +69,9 @@ def load_summary_csv(path: str | Path, workload: str | None = None) -> pd.DataFr
     Returns
     -------
     DataFrame
-        A runs table (``workload, arm, threads, repeat, tps[, lat_p95_ms], status="ok"``)
-        ready for :func:`tibenchlib.stats.compare_arms`.
+        A runs table (``workload, arm, threads, repeat, tps[, lat_p95_ms], status, error``)
+        ready for :func:`tibenchlib.stats.compare_arms`; ``status`` is "ok", or "degenerate"
+        for a row whose TPS is 0 or less (the sweep's check), which the statistics leave out.
 
     Raises
     ------
@@ -107,7 +117,11 @@ def load_summary_csv(path: str | Path, workload: str | None = None) -> pd.DataFr
     )
     if "repeat" not in df.columns:
         df["repeat"] = df.groupby(["workload", "arm", "threads"], dropna=False).cumcount() + 1
-    df["status"] = "ok"
+    # the sweep's run check (a zero-throughput run is degenerate), applied here too; the
+    # statistics leave such runs out wherever they come from (stats._valid_mask)
+    zero = df["tps"] <= 0
+    df["status"] = np.where(zero, "degenerate", "ok")
+    df["error"] = np.where(zero, "zero throughput: no transaction completed", None)
     if workload is not None:
         if workload not in set(df["workload"].dropna()):
             raise ValueError(
@@ -293,7 +307,86 @@ def compare_log_dirs(
     return compare_arms(runs, arms[0], arms[-1], delta=delta_pct / 100, **kw)
 
 
-def compare_arms_table(runs: pd.DataFrame, study, paired: str | bool = "auto") -> pd.DataFrame:
+def with_steady_state(runs: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with ``steady_tps``: each run's TPS after the MSER-5 cut of its per-second
+    intervals (:func:`tibenchlib.steady.steady_state_table`, by ``run_key``); NaN for a run
+    without intervals."""
+    from .steady import steady_state_table
+
+    out = runs.drop(columns=["steady_tps"], errors="ignore")
+    if intervals is None or not len(intervals) or "run_key" not in out.columns:
+        return out.assign(steady_tps=np.nan)
+    iv = intervals[intervals["run_key"].isin(set(out["run_key"]))]
+    if not len(iv):
+        return out.assign(steady_tps=np.nan)
+    with np.errstate(all="ignore"):
+        st = steady_state_table(iv, by="run_key")[["run_key", "steady_tps"]]
+    return out.merge(st, on="run_key", how="left")
+
+
+def compare_inputs(
+    runs: pd.DataFrame,
+    baseline: str,
+    candidate: str,
+    intervals: pd.DataFrame | None,
+    input: str = "whole_run",
+    **kw,
+) -> pd.DataFrame:
+    """:func:`tibenchlib.stats.compare_arms` on TPS with ``input`` ("whole_run" or
+    "steady_state", :data:`INPUTS`) as each run's figure, the other input computed beside it.
+
+    The steady-state figure drops the in-run warm-up MSER-5 detects; the whole-run figure is
+    what sysbench prints (and what published tables hold). Columns added: ``input``, and
+    ``other_input, other_improvement_pct, other_ci_low_pct, other_ci_high_pct`` when both could
+    be computed. A row whose two estimates differ by more than the half-width of the used
+    interval says so in ``warnings``, both figures given.
+    """
+    if input not in INPUTS:
+        raise ValueError(f"compare.input must be one of {sorted(INPUTS)}, not {input!r}")
+    runs = with_steady_state(runs, intervals)
+    have = runs["steady_tps"].notna().any()
+    if input == "steady_state" and not have:
+        raise ValueError(
+            "compare.input is steady_state but no run has per-second intervals in the catalog "
+            "(sysbench ran without --report-interval?): use whole_run"
+        )
+    steady_runs = runs.assign(tps=runs["steady_tps"])
+    used_runs, other_runs = (steady_runs, runs) if input == "steady_state" else (runs, steady_runs)
+    used = compare_arms(used_runs, baseline, candidate, metric="tps", **kw)
+    used["input"] = input
+    if not have:
+        return used
+    other_name = "whole_run" if input == "steady_state" else "steady_state"
+    other = compare_arms(other_runs, baseline, candidate, metric="tps", **kw)
+    keys = [k for k in ("workload", "threads") if k in used.columns]
+    o = other[[*keys, "improvement_pct", "ci_low_pct", "ci_high_pct"]].rename(
+        columns=lambda c: c if c in keys else f"other_{c}"
+    )
+    used = used.merge(o, on=keys, how="left")
+    used["other_input"] = other_name
+    notes = []
+    for r in used.itertuples(index=False):
+        w = list(r.warnings)
+        half = (r.ci_high_pct - r.ci_low_pct) / 2
+        gap = abs(r.improvement_pct - r.other_improvement_pct)
+        if np.isfinite(half) and np.isfinite(gap) and gap > half:
+            w.append(
+                f"the {INPUTS[input]} gives {r.improvement_pct:+.2f}% "
+                f"[{r.ci_low_pct:+.1f}, {r.ci_high_pct:+.1f}], the {INPUTS[other_name]} "
+                f"{r.other_improvement_pct:+.2f}% [{r.other_ci_low_pct:+.1f}, "
+                f"{r.other_ci_high_pct:+.1f}]: they differ by more than the interval"
+            )
+        notes.append(w)
+    used["warnings"] = notes
+    return used
+
+
+def compare_arms_table(
+    runs: pd.DataFrame,
+    study,
+    paired: str | bool = "auto",
+    intervals: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Phase ``compare``: the study's arm pairs over its sweep runs, one table.
 
     Pairs come from ``study.compare.pairs``, else ``(compare.baseline, compare.candidate)``,
@@ -303,6 +396,11 @@ def compare_arms_table(runs: pd.DataFrame, study, paired: str | bool = "auto") -
     Round effects (:func:`tibenchlib.rounds.round_effects` over all the study's sweep runs) that
     are significant go into every row's ``warnings``; rounds in ``compare.exclude_rounds`` are
     left out of the statistics, and every row says so.
+
+    ``compare.input`` picks the run figure for TPS (:func:`compare_inputs`): with ``intervals``
+    (the catalog's per-second rows) the other input is computed too and shown where the two
+    disagree by more than the interval; "steady_state" without ``intervals`` reads them from
+    the study's catalog.
     """
     from .rounds import exclude_rounds, round_effects, round_notes
 
@@ -321,10 +419,23 @@ def compare_arms_table(runs: pd.DataFrame, study, paired: str | bool = "auto") -
     if "repeat" in runs.columns and runs["repeat"].nunique() > 1:
         notes = round_notes(round_effects(runs, metric=c.metric))
     runs, excluded = exclude_rounds(runs, c.exclude_rounds)
-    out = [
-        compare_arms(runs, a, b, metric=c.metric, delta=c.delta_pct / 100, paired=paired)
-        for a, b in pairs
-    ]
+    inp = getattr(c, "input", "whole_run")
+    if c.metric == "tps" and (inp == "steady_state" or intervals is not None):
+        if intervals is None:
+            from .store import Store
+
+            intervals = Store.for_study(study).intervals(study.study, runs["run_id"])
+        out = [
+            compare_inputs(runs, a, b, intervals, inp, delta=c.delta_pct / 100, paired=paired)
+            for a, b in pairs
+        ]
+    else:
+        out = [
+            compare_arms(
+                runs, a, b, metric=c.metric, delta=c.delta_pct / 100, paired=paired
+            ).assign(input="whole_run" if c.metric == "tps" else c.metric)
+            for a, b in pairs
+        ]
     df = pd.concat(out, ignore_index=True)
     if notes or excluded:
         df["warnings"] = [

@@ -156,6 +156,9 @@ class CompareParams(_Model):
     pairs: list[tuple[str, str]] = []
     #: rounds (repeats) left out of the comparison, e.g. [1] after a warm-up or drift note
     exclude_rounds: list[PosInt] = []
+    #: the run figure compared: sysbench's whole-run TPS, or the steady-state TPS after the
+    #: MSER-5 warm-up cut (tibenchlib.steady); the other is shown when they disagree
+    input: Literal["whole_run", "steady_state"] = "whole_run"
 
 
 class AdaptiveRepeats(_Model):

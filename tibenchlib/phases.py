@@ -203,7 +203,8 @@ def compare(
     runs = Store.for_study(study).runs(study.study, phase="sweep")
     if not len(runs):
         raise RuntimeError(f"study '{study.study}' has no sweep runs: run phase sweep first")
-    df = compare_arms_table(runs, study)
+    iv = Store.for_study(study).intervals(study.study, runs["run_key"])
+    df = compare_arms_table(runs, study, intervals=iv)
     if study.adaptive is not None:
         from .adaptive import adaptive_comparison
 

@@ -18,7 +18,13 @@ from scipy import stats as _st
 
 from .stats import _fieller_arrays, _valid_mask, summarize_cells
 
-__all__ = ["saturation", "usl_fit", "usl_model", "step_table"]
+__all__ = ["saturation", "usl_fit", "usl_model", "step_table", "n_sat_interval"]
+
+N_SAT_METHOD = (
+    "test inversion: Fieller intervals of TPS(N) / TPS(N_peak) at the Bonferroni level "
+    "1 - alpha/K over the K thread counts; low = first N whose upper bound reaches the "
+    "fraction, high = first N whose lower bound does"
+)
 
 USL_METHOD = (
     "USL X(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1)), relative least squares on every "
@@ -181,7 +187,45 @@ def usl_fit(threads, tps, level: float = 0.95) -> dict:
             f"N* = {n_star:.0f} lies outside the tested range {n_min:g}-{n_max:g} threads: "
             "extrapolated"
         )
+        if kappa_zero:  # no peak: no N*, no interval to print beside a claim nobody can make
+            res.update(n_star=None, n_star_ci_low=None, n_star_ci_high=None, x_star=None)
     return res
+
+
+def n_sat_interval(cells: pd.DataFrame, sat_frac: float = 0.95, level: float = 0.95) -> dict:
+    """A confidence interval for N_sat, the smallest tested thread count whose mean throughput
+    reaches ``sat_frac`` of the peak, by inverting Fieller tests against the peak cell.
+
+    Estimator: for each thread count N, the Fieller interval of TPS(N) / TPS(N_peak) (N_peak the
+    cell with the largest mean) at the Bonferroni level 1 - (1 - level)/K over the K thread
+    counts. ``low`` is the first N whose upper bound reaches ``sat_frac`` (N could already be
+    saturated), ``high`` the first N whose lower bound does (N is saturated beyond doubt; the
+    peak cell itself qualifies). The true N_sat lies in [low, high] with at least ``level``
+    probability in the simulations of ``tests/test_saturation.py`` (USL curves, 3-5 runs, CV
+    3-5 %: 96-100 %), and the interval spans one or two thread counts there; a bootstrap over 3-5
+    runs would undercover. Needs n >= 2 in every cell, else the bounds are None.
+
+    Returns
+    -------
+    dict
+        ``n_sat_ci_low, n_sat_ci_high, level, method``.
+    """
+    c = cells.sort_values("threads").reset_index(drop=True)
+    out = {"n_sat_ci_low": None, "n_sat_ci_high": None, "level": level, "method": N_SAT_METHOD}
+    if len(c) < 2 or (c["n"] < 2).any():
+        return out
+    m, v, n = (c[k].to_numpy(float) for k in ("mean", "sd", "n"))
+    v = v**2
+    p = int(np.nanargmax(m))
+    lv = 1 - (1 - level) / len(c)
+    _, lo, hi, _, _ = _fieller_arrays(m, v, n, m[p], v[p], n[p], lv)
+    upper = np.where(np.isfinite(hi), hi, np.inf)
+    lower = np.where(np.isfinite(lo), lo, -np.inf)
+    upper[p], lower[p] = np.inf, 1.0
+    th = c["threads"].to_numpy()
+    out["n_sat_ci_low"] = th[int(np.argmax(upper >= sat_frac))].item()
+    out["n_sat_ci_high"] = th[int(np.argmax(lower >= sat_frac))].item()
+    return out
 
 
 def step_table(
@@ -260,7 +304,19 @@ def _sentence(f: dict, lang: str) -> str:
     n_peak, n_sat, n_max, peak = f["n_peak"], f["n_sat"], f["n_max"], f["peak_tps"]
     pct = round((1 - f["sat_frac"]) * 100)
     zh = lang == "zh"
-    if n_sat == n_max and n_peak == n_max:
+    lo, hi = f.get("n_sat_ci_low"), f.get("n_sat_ci_high")
+    iv = f" [{lo}–{hi}]" if lo is not None and hi is not None and lo != hi else ""
+    if not f.get("saturated", True):
+        s = (
+            f"就数据所能判断,最大测试线程数({n_max},{_fmt(peak)} TPS)时吞吐量仍在上升:USL 拟合"
+            "在测试范围内没有峰值,最后一步也未确定持平,因此不给出饱和点。"
+            if zh
+            else f"As far as the data tell, throughput is still rising at the largest thread "
+            f"count tested ({n_max}, {_fmt(peak)} TPS): the USL fit finds no peak within the "
+            "tested range and the last step is not established as flat, so no saturation point "
+            "is claimed."
+        )
+    elif n_sat == n_max and n_peak == n_max:
         s = (
             f"最大测试线程数({n_max})时吞吐量仍在上升({_fmt(peak)} TPS):测试范围内未达到饱和。"
             if zh
@@ -269,20 +325,21 @@ def _sentence(f: dict, lang: str) -> str:
         )
     elif n_peak == n_max:
         s = (
-            f"从 {n_sat} 线程起吞吐量达到最高值({n_max} 线程,{_fmt(peak)} TPS,即最大测试线程数)"
+            f"从 {n_sat}{iv} 线程起吞吐量达到最高值({n_max} 线程,{_fmt(peak)} TPS,即最大测试线程数)"
             f"的 {100 - pct}% 以上;更高线程数时可能继续上升。"
             if zh
             else f"Throughput is within {pct}% of its highest figure ({_fmt(peak)} TPS at "
-            f"{n_max} threads, the largest tested) from {n_sat} threads; it may rise further."
+            f"{n_max} threads, the largest tested) from {n_sat}{iv} threads; it may rise further."
         )
     else:
         tail = f["frac_at_max"]
         if tail >= f["sat_frac"]:
             s = (
-                f"从 {n_sat} 线程起吞吐量保持在峰值({n_peak} 线程,{_fmt(peak)} TPS)的 {pct}% 以内。"
+                f"从 {n_sat}{iv} 线程起吞吐量保持在峰值({n_peak} 线程,{_fmt(peak)} TPS)的 "
+                f"{pct}% 以内。"
                 if zh
                 else f"Throughput stays within {pct}% of its peak ({_fmt(peak)} TPS at "
-                f"{n_peak} threads) from {n_sat} threads on."
+                f"{n_peak} threads) from {n_sat}{iv} threads on."
             )
         else:
             s = (
@@ -293,7 +350,7 @@ def _sentence(f: dict, lang: str) -> str:
                 f"{tail * 100:.0f}% of the peak at {n_max} threads."
             )
     lat = f.get("latency")
-    if lat and n_sat < n_max:
+    if lat and n_sat < n_max and f.get("saturated", True):
         r = lat["ratio"]
         if zh:
             how = "大约翻倍" if 1.9 <= r < 2.1 else (f"变为 {r:.1f} 倍")
@@ -318,6 +375,8 @@ def _sentence(f: dict, lang: str) -> str:
         if u["n_star_ci_low"] is not None
         else ""
     )
+    if not f.get("saturated", True) and u["status"] == "no peak within range":
+        return s
     shaky = u["kappa_ci_low"] is not None and u["kappa_ci_low"] <= 0
     if u["status"] == "peak":
         s += (
@@ -339,6 +398,21 @@ def _sentence(f: dict, lang: str) -> str:
     return s
 
 
+def _saturated(f: dict) -> bool:
+    """Whether the data support a saturation claim (see :func:`saturation`)."""
+    u, steps = f["usl"], f["steps"]
+    if u["status"] == "peak" or u["status"] == "failed":
+        return True
+    if u["status"] == "peak outside range" and u["n_star"] is not None and u["n_star"] < f["n_min"]:
+        return True
+    if not len(steps):
+        return False
+    last = steps["label"].iloc[-1]
+    if last == "n/a":  # one run per thread count: only the point reading exists
+        last = steps["point_label"].iloc[-1]
+    return last in ("flat", "falling")
+
+
 def saturation(
     runs: pd.DataFrame,
     workload: str | None = None,
@@ -352,7 +426,8 @@ def saturation(
     """Saturation findings for one workload x arm of a thread sweep.
 
     Estimators: N_peak = the thread count with the largest mean run TPS; N_sat = the smallest
-    thread count whose mean TPS is at least ``sat_frac`` (95 %) of that peak; a step table of
+    thread count whose mean TPS is at least ``sat_frac`` (95 %) of that peak, with an interval
+    (:func:`n_sat_interval`, n >= 2 per cell); a step table of
     Fieller intervals (:func:`step_table`); Gunther's USL fitted on every run (:func:`usl_fit`);
     the p95 latency cost from N_sat to the largest thread count (means of the runs' histogram
     p95).  Assumes independent runs; the thread counts are the ones tested, nothing is
@@ -361,10 +436,16 @@ def saturation(
     Returns
     -------
     dict
-        ``workload, arm, n_peak, peak_tps, n_sat, n_min, n_max, frac_at_max, sat_frac, cells``
+        ``workload, arm, n_peak, peak_tps, n_sat, n_sat_ci_low, n_sat_ci_high, saturated,
+        n_min, n_max, frac_at_max, sat_frac, cells``
         (DataFrame, :func:`stats.summarize_cells`), ``steps`` (DataFrame), ``usl`` (dict),
         ``latency`` (dict or None), ``warnings`` (list) and ``sentence`` (str, ``lang`` "en"
-        or "zh").
+        or "zh"). ``saturated`` is False - and the sentence claims no saturation - when the USL
+        fit finds no peak within the range (or a peak beyond it) and the last step up is not
+        established as flat or falling by its interval (a curve still rising, e.g. linear on a
+        dense grid, where the 95 %-of-peak rule alone would name a thread count); ``n_sat``
+        stays the descriptive figure of the tested points. One run per thread count (no fit,
+        no intervals): the point reading as before.
     """
     runs = _only(_only(runs, "workload", workload), "arm", arm)
     runs = runs[_valid_mask(runs, metric)]
@@ -397,6 +478,15 @@ def saturation(
         "latency": None,
     }
     warns += [f"USL: {w}" for w in f["usl"]["warnings"]]
+    f.update(n_sat_interval(cells, sat_frac, level))
+    f.pop("level"), f.pop("method")
+    f["saturated"] = _saturated(f)
+    if not f["saturated"]:
+        f["n_sat_ci_low"] = f["n_sat_ci_high"] = None
+        warns.append(
+            "no saturation claimed: the USL fit has no peak within the tested range and the last "
+            "step is not established as flat"
+        )
     if "lat_p95_ms_mean" in cells.columns:
         l_sat, l_max = cells["lat_p95_ms_mean"].iloc[i_sat], cells["lat_p95_ms_mean"].iloc[-1]
         if np.isfinite(l_sat) and np.isfinite(l_max) and l_sat > 0:

@@ -7,7 +7,9 @@ lists of strings in a ``warnings`` column.
 
 Estimators used:
 
-* cell mean: Student t interval, df = n - 1 (runs assumed independent, roughly normal);
+* cell mean: Student t interval on the log scale by the delta method, df = n - 1,
+  mean x exp(+-t s / (mean sqrt(n))), so a positive quantity (TPS, latency, query time) never gets
+  a negative bound (runs assumed independent, roughly normal or lognormal);
 * ratio of two means: Fieller's interval with a Welch-Satterthwaite df (two independent samples,
   unequal variances); no bootstrap, which undercovers at the 3-5 runs people make;
 * difference of means: Welch's t test; several cells of one comparison: Holm's step-down,
@@ -45,13 +47,17 @@ __all__ = [
 CELL_KEYS = ["workload", "arm", "threads"]
 N_WARN = 5  # fewer runs per cell than this: warn (wide intervals, low power)
 T_METHOD = "Student t, df=n-1"
+LOG_T_METHOD = "Student t on the log scale, df=n-1: mean x exp(+-t s/(mean sqrt(n)))"
 FIELLER_METHOD = {
     "ratio": "Fieller, Welch-Satterthwaite df at the ratio estimate; Welch t p, Holm",
     "welch": "Fieller, Welch-Satterthwaite df of the difference; Welch t p, Holm",
 }
 PAIRED_METHOD = "paired within rounds: t on the log ratios, df=n-1; paired t p, Holm"
 #: Every value ``compare_arms`` can put in ``verdict``.
-VERDICTS = ("better", "worse", "equivalent", "~", "inconclusive", "n/a")
+#: ``"small"``: significant (Holm) and the interval excludes 0, but the estimate lies within the
+#: equivalence margin (the interval reaching beyond it) - a real difference, its size below the
+#: one that matters as far as the data tell.
+VERDICTS = ("better", "worse", "small", "equivalent", "~", "inconclusive", "n/a")
 
 
 # --------------------------------------------------------------------------------------------
@@ -70,6 +76,18 @@ def _t_arrays(mean, sd, n, level: float):
         half = q * sd / np.sqrt(n)
     half = np.where(n >= 2, half, np.nan)
     return mean - half, mean + half
+
+
+def _log_t_arrays(mean, sd, n, level: float):
+    """Student t interval of a positive mean on the log scale (delta method), back-transformed:
+    ``mean x exp(+-t(n-1) s / (mean sqrt(n)))``; NaN where n < 2 or mean <= 0."""
+    mean, sd, n = _f(mean), _f(sd), _f(n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = _st.t.ppf(0.5 + level / 2, n - 1)
+        half = q * sd / (np.sqrt(n) * mean)
+        lo, hi = mean * np.exp(-half), mean * np.exp(half)
+    ok = (n >= 2) & (mean > 0)
+    return np.where(ok, lo, np.nan), np.where(ok, hi, np.nan)
 
 
 def _welch_arrays(mx, vx, nx, my, vy, ny):
@@ -167,11 +185,14 @@ def _values(values) -> np.ndarray:
 # scalar API
 
 
-def t_interval(values: Sequence[float], level: float = 0.95) -> dict:
+def t_interval(values: Sequence[float], level: float = 0.95, positive: bool = False) -> dict:
     """Mean of independent run figures with a Student t confidence interval.
 
     Estimator: sample mean; interval mean +- t(1 - alpha/2, n-1) * s / sqrt(n).  Assumes the runs
     are independent and their figures roughly normal (the t interval is robust to mild skew).
+    ``positive=True`` (throughput, latency, time): the same t on the log scale by the delta
+    method, mean x exp(+-t s / (mean sqrt(n))), which never crosses 0; a non-positive mean then
+    gets no interval and a warning in ``method``.
 
     Parameters
     ----------
@@ -190,7 +211,11 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> dict:
     n = x.size
     mean = float(x.mean()) if n else None
     sd = float(x.std(ddof=1)) if n >= 2 else None
-    lo, hi = _t_arrays(mean if n else np.nan, sd if sd is not None else np.nan, n, level)
+    core = _log_t_arrays if positive else _t_arrays
+    lo, hi = core(mean if n else np.nan, sd if sd is not None else np.nan, n, level)
+    method = LOG_T_METHOD if positive else T_METHOD
+    if positive and n and mean <= 0:
+        method += " (mean <= 0: no interval)"
     return {
         "n": int(n),
         "mean": mean,
@@ -198,7 +223,7 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> dict:
         "ci_high": _none(hi),
         "sd": sd,
         "df": n - 1 if n >= 2 else None,
-        "method": T_METHOD,
+        "method": method,
     }
 
 
@@ -233,8 +258,25 @@ def fieller_ratio(
     warns: list[str] = []
     if x.size == 0 or y.size == 0:
         raise ValueError("fieller_ratio needs at least one value in each sample")
+    if x.mean() <= 0 or y.mean() <= 0:
+        warns.append(
+            f"mean <= 0 (numerator {x.mean():.6g}, denominator {y.mean():.6g}): a ratio of "
+            "throughputs or times needs positive means; refused"
+        )
+        return {
+            "ratio": None,
+            "ci_low": None,
+            "ci_high": None,
+            "df": None,
+            "method": FIELLER_METHOD[df_method].split(";")[0],
+            "n_num": int(x.size),
+            "n_den": int(y.size),
+            "warnings": warns,
+        }
     vx = x.var(ddof=1) if x.size >= 2 else np.nan
     vy = y.var(ddof=1) if y.size >= 2 else np.nan
+    if x.size >= 2 and y.size >= 2 and vx == 0 and vy == 0:
+        warns.append("no spread in either sample (sd = 0): a zero-width interval, not measured")
     r, lo, hi, df, bounded = _fieller_arrays(
         x.mean(), vx, x.size, y.mean(), vy, y.size, level, df_method
     )
@@ -349,11 +391,21 @@ def lower_is_better(metric: str) -> bool:
 
 
 def _valid_mask(runs: pd.DataFrame, metric: str) -> pd.Series:
+    """The one run check every path shares (catalog, summary CSV, log directories): status
+    "ok" (or none) and a finite, positive figure. Throughput, latency and query time are
+    positive; a zero (or negative) figure is a degenerate run - no work done - and is counted as
+    failed, never averaged in."""
     ok = pd.Series(True, index=runs.index)
     if "status" in runs.columns:
         st = runs["status"]
         ok &= st.isna() | (st.astype(str).str.lower() == "ok")
-    return ok & np.isfinite(pd.to_numeric(runs[metric], errors="coerce"))
+    v = pd.to_numeric(runs[metric], errors="coerce")
+    return ok & np.isfinite(v) & (v > 0)
+
+
+def _nonpositive_mask(runs: pd.DataFrame, metric: str) -> pd.Series:
+    v = pd.to_numeric(runs[metric], errors="coerce")
+    return np.isfinite(v) & (v <= 0)
 
 
 def _check_columns(df: pd.DataFrame, cols: Sequence[str], what: str) -> None:
@@ -401,12 +453,16 @@ def summarize_cells(
     keys: Sequence[str] = CELL_KEYS,
 ) -> pd.DataFrame:
     """Per cell (``keys``, default workload x arm x threads): the run figures' mean with a
-    Student t interval. Other phases pass their own cell keys (TPC-H: query x mode x arm).
+    Student t interval on the log scale. Other phases pass their own cell keys (TPC-H: query x
+    mode x arm).
 
     Estimator: mean of the run figures (sysbench's own per-run TPS by default), interval
-    mean +- t(n-1) s/sqrt(n); also median, min, max, sd and CV = s / mean.  Assumes independent
-    runs.  Runs whose ``status`` is not "ok" (or whose value is missing) are excluded and
-    counted in ``n_failed``.
+    mean x exp(+-t(n-1) s/(mean sqrt(n))) - the t interval of log(mean) by the delta method,
+    back-transformed (as :func:`geomean_interval`), so a positive quantity never gets a negative
+    bound; for small CV it equals mean +- t s/sqrt(n).  Also median, min, max, sd and CV = s /
+    mean.  Assumes independent runs.  Runs whose ``status`` is not "ok", whose value is missing
+    or not positive (a degenerate run: :func:`_valid_mask`) are excluded and counted in
+    ``n_failed``.
 
     Warnings (list per row): CV above ``cv_warn``; n below ``n_warn``; n = 1 (no interval);
     failed runs; outlying runs (see :func:`flag_outliers`), flagged and kept.
@@ -423,21 +479,23 @@ def summarize_cells(
     runs["tb_ok"] = _valid_mask(runs, metric)
     runs["tb_v"] = pd.to_numeric(runs[metric], errors="coerce").where(runs["tb_ok"])
     runs["tb_out"] = flag_outliers(runs, metric, outlier_z, outlier_rel, keys)
+    runs["tb_nonpos"] = _nonpositive_mask(runs, metric)
     if "repeat" not in runs.columns:
         runs["repeat"] = runs.groupby(list(keys), dropna=False).cumcount() + 1
     g = runs.groupby(list(keys), dropna=False, sort=True)
     out = g["tb_v"].agg(["count", "mean", "std", "median", "min", "max"]).reset_index()
     out = out.rename(columns={"count": "n", "std": "sd"})
     out["n_failed"] = g["tb_ok"].agg(lambda s: int((~s).sum())).to_numpy()
+    out["tb_nonpos"] = g["tb_nonpos"].sum().to_numpy().astype(int)
     extra = "lat_p95_ms" if metric != "lat_p95_ms" and "lat_p95_ms" in runs.columns else None
     if extra:
         lat = pd.to_numeric(runs[extra], errors="coerce").where(runs["tb_ok"])
         out[f"{extra}_mean"] = lat.groupby([runs[k] for k in keys], dropna=False).mean().to_numpy()
     out["sd"] = out["sd"].where(out["n"] >= 2)
-    out["ci_low"], out["ci_high"] = _t_arrays(out["mean"], out["sd"], out["n"], level)
+    out["ci_low"], out["ci_high"] = _log_t_arrays(out["mean"], out["sd"], out["n"], level)
     with np.errstate(invalid="ignore", divide="ignore"):
         out["cv"] = out["sd"] / out["mean"].abs()
-    out["method"] = T_METHOD
+    out["method"] = LOG_T_METHOD
 
     runs["tb_med"] = runs.groupby(list(keys), dropna=False)["tb_v"].transform("median")
     out_notes: dict[tuple, list[str]] = {}
@@ -456,8 +514,12 @@ def summarize_cells(
             w.append("n=1: point estimate only, no interval")
         elif row.n < n_warn:
             w.append(f"n={row.n} < {n_warn}: wide interval, low power")
-        if row.n_failed:
-            w.append(f"{row.n_failed} failed run(s) excluded")
+        if row.tb_nonpos:
+            w.append(
+                f"{row.tb_nonpos} run(s) with {metric} <= 0 excluded: no work done (degenerate)"
+            )
+        if row.n_failed > row.tb_nonpos:
+            w.append(f"{row.n_failed - row.tb_nonpos} failed run(s) excluded")
         if np.isfinite(row.cv) and row.cv > cv_warn:
             w.append(f"CV {row.cv * 100:.1f}% > {cv_warn * 100:.0f}%")
         w += out_notes.get(_key(tuple(getattr(row, k) for k in keys)), [])
@@ -488,20 +550,28 @@ def _key(t: tuple) -> tuple:
     return tuple(None if (isinstance(v, float) and np.isnan(v)) else v for v in t)
 
 
-def _round_pairs(runs: pd.DataFrame, baseline: str, candidate: str, metric: str) -> pd.DataFrame:
-    """Per workload x threads: the within-round log ratios candidate/baseline.
+def _round_pairs(
+    runs: pd.DataFrame,
+    baseline: str,
+    candidate: str,
+    metric: str,
+    cell: Sequence[str] = ("workload", "threads"),
+) -> pd.DataFrame:
+    """Per comparison cell (``cell``, default workload x threads): the within-round log ratios
+    candidate/baseline.
 
     A round is a value of ``repeat``; a pair needs one valid, positive run of each arm in the
     round.  ``b_first`` counts the rounds in which the candidate ran first (from ``seq``): the
     order varies when it is neither 0 nor n.  Empty without ``repeat`` and ``seq`` columns.
     """
-    cols = ["workload", "threads", "n_pairs", "mean_d", "sd_d", "b_first"]
+    cell = list(cell)
+    cols = [*cell, "n_pairs", "mean_d", "sd_d", "b_first"]
     if not {"repeat", "seq"} <= set(runs.columns):
         return pd.DataFrame(columns=cols)
     v = runs[_valid_mask(runs, metric)].copy()
     v["tb_y"] = pd.to_numeric(v[metric], errors="coerce")
     v = v[v["tb_y"] > 0]
-    keys = ["workload", "threads", "repeat"]
+    keys = [*cell, "repeat"]
     sides = []
     for arm, s in ((baseline, "a"), (candidate, "b")):
         g = v[v["arm"] == arm].groupby(keys, dropna=False)
@@ -513,7 +583,7 @@ def _round_pairs(runs: pd.DataFrame, baseline: str, candidate: str, metric: str)
     if not len(j):
         return pd.DataFrame(columns=cols)
     j = j.assign(d=np.log(j["yb"] / j["ya"]), first=(j["sb"] < j["sa"]).astype(int))
-    g = j.groupby(level=["workload", "threads"], dropna=False)
+    g = j.groupby(level=cell, dropna=False)
     out = g.agg(
         n_pairs=("d", "size"), mean_d=("d", "mean"), sd_d=("d", "std"), b_first=("first", "sum")
     )
@@ -529,7 +599,9 @@ def _verdicts(imp, lo, hi, p_adj, delta_pct: float, alpha: float) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         width = np.where(bounded, hi - lo, np.inf)
     up, down = sig & (imp > delta_pct), sig & (imp < -delta_pct)
-    # a claim needs a bounded interval on its side of zero, not only a small p
+    excl = bounded & ((lo > 0) | (hi < 0))
+    # a claim needs a bounded interval on its side of zero, not only a small p; a significant
+    # difference inside the margin is "small", never "no significant difference"
     return np.select(
         [
             ~has_p,
@@ -537,9 +609,12 @@ def _verdicts(imp, lo, hi, p_adj, delta_pct: float, alpha: float) -> np.ndarray:
             down & bounded & (hi < 0),
             up | down,
             bounded & (lo >= -delta_pct) & (hi <= delta_pct),
+            sig & excl,
+            sig,
             width > 4 * delta_pct,
         ],
-        ["n/a", "better", "worse", "inconclusive", "equivalent", "inconclusive"],
+        ["n/a", "better", "worse", "inconclusive", "equivalent", "small", "inconclusive"]
+        + ["inconclusive"],
         default="~",
     )
 
@@ -557,8 +632,14 @@ def compare_arms(
     df_method: str = "ratio",
     cells: pd.DataFrame | None = None,
     paired: str | bool = "auto",
+    keys: Sequence[str] = CELL_KEYS,
 ) -> pd.DataFrame:
-    """Candidate against baseline per workload x threads: improvement % with a Fieller interval.
+    """Candidate against baseline per cell: improvement % with a Fieller interval.
+
+    A cell is a value of ``keys`` without ``"arm"`` (default workload x threads; TPC-H passes
+    ``["mode", "query", "arm"]``, a knob study ``["knob", "setting", "arm"]``), exactly as in
+    :func:`summarize_cells`; the first of them groups the Holm family when
+    ``family="workload"``.
 
     Estimator: ratio of the arms' mean run figures R = mean(candidate) / mean(baseline);
     improvement % = (R - 1) x 100 when higher is better, (1 - R) x 100 when lower is better (so
@@ -582,10 +663,15 @@ def compare_arms(
     Verdict (``delta`` as a fraction, default 2 %): ``"better"``/``"worse"`` when the Holm p <
     ``alpha``, the estimate lies beyond +-delta in that direction and the per-cell interval is
     bounded and excludes 0 on that side (else ``"inconclusive"``, with the reason in
-    ``warnings``); ``"equivalent"`` when the
-    whole interval lies within +-delta; otherwise ``"~"`` (no significant difference), or
-    ``"inconclusive"`` (more runs needed) when the interval is wider than 4 delta or unbounded;
-    ``"n/a"`` when either arm has fewer than two runs (point estimate only, p and interval null).
+    ``warnings``: an unbounded Fieller set never supports a claim); ``"equivalent"`` when the
+    whole interval lies within +-delta (a significant p then gets a note: real but within the
+    margin); ``"small"`` when the Holm p < ``alpha`` and the interval excludes 0 but the estimate
+    lies within +-delta (never worded "no significant difference"); otherwise ``"~"`` (no
+    significant difference), or ``"inconclusive"`` (more runs needed) when the interval is wider
+    than 4 delta or unbounded, or when p and the interval disagree; ``"n/a"`` when either arm has
+    fewer than two runs (point estimate only, p and interval null).  Runs with a zero or negative
+    figure are degenerate and left out (:func:`summarize_cells` says how many), so a mean is
+    always positive; both arms without spread get a warning.
 
     Parameters
     ----------
@@ -611,7 +697,14 @@ def compare_arms(
         method`` and, for a non-latency metric when available, ``baseline_lat_p95_ms,
         candidate_lat_p95_ms`` (mean of the runs' p95, for display only).
     """
-    _check_columns(runs, [*CELL_KEYS, metric], "runs")
+    keys = list(keys)
+    if "arm" not in keys:
+        raise ValueError(f"keys must include 'arm' (the arms are compared), not {keys}")
+    _check_columns(runs, [*keys, metric], "runs")
+    cell = [k for k in keys if k != "arm"]
+    if not cell:
+        raise ValueError("keys need at least one column besides 'arm'")
+    first = cell[0]
     if family not in ("comparison", "workload"):
         raise ValueError("family must be 'comparison' or 'workload'")
     arms = set(runs["arm"].dropna().astype(str))
@@ -620,14 +713,16 @@ def compare_arms(
             raise ValueError(f"arm {name!r} not found; arms present: {sorted(arms)}")
     hib = (not lower_is_better(metric)) if higher_is_better is None else higher_is_better
     if cells is None:
-        cells = summarize_cells(runs[runs["arm"].isin([baseline, candidate])], metric, level)
+        cells = summarize_cells(
+            runs[runs["arm"].isin([baseline, candidate])], metric, level, keys=keys
+        )
     a = cells[cells["arm"] == baseline].drop(columns="arm")
     b = cells[cells["arm"] == candidate].drop(columns="arm")
-    m = a.merge(b, on=["workload", "threads"], how="outer", suffixes=("_a", "_b"))
-    # workloads in the order the runs list them (the reports' order), threads ascending
-    order = {w: i for i, w in enumerate(dict.fromkeys(_key((w,))[0] for w in runs["workload"]))}
-    m["_order"] = [order.get(_key((w,))[0], -1) for w in m["workload"]]
-    m = m.sort_values(["_order", "threads"]).drop(columns="_order").reset_index(drop=True)
+    m = a.merge(b, on=cell, how="outer", suffixes=("_a", "_b"))
+    # first key (workloads) in the order the runs list them (the reports' order), the rest sorted
+    order = {w: i for i, w in enumerate(dict.fromkeys(_key((w,))[0] for w in runs[first]))}
+    m["_order"] = [order.get(_key((w,))[0], -1) for w in m[first]]
+    m = m.sort_values(["_order", *cell[1:]]).drop(columns="_order").reset_index(drop=True)
     for s in ("_a", "_b"):
         m["n" + s] = m["n" + s].fillna(0).astype(int)
         m["n_failed" + s] = m["n_failed" + s].fillna(0).astype(int)
@@ -641,9 +736,9 @@ def compare_arms(
     # paired within rounds, where the data allow it (see _round_pairs)
     if paired not in ("auto", True, False):
         raise ValueError(f"paired must be 'auto', True or False, not {paired!r}")
-    pr = _round_pairs(runs, baseline, candidate, metric)
+    pr = _round_pairs(runs, baseline, candidate, metric, cell)
     m = m.drop(columns=["n_pairs", "mean_d", "sd_d", "b_first"], errors="ignore")
-    m = m.merge(pr, on=["workload", "threads"], how="left")
+    m = m.merge(pr, on=cell, how="left")
     n_pairs = m["n_pairs"].fillna(0).astype(int).to_numpy()
     varied = ((m["b_first"] > 0) & (m["b_first"] < m["n_pairs"])).to_numpy()
     use = (n_pairs >= 2) & (varied if paired == "auto" else paired is True)
@@ -670,7 +765,7 @@ def compare_arms(
         fam[:] = np.isfinite(p).sum()
     else:
         p_adj = np.full(len(m), np.nan)
-        for _, idx in m.groupby("workload", dropna=False).indices.items():
+        for _, idx in m.groupby(first, dropna=False).indices.items():
             p_adj[idx] = holm(p[idx])
             fam[idx] = np.isfinite(p[idx]).sum()
     # simultaneous (Bonferroni) intervals over the Holm family: level 1 - (1 - level) / m
@@ -682,8 +777,7 @@ def compare_arms(
 
     out = pd.DataFrame(
         {
-            "workload": m["workload"],
-            "threads": m["threads"],
+            **{k: m[k] for k in cell},
             "metric": metric,
             "baseline": baseline,
             "candidate": candidate,
@@ -722,7 +816,12 @@ def compare_arms(
             w.append(f"n={na}+{nb}: fewer than {N_WARN} runs per arm, wide interval, low power")
         for arm, s in ((baseline, "_a"), (candidate, "_b")):
             if row["n" + s] == 0:
-                w.append(f"{arm}: no runs at {row['threads']} threads")
+                where = (
+                    f"at {row['threads']} threads"
+                    if cell == ["workload", "threads"]
+                    else "in this cell"
+                )
+                w.append(f"{arm}: no runs {where}")
             for x in row["warnings" + s] if isinstance(row["warnings" + s], list) else []:
                 if not x.startswith("n="):  # said once for both arms above
                     w.append(f"{arm}: {x}")
@@ -735,6 +834,11 @@ def compare_arms(
             )
         if not use[i] and row["n_a"] >= 2 and row["n_b"] >= 2 and not bounded[i]:
             w.append("Fieller interval unbounded: baseline mean not distinguishable from 0")
+        if row["n_a"] >= 2 and row["n_b"] >= 2 and row["sd_a"] == 0 and row["sd_b"] == 0:
+            w.append(
+                "no spread in either arm (sd = 0): the interval has zero width and p is 0 or 1 - "
+                "identical figures look copied or rounded, not measured"
+            )
         sig = np.isfinite(p_adj[i]) and p_adj[i] < alpha
         excl = bool(bounded[i]) and (lo[i] > 0 or hi[i] < 0)
         adj = f"[{lo_adj[i]:+.1f}, {hi_adj[i]:+.1f}]" if np.isfinite(lo_adj[i]) else "[n/a]"
@@ -744,14 +848,33 @@ def compare_arms(
                 f"interval over the {fam[i]} cells {adj}, which still includes 0: the claim is "
                 "the direction, the per-cell interval its size"
             )
-        elif verdict[i] not in ("better", "worse") and sig and abs(imp[i]) > delta * 100:
+        elif verdict[i] == "inconclusive" and sig and not bounded[i]:
             w.append(
-                f"Holm p={p_adj[i]:.3g} < {alpha:g}, but no bounded interval excludes 0: no claim"
+                f"inconclusive: Holm p={p_adj[i]:.3g} < {alpha:g}, but the interval is unbounded "
+                "(no finite interval for the ratio), so neither better nor worse can be claimed"
             )
-        elif verdict[i] not in ("better", "worse") and sig:
+        elif verdict[i] == "inconclusive" and sig:
             w.append(
-                f"significant (Holm p={p_adj[i]:.3g}) but the estimate lies within "
-                f"+-{delta * 100:g}%"
+                f"inconclusive: Holm p={p_adj[i]:.3g} < {alpha:g}, but the interval includes 0: "
+                "the test and the interval disagree, no claim"
+            )
+        elif verdict[i] == "inconclusive":
+            why = (
+                "the interval is unbounded"
+                if not bounded[i]
+                else f"the interval [{lo[i]:+.1f}, {hi[i]:+.1f}] is wider than 4 x {delta * 100:g}%"
+            )
+            w.append(f"inconclusive: {why}; more runs are needed for any verdict")
+        elif verdict[i] == "small":
+            w.append(
+                f"a real difference (Holm p={p_adj[i]:.3g}), but its estimate lies within the "
+                f"+-{delta * 100:g}% margin (the interval reaches [{lo[i]:+.1f}, {hi[i]:+.1f}]): "
+                "significant, yet small"
+            )
+        elif verdict[i] == "equivalent" and sig:
+            w.append(
+                f"a real difference (Holm p={p_adj[i]:.3g}), and the whole interval lies within "
+                f"the +-{delta * 100:g}% margin: significant, but smaller than what matters"
             )
         elif excl and not sig and np.isfinite(p_adj[i]):
             if lo_adj[i] <= 0 <= hi_adj[i] or not np.isfinite(lo_adj[i]):

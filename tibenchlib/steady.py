@@ -112,7 +112,9 @@ def batch_means_ci(series: Sequence[float], batches: int = 20, level: float = 0.
     """Within-run precision of the mean interval figure by non-overlapping batch means.
 
     Estimator: split the series into ``batches`` equal batches (the remainder is dropped from
-    the start, nearest the warm-up), take their means, and form a t interval with b - 1 df.
+    the start, nearest the warm-up), take their means, and form a t interval with b - 1 df on
+    the log scale (delta method, back-transformed: mean x exp(+-t sd / (mean sqrt(b)))), so the
+    interval of a throughput never goes below 0; a mean <= 0 gets no interval.
     Assumes batches long enough that their means are nearly independent and normal; the lag-1
     autocorrelation of the batch means is reported and warned about above 0.3.  Shown as a
     diagnostic only: it measures one run's noise, not run-to-run variation, and is never used
@@ -146,20 +148,22 @@ def batch_means_ci(series: Sequence[float], batches: int = 20, level: float = 0.
     z = x[x.size - b * size :].reshape(b, size).mean(axis=1)
     mean, sd = z.mean(), z.std(ddof=1)
     q = _st.t.ppf(0.5 + level / 2, b - 1)
-    half = q * sd / np.sqrt(b)
+    half = q * sd / np.sqrt(b) / mean if mean > 0 else np.nan
+    if not mean > 0:
+        warns.append("mean interval figure <= 0: no interval")
     zc = z - mean
     lag1 = float((zc[1:] * zc[:-1]).sum() / (zc * zc).sum()) if sd > 0 else 0.0
     if lag1 > 0.3:
         warns.append(f"batch means still correlated (lag-1 r = {lag1:.2f}): interval too narrow")
     return {
         "mean": float(mean),
-        "ci_low": float(mean - half),
-        "ci_high": float(mean + half),
+        "ci_low": float(mean * np.exp(-half)) if mean > 0 else None,
+        "ci_high": float(mean * np.exp(half)) if mean > 0 else None,
         "batches": b,
         "batch_size": size,
         "df": b - 1,
         "lag1": lag1,
-        "method": f"batch means ({b} batches), t with {b - 1} df",
+        "method": f"batch means ({b} batches), t with {b - 1} df on the log scale",
         "warnings": warns,
     }
 

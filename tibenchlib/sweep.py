@@ -236,8 +236,9 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
     """The reports' table per workload × arm × threads, each figure with its interval.
 
     Estimator: the mean over repeated runs of sysbench's own per-run figures (TPS, QPS, average
-    latency) and of the histogram p95, each with a Student t 95% interval (df = n − 1); n = 1
-    gives no interval. Failed and degenerate runs are counted (``n_failed``), never averaged.
+    latency) and of the histogram p95, each with a Student t 95% interval (df = n − 1) on the
+    log scale, back-transformed, so no bound is negative; n = 1 gives no interval. Failed and
+    degenerate runs are counted (``n_failed``), never averaged.
     """
     from .stats import summarize_cells
 

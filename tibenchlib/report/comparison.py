@@ -13,23 +13,33 @@ import pandas as pd
 
 from ..stats import summarize_improvement
 
-__all__ = ["VERDICT_LABELS", "export", "format_ci", "report_summary", "report_table", "to_markdown"]
+__all__ = [
+    "VERDICT_LABELS",
+    "export",
+    "format_ci",
+    "input_note",
+    "report_summary",
+    "report_table",
+    "to_markdown",
+]
 
 VERDICT_LABELS = {
     "en": {
         "better": "better",
         "worse": "worse",
+        "small": "significant but small (estimate within the margin)",
         "equivalent": "equivalent",
         "~": "~ (no significant difference)",
-        "inconclusive": "~ (inconclusive: more runs needed)",
+        "inconclusive": "inconclusive (see the notes)",
         "n/a": "n/a (n=1)",
     },
     "zh": {
         "better": "更好",
         "worse": "更差",
+        "small": "差异显著但较小(估计值在等效界限内)",
         "equivalent": "相当",
         "~": "~(无显著差异)",
-        "inconclusive": "~(无定论:需要更多轮次)",
+        "inconclusive": "无定论(见说明)",
         "n/a": "n/a(单次运行)",
     },
 }
@@ -102,6 +112,40 @@ def _labels(lang: str) -> dict:
         "verdict": "Verdict",
         "notes": "Notes",
     }
+
+
+def input_note(cmp_df: pd.DataFrame, lang: str = "en") -> str:
+    """Which run figure the comparison used and why, and how many cells the other figure
+    disagrees with by more than the interval (``input`` and ``warnings`` of
+    :func:`tibenchlib.compare.compare_inputs`)."""
+    _labels(lang)
+    inp = str(cmp_df["input"].iloc[0]) if "input" in cmp_df and len(cmp_df) else "whole_run"
+    n = sum(
+        any("differ by more than the interval" in x for x in w)
+        for w in cmp_df.get("warnings", [])
+        if isinstance(w, list)
+    )
+    if lang == "zh":
+        s = (
+            "对比使用的是 MSER-5 预热截断之后的稳态 TPS(不含运行内的预热阶段)。"
+            if inp == "steady_state"
+            else "对比使用的是 sysbench 整个运行的 TPS(与公开报告一致,包含运行内的预热阶段);"
+            "参数 compare.input: steady_state 可改用 MSER-5 截断后的稳态 TPS。"
+        )
+        return s + (f"{n} 个单元两种口径的差异超过区间,说明列同时给出两者。" if n else "")
+    s = (
+        "The comparison uses each run's steady-state TPS after the MSER-5 warm-up cut (the "
+        "in-run warm-up left out)."
+        if inp == "steady_state"
+        else "The comparison uses sysbench's whole-run TPS, as published tables do (it includes "
+        "any in-run warm-up); `compare.input: steady_state` compares the TPS after the MSER-5 "
+        "warm-up cut instead."
+    )
+    return s + (
+        f" In {n} cell(s) the two figures differ by more than the interval: the notes give both."
+        if n
+        else ""
+    )
 
 
 def report_table(cmp_df: pd.DataFrame, lang: str = "en", notes: bool = True) -> pd.DataFrame:

@@ -154,7 +154,8 @@ def sweep(session, runs: pd.DataFrame, all_runs: pd.DataFrame) -> pd.DataFrame:
         f"{len(runs)} runs ("
         + ", ".join(f"{v} {k}" for k, v in counts.items())
         + f"): mean TPS per workload, arm and thread count over the repeated runs, with Student "
-        f"t 95% intervals (n = runs per cell; {session.study.repeats} planned)."
+        "t 95% intervals on the log scale, which stay above 0 as TPS and latency do "
+        f"(n = runs per cell; {session.study.repeats} planned)."
     )
     show(T.sweep_table(table, lang, session.arms), lang)
     order = T.arm_order(list(all_runs["arm"]), session.arms)
@@ -489,15 +490,9 @@ def tpch_problems(session, found: dict) -> None:
     lang = session.lang
     if not len(runs):
         return
-    ns = summary[summary["not_scaled"] == True]  # noqa: E712 (a column of True/False/None)
-    say(
-        f"{ns['query'].nunique()} query(ies) did not scale (the interval of the time saved "
-        "includes 0):"
-        if len(ns)
-        else "Every query scaled where an interval could say so."
-    )
-    if len(ns):
-        show(T.tpch_query_table(ns, lang), lang)
+    from .scaling import tpch_verdicts
+
+    tpch_verdicts(summary, found["order"][0] if found["order"] else "?", lang)
     bad = runs[(runs["status"] != "ok") | (runs["verified"] == False)]  # noqa: E712
     if len(bad):
         say(f"{len(bad)} execution(s) failed or returned a wrong answer:")

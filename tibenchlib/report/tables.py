@@ -120,6 +120,7 @@ VERDICTS = {
         "better": "better",
         "worse": "worse",
         "equivalent": "equivalent",
+        "small": "significant but small (estimate within the margin)",
         "~": "no significant difference",
         "inconclusive": "inconclusive: more runs needed",
         "n/a": "n/a (one run: no test)",
@@ -128,6 +129,7 @@ VERDICTS = {
         "better": "提升",
         "worse": "下降",
         "equivalent": "相当",
+        "small": "差异显著但较小(估计值在等效界限内)",
         "~": "无显著差异",
         "inconclusive": "无法判断:需要更多次测试",
         "n/a": "无 (仅一次:无法检验)",
@@ -139,6 +141,7 @@ VERDICT_COLOURS = {
     "better": "#c8e6c9",
     "worse": "#ffcdd2",
     "equivalent": "#e3f2fd",
+    "small": "#eef5e9",
     "~": "#f5f5f5",
     "inconclusive": "#fff3c4",
 }

@@ -7,12 +7,17 @@ repeat ran at the same time and are not independent, so their mean is one observ
 repeat; the repeats are the sample (n = repeats in both modes).
 
 Report 002's figure is the *improvement* ``(t_base − t_arm) / t_base × 100`` against the first
-arm (positive = faster). Here it comes with a confidence interval: the Fieller interval of the
-ratio of mean times ``t_arm / t_base`` (:func:`tibenchlib.stats.fieller_ratio`, Welch–
-Satterthwaite df), mapped through ``(1 − ratio) × 100``. Speedup is ``t_base / t_arm`` with the
-reciprocal interval, and parallel efficiency is the speedup divided by the ideal linear speedup
-``units_arm / units_base`` (instances or cores). A query "did not scale" when the interval of its
-improvement contains 0. With one repeat (n = 1, as in the report) every interval is None.
+arm (positive = faster). Here it comes from the same comparison as the sweep's A/B tables,
+:func:`tibenchlib.stats.compare_arms` with the cell keys query × mode × arm: the Fieller interval
+of the ratio of mean times ``t_arm / t_base`` (Welch–Satterthwaite df), mapped through
+``(1 − ratio) × 100``, Welch's p and Holm's step-down across the queries of one mode (22
+queries are 22 tests: without a correction, a study in which nothing changed would call some
+query changed more often than not). Speedup is ``t_base / t_arm`` with the reciprocal interval,
+and parallel efficiency is the speedup divided by the ideal linear speedup ``units_arm /
+units_base`` (instances or cores). Each query gets one of three verdicts (:data:`SCALING`):
+"faster" or "slower" when the Holm p < 0.05 and the bounded interval lies on that side of 0,
+else "no detectable change" - which is not evidence that nothing changed, only that these
+repeats cannot tell. With one repeat (n = 1, as in the report) every interval is None.
 """
 
 from __future__ import annotations
@@ -25,7 +30,11 @@ import numpy as np
 import pandas as pd
 
 from .. import paths
-from ..stats import fieller_ratio, geomean_interval, log_mean_moments, t_interval
+from ..stats import compare_arms, fieller_ratio, geomean_interval, log_mean_moments, t_interval
+
+#: The per-query verdicts against the base arm, in this order.
+SCALING = ("faster", "slower", "no detectable change")
+ALPHA = 0.05
 
 SUMMARY_COLUMNS = [
     "query",
@@ -53,6 +62,9 @@ SUMMARY_COLUMNS = [
     "efficiency_ci_high",
     "not_scaled",
     "warnings",
+    "p_value",
+    "p_adjusted",
+    "scaling",
 ]
 #: The columns ``tibench run --phase tpch_scaling --json`` prints (issue 6, section 5).
 CLI_COLUMNS = SUMMARY_COLUMNS[:12]
@@ -176,14 +188,18 @@ def query_summary(
     Returns
     -------
     DataFrame
-        :data:`SUMMARY_COLUMNS`. ``mean_s`` is the mean of the repeats whose status is ok;
-        intervals need every repeat ok in both arms and n ≥ 2. ``not_scaled`` is True when the
-        improvement interval contains 0, None without an interval (and for the base arm).
+        :data:`SUMMARY_COLUMNS`. ``mean_s`` is the mean of the repeats whose status is ok, with
+        the t interval on the log scale (a time is positive); comparisons need every repeat ok
+        in both arms and n ≥ 2. ``p_value`` is Welch's, ``p_adjusted`` Holm's across the
+        compared queries of the mode; ``scaling`` is one of :data:`SCALING` (None for the base
+        arm and without a test); ``not_scaled`` is True unless the query is significantly
+        faster (so a slower query is listed too), None without a test.
     """
     order = arm_order(runs, arms)
     base = order[0]
     unit = arm_units(order, units)
     obs = observations(runs)
+    tests = _tests(obs, order, level)
     rows = []
     for (mode, query), cell in obs.groupby(["mode", "query"], sort=True):
         times = {a: g for a, g in cell.groupby("arm")}
@@ -192,13 +208,67 @@ def query_summary(
             g = times.get(a)
             if g is None:
                 continue
-            rows.append(_summary_row(query, mode, a, g, base_obs, a == base, unit, base, level))
+            row = _summary_row(query, mode, a, g, base_obs, a == base, unit, base, level)
+            test = tests.get((mode, int(query), a)) if row["ratio_ci_low"] is not None else None
+            if test:
+                row.update(test, not_scaled=test["scaling"] != "faster")
+            rows.append(row)
     out = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     arm_rank = {a: i for i, a in enumerate(order)}
     out = out.sort_values(
         ["mode", "query", "arm"], key=lambda s: s.map(arm_rank) if s.name == "arm" else s
     )
     return out.reset_index(drop=True)
+
+
+def _tests(obs: pd.DataFrame, order: list[str], level: float) -> dict:
+    """Per (mode, query, arm) against the base: Welch p, Holm p across the mode's queries, the
+    three-way verdict; only queries whose every repeat was ok in both arms are in a family."""
+    base, out = order[0], {}
+    for a in order[1:]:
+        pair = obs[obs["arm"].isin([base, a])]
+        all_ok = pair.groupby(["mode", "query"])["status"].agg(lambda s: set(s) == {"ok"})
+        two = pair.groupby(["mode", "query"])["arm"].nunique() == 2
+        keep = all_ok & two
+        pair = pair.set_index(["mode", "query"]).loc[keep[keep].index].reset_index()
+        if not len(pair):
+            continue
+        cmp = compare_arms(
+            pair,
+            base,
+            a,
+            metric="seconds",
+            higher_is_better=False,
+            level=level,
+            alpha=ALPHA,
+            family="workload",  # Holm within each mode (the first key)
+            paired=False,
+            keys=["mode", "query", "arm"],
+        )
+        for r in cmp.itertuples(index=False):
+            p, padj = _opt(r.p_value), _opt(r.p_adjusted)
+            out[(r.mode, int(r.query), a)] = {
+                "p_value": p,
+                "p_adjusted": padj,
+                "scaling": _scaling(padj, _opt(r.ratio_ci_low), _opt(r.ratio_ci_high)),
+            }
+    return out
+
+
+def _opt(x) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _scaling(p_adj, lo, hi) -> str | None:
+    """Faster / slower / no detectable change, from the Holm p and the time ratio's interval."""
+    if p_adj is None:
+        return None
+    if p_adj < ALPHA and lo is not None and hi is not None:
+        if hi < 1:
+            return "faster"
+        if lo > 1:
+            return "slower"
+    return "no detectable change"
 
 
 def _summary_row(query, mode, arm, g, base_obs, is_base, unit, base, level) -> dict:
@@ -209,7 +279,11 @@ def _summary_row(query, mode, arm, g, base_obs, is_base, unit, base, level) -> d
     warnings = []
     if status != "ok":
         warnings.append(f"{n - len(ok)} of {n} repeats {status}")
-    ti = t_interval(ok, level) if len(ok) else {"mean": None, "ci_low": None, "ci_high": None}
+    ti = (
+        t_interval(ok, level, positive=True)
+        if len(ok)
+        else {"mean": None, "ci_low": None, "ci_high": None}
+    )
     if len(ok) == 1:
         warnings.append("n = 1: no interval")
     row = {
@@ -225,6 +299,9 @@ def _summary_row(query, mode, arm, g, base_obs, is_base, unit, base, level) -> d
         "units": unit.get(arm),
         "ideal_speedup": None,
         "not_scaled": None,
+        "p_value": None,
+        "p_adjusted": None,
+        "scaling": None,
     }
     for k in (
         "improvement_pct",
@@ -254,6 +331,7 @@ def _summary_row(query, mode, arm, g, base_obs, is_base, unit, base, level) -> d
         base_t = base_obs["seconds"].to_numpy(float)
         fr = _ratio_interval(ok, base_t, level)
         row.update(_scaling_fields(fr["ratio"], fr["ci_low"], fr["ci_high"], row["ideal_speedup"]))
+        row["not_scaled"] = None  # set from the Holm-corrected verdict (query_summary)
         warnings += [w for w in fr.get("warnings", []) if "no interval" not in w]
     elif base_obs is not None:
         warnings.append("not compared: a repeat of this query failed or timed out in an arm")

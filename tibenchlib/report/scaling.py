@@ -1,0 +1,144 @@
+"""TPC-H scaling verdicts for people: faster / slower / no detectable change per query, en and zh.
+
+The figures come from :func:`tibenchlib.tpch.scaling.query_summary` (Fieller interval, Welch p,
+Holm across the queries of a mode); nothing here computes a statistic. "No detectable change" is
+always worded as what it is - these repeats cannot tell - and never as proof of no change.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import tables as T
+
+__all__ = [
+    "SCALING_LABELS",
+    "tpch_verdicts",
+    "verdict_counts",
+    "verdict_sentence",
+    "verdict_table",
+]
+
+SCALING_LABELS = {
+    "en": {
+        "faster": "faster",
+        "slower": "slower",
+        "no detectable change": "no detectable change (not proof of none)",
+    },
+    "zh": {
+        "faster": "更快",
+        "slower": "更慢",
+        "no detectable change": "未检测到变化(不等于没有变化)",
+    },
+}
+
+_HEAD = {
+    "en": {
+        "query": "Query",
+        "mode": "Mode",
+        "arm": "Arm",
+        "imp": "Time saved (%) [95% CI]",
+        "p": "p (Holm, across queries)",
+        "verdict": "Verdict",
+    },
+    "zh": {
+        "query": "查询",
+        "mode": "模式",
+        "arm": "组",
+        "imp": "耗时减少 (%) [95% 置信区间]",
+        "p": "p 值(Holm,跨查询校正)",
+        "verdict": "结论",
+    },
+}
+
+
+def _lang(lang: str) -> str:
+    if lang not in SCALING_LABELS:
+        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
+    return lang
+
+
+def verdict_counts(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per mode and arm: how many queries are faster, slower, with no detectable change."""
+    from ..tpch.scaling import SCALING
+
+    d = summary[summary["scaling"].notna()]
+    if not len(d):
+        return pd.DataFrame(columns=["mode", "arm", *SCALING])
+    out = d.groupby(["mode", "arm"], sort=False)["scaling"].value_counts().unstack(fill_value=0)
+    return out.reindex(columns=list(SCALING), fill_value=0).reset_index()
+
+
+def verdict_sentence(summary: pd.DataFrame, base: str, lang: str = "en") -> str:
+    """One sentence per mode and arm: the three counts, Holm named, the caveat on "no change"."""
+    lang = _lang(lang)
+    counts = verdict_counts(summary)
+    if not len(counts):
+        return (
+            "没有可检验的查询(需要每组至少两次成功的重复)。"
+            if lang == "zh"
+            else "No query could be tested (each arm needs two or more good repeats)."
+        )
+    parts = []
+    for r in counts.itertuples(index=False):
+        f, s, u = int(r[2]), int(r[3]), int(r[4])
+        if lang == "zh":
+            parts.append(
+                f"{r.mode} 模式,{r.arm} 对比 {base}:{f} 个查询更快,{s} 个更慢,{u} 个未检测到变化"
+            )
+        else:
+            parts.append(
+                f"{r.mode}, {r.arm} against {base}: {f} queries faster, {s} slower, {u} with no "
+                "detectable change"
+            )
+    if lang == "zh":
+        return (
+            ";".join(parts)
+            + "。p 值经 Holm 方法跨查询校正;“未检测到变化”只说明这些重复次数不足以分辨,"
+            "并不证明没有变化,其区间给出仍可能隐藏的变化幅度。"
+        )
+    return (
+        "; ".join(parts)
+        + '. p-values are Holm-corrected across the queries; "no detectable change" means '
+        "these repeats cannot tell, not that nothing changed - its interval shows how large a "
+        "change could still hide."
+    )
+
+
+def verdict_table(summary: pd.DataFrame, lang: str = "en", only=None) -> pd.DataFrame:
+    """Compared queries as text: query, mode, arm, time saved with its interval, Holm p, verdict.
+
+    ``only``: keep the rows whose verdict is in this collection (e.g. ``{"slower"}``)."""
+    lang = _lang(lang)
+    H, V = _HEAD[lang], SCALING_LABELS[lang]
+    d = summary[summary["scaling"].notna()]
+    if only is not None:
+        d = d[d["scaling"].isin(list(only))]
+    d = d.reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            H["query"]: [f"Q{int(q)}" for q in d["query"]],
+            H["mode"]: d["mode"],
+            H["arm"]: d["arm"],
+            H["imp"]: [
+                T.fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
+            ],
+            H["p"]: ["<0.001" if p < 0.001 else f"{p:.3f}" for p in d["p_adjusted"].astype(float)],
+            H["verdict"]: [V[v] for v in d["scaling"]],
+        }
+    )
+
+
+def tpch_verdicts(summary: pd.DataFrame, base: str, lang: str = "en") -> None:
+    """Notebook section: the counts in a sentence, the significantly slower queries in a table
+    (never hidden among "did not scale"), every compared query collapsed."""
+    from .sections import details, say, show
+
+    lang = _lang(lang)
+    say(verdict_sentence(summary, base, lang))
+    slower = verdict_table(summary, lang, only={"slower"})
+    if len(slower):
+        say("显著更慢的查询:" if lang == "zh" else "Significantly slower queries:")
+        show(slower, lang)
+    title = "每个已比较的查询" if lang == "zh" else "every compared query"
+    details(f"{title} ({len(verdict_table(summary, lang))})", verdict_table(summary, lang))
