@@ -144,6 +144,12 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "{n} run(s) failed or cannot be trusted; they are counted, never averaged.",
         "zh": "{n} 次测试失败或结果不可信;它们只计数,不参与平均。",
     },
+    "failed_first": {
+        "en": "{phase}: {bad} of {runs} runs failed or were degenerate; first: {key}: {error} "
+        "(log {log}); retry them with: `{cmd}`",
+        "zh": "{phase}:{runs} 次测试中有 {bad} 次失败或结果异常;第一次:{key}:{error}"
+        "(日志 {log});重试:`{cmd}`",
+    },
     "failed_details": {"en": "failed runs", "zh": "失败的测试"},
     # -- 03 compare -----------------------------------------------------------------------------
     "cmp_none": {
@@ -192,6 +198,7 @@ SENTENCES: dict[str, dict[str, str]] = {
         "因此 'node:0' 应与 'unbound' 没有差别。'cpus:' 测试组把数据库限制在部分核上,"
         "这一限制可见且已核实,应显示出真实的影响。",
     },
+    "all_cpus": {"en": "all CPUs", "zh": "全部 CPU"},
     "numa_nodes": {
         "en": "This machine has {n} NUMA nodes: binding confines CPU and memory to one.",
         "zh": "本机有 {n} 个 NUMA node:绑定会把 CPU 和内存限制在其中一个。",
