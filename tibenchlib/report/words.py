@@ -345,6 +345,10 @@ NOTES: list[tuple[str, str]] = [
     ("n=1: point estimate only, no interval", "n=1:只有点估计,没有置信区间"),
     ("n={n} < {k}: wide interval, low power", "n={n} < {k}:区间较宽,检验效力低"),
     ("no valid runs", "没有有效的测试"),
+    (
+        "outlying run (repeat {r}: {v}, {pct}% from the median) flagged, kept",
+        "离群的测试(第 {r} 轮:{v},偏离中位数 {pct}%)已标记,仍保留",
+    ),
     ("{k} failed run(s) excluded", "已排除 {k} 次失败的测试"),
     ("CV {a}% > {b}%", "变异系数 {a}% > {b}%"),
     ("{k} pair(s) with a missing value dropped", "已剔除 {k} 对含缺失值的配对"),
@@ -457,6 +461,7 @@ NOTES: list[tuple[str, str]] = [
         "no steady state: MSER-5 cuts {a} s, more than half of the run ({b} s)",
         "未达到稳态:MSER-5 截去 {a} s,超过整次测试 ({b} s) 的一半",
     ),
+    ("{n} intervals: too few for MSER-5, nothing cut", "{n} 个区间:不足以做 MSER-5,未截去预热"),
     ("{n} intervals: only {b} batches of 2", "{n} 个区间:只有 {b} 个批次,每批 2 个"),
     ("too few intervals for batch means", "区间太少,无法计算批均值"),
     (
