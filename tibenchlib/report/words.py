@@ -318,7 +318,7 @@ def _lang(lang: str) -> str:
     return lang
 
 
-def say(key: str, lang: str = "en", **figures) -> str:
+def say(key: str, lang: str = "en", /, **figures) -> str:
     """The sentence ``key`` in ``lang`` with ``figures`` filled in.
 
     Raises ``KeyError`` naming the id when it is not in :data:`SENTENCES`.
