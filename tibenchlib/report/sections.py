@@ -103,7 +103,8 @@ def environment(session, summary: pd.DataFrame) -> dict:
             continue
         say(W.say("env_arm", lang, arm=arm))
         for name, table in environment_tables(captures[arm]).items():
-            details(W.say("rows", lang, what=name, n=len(table)), table, lang=lang)
+            what = W.say(f"env_{name}", lang) if f"env_{name}" in W.SENTENCES else name
+            details(W.say("rows", lang, what=what, n=len(table)), table, lang=lang)
     return captures
 
 
@@ -365,8 +366,8 @@ def config_diff(session, cmp: pd.DataFrame) -> None:
 
 
 # -- 04 numa -----------------------------------------------------------------------------------
-def numa_machine(session, sys_root: str = "/sys") -> str:
-    """What node binding can show on this machine, in words (displayed and returned)."""
+def numa_machine(session, sys_root: str = "/sys") -> None:
+    """What node binding can show on this machine, in words."""
     from ..binding import format_cpulist, numa_nodes
 
     lang = session.lang
@@ -377,7 +378,6 @@ def numa_machine(session, sys_root: str = "/sys") -> str:
     else:
         text = W.say("numa_nodes", lang, n=len(nodes))
     say(text)
-    return text
 
 
 def numa(session, rows: pd.DataFrame) -> pd.DataFrame:

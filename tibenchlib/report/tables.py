@@ -380,7 +380,7 @@ def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             L["threads"]: [fmt_num(t, 0) for t in rows["threads"]],
             L["policy"]: rows["candidate_policy"],
             L["tps"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_tps"]],
-            L["tps"].format(arm="policy"): [fmt_num(x) for x in rows["candidate_tps"]],
+            L["tps"].format(arm=L["policy"]): [fmt_num(x) for x in rows["candidate_tps"]],
             L["imp"]: [
                 fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, lang=lang)
                 for r in rows.itertuples()
@@ -388,12 +388,14 @@ def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             L["p"]: [fmt_p(x) for x in rows["p_adjusted"]],
             L["verdict"]: list(rows["verdict"]),
             L["p95"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_p95_ms"]],
-            L["p95"].format(arm="policy"): [fmt_num(x) for x in rows["candidate_p95_ms"]],
+            L["p95"].format(arm=L["policy"]): [fmt_num(x) for x in rows["candidate_p95_ms"]],
             L["verified"]: [
-                "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else bool(v)
+                "n/a"
+                if v is None or (isinstance(v, float) and math.isnan(v))
+                else words.say("yes" if v else "no", lang)
                 for v in rows["binding_verified"]
             ],
-            L["dips"].format(a="unbound", b="policy"): [
+            L["dips"].format(a="unbound", b=L["policy"]): [
                 f"{_int(x)} → {_int(y)}"
                 for x, y in zip(rows["dips_baseline"], rows["dips_candidate"], strict=True)
             ],

@@ -69,6 +69,12 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "`{arm}` 运行 {flavor} {version}",
     },
     "env_arm": {"en": "### arm `{arm}`", "zh": "### 测试组 `{arm}`"},
+    "env_hardware": {"en": "hardware", "zh": "硬件配置"},
+    "env_software": {"en": "software", "zh": "软件环境"},
+    "env_configuration": {"en": "configuration", "zh": "参数配置"},
+    "env_unavailable": {"en": "unavailable", "zh": "未能采集的项目"},
+    "yes": {"en": "yes", "zh": "是"},
+    "no": {"en": "no", "zh": "否"},
     # -- 01 prepare -----------------------------------------------------------------------------
     "prep_none": {
         "en": "No preparation recorded yet: `{cmd}` prepares the data set.",
