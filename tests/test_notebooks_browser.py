@@ -129,7 +129,7 @@ def test_notebook_runs_in_jupyterlab(browser, lab, name):
     path = _ci_copy(name)
     rel = path.relative_to(ROOT)
     before = path.stat().st_mtime
-    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page = browser.new_page(viewport={"width": 1920, "height": 1800})
     try:
         page.goto(f"{url}/lab/tree/{rel}?token={token}", timeout=120_000)
         # JupyterLab may ask which kernel to start: take the one it proposes (this env's)

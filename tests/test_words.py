@@ -182,4 +182,4 @@ def test_a_long_note_is_shortened_with_its_whole_text_one_click_away():
     assert shown.removesuffix(" …") + body == long
     assert T.notes_html("n < 3") == "n &lt; 3"
     html = T.styled(pd.DataFrame({"Notes": [long], "Threads": ["4"]})).to_html()
-    assert "max-width: 32em" in html and "<details" in html
+    assert "max-width: 24em" in html and "<details" in html

@@ -20,7 +20,7 @@ from . import words
 LANGS = ("en", "zh")
 
 #: Notes longer than this many characters show their beginning, the whole text one click away.
-NOTES_SHOWN = 120
+NOTES_SHOWN = 100
 
 
 #: How an A/B cell was compared (``method`` of :func:`tibenchlib.stats.compare_arms`), in words.
@@ -520,14 +520,22 @@ def styled(table: pd.DataFrame, lang: str = "en"):
             subset=[vcol],
         ).format(lambda v: verdict_text(v, lang), subset=[vcol])
     st = st.set_properties(**{"text-align": "right", "white-space": "nowrap"})
+    # words wrap in narrow columns, so a wide comparison fits a notebook's width
+    wrapped = [c for c in (vcol, L["method"]) if c in table]
+    if wrapped:
+        st = st.set_properties(
+            subset=wrapped,
+            **{"text-align": "left", "white-space": "normal", "min-width": "6em",
+               "max-width": "10em"},
+        )  # fmt: skip
     if L["notes"] in table:
         st = st.format(notes_html, subset=[L["notes"]]).set_properties(
             subset=[L["notes"]],
             **{
                 "text-align": "left",
                 "white-space": "normal",
-                "min-width": "16em",
-                "max-width": "32em",
+                "min-width": "12em",
+                "max-width": "24em",
                 "overflow-wrap": "anywhere",
             },
         )
