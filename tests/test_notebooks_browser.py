@@ -29,6 +29,8 @@ from tibenchlib.notebook import PHASE_NOTEBOOKS
 ROOT = paths.ROOT
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TIMEOUT_MS = 600_000
+#: JupyterLab's first-start question, which would cover the notebook in every screenshot.
+NEWS_QUESTION = "Would you like to receive official Jupyter news?"
 
 pytestmark = [pytest.mark.slow, pytest.mark.notebook]
 
@@ -54,11 +56,19 @@ def lab(tmp_path_factory):
         pytest.skip("the CI study is not measured: run tests/test_notebooks.py first")
     token = os.urandom(16).hex()
     port = free_port()
+    # the user settings JupyterLab starts with: no news question, no update check (a person's
+    # own settings are left alone; these live in a temporary folder)
+    settings = tmp_path_factory.mktemp("lab-settings")
+    notification = settings / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    (notification / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
     cmd = [
         sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
         f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT}",
         "--LabApp.news_url=None", "--LabApp.check_for_updates_class="
-        "jupyterlab.NeverCheckForUpdate",
+        "jupyterlab.NeverCheckForUpdate", f"--LabApp.user_settings_dir={settings}",
     ]  # fmt: skip
     if os.geteuid() == 0:
         cmd.append("--allow-root")
@@ -119,7 +129,7 @@ def test_notebook_runs_in_jupyterlab(browser, lab, name):
     path = _ci_copy(name)
     rel = path.relative_to(ROOT)
     before = path.stat().st_mtime
-    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page = browser.new_page(viewport={"width": 1920, "height": 1800})
     try:
         page.goto(f"{url}/lab/tree/{rel}?token={token}", timeout=120_000)
         # JupyterLab may ask which kernel to start: take the one it proposes (this env's)
@@ -151,9 +161,11 @@ def test_notebook_runs_in_jupyterlab(browser, lab, name):
             page.wait_for_timeout(500)
         shots = paths.study_dir("ci") / "screenshots"
         shots.mkdir(parents=True, exist_ok=True)
+        news = page.get_by_text(NEWS_QUESTION).count()
         page.screenshot(path=str(shots / f"{Path(name).stem}.png"))
     finally:
         page.close()
+    assert not news, f"{rel}: JupyterLab's news question covers the screenshot"
     assert path.stat().st_mtime > before, f"{rel}: JupyterLab did not save the notebook"
     nb = json.loads(path.read_text())
     assert not _errors(nb), f"{rel}: error output after Run All: {_errors(nb)}"

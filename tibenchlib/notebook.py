@@ -215,10 +215,17 @@ class Session:
             from .tpcc.phase import arm_labels as tpcc_arms
 
             arms = self.only or tpcc_arms(s)
+        from .report import words
+
         lines = [
-            f"**Study file** `{shown_path(self.params_file)}` — study `{s.study}`"
-            + (f": {s.description}" if s.description else "")
-            + f" — arms: {', '.join(f'`{a}`' for a in arms)}"
+            words.say(
+                "header",
+                self.lang,
+                path=shown_path(self.params_file),
+                study=s.study,
+                description=f": {s.description}" if s.description else "",
+                arms=", ".join(f"`{a}`" for a in arms),
+            )
         ]
         lines += self.notes
         return "\n\n".join(lines)
@@ -250,8 +257,13 @@ def open_study(
     yes: bool = False,
     arms: list[str] | None = None,
 ) -> Session:
-    """Load the study of a notebook and decide whether it measures (see the module's doc)."""
+    """Load the study of a notebook and decide whether it measures (see the module's doc).
+
+    The study's language (``lang``) becomes this process's :func:`current_lang`: the language of
+    the notebook's sentences that are not given a session.
+    """
     from .params import load_study
+    from .report import words
 
     if phase not in PHASE_NOTEBOOKS:
         raise ValueError(f"unknown phase '{phase}' (phases: {', '.join(PHASE_NOTEBOOKS)})")
@@ -265,26 +277,31 @@ def open_study(
     if phase == "compare":
         do = False  # computed from the sweep's runs: never measures
     s = Session(study, p, phase, selected, do, stored, redo=redo, yes=yes, only=arms or None)
+    global _CURRENT_LANG
+    _CURRENT_LANG = lang = s.lang
     cmd = run_command(shown_path(p), phase)
     if phase == "compare":
         if not phase_stored(study, "sweep", selected):
-            s.notes.append(
-                f"The catalog holds no sweep runs yet: `{run_command(shown_path(p), 'sweep')}` "
-                "measures them; this notebook then compares them."
-            )
+            sweep = run_command(shown_path(p), "sweep")
+            s.notes.append(words.say("compare_no_sweep", lang, cmd=sweep))
     elif not do and stored:
-        s.notes.append(
-            "Showing the results already in the catalog (nothing is measured again). To measure "
-            f"again set `redo = True` in the parameters cell, or run `{cmd} --redo`; "
-            f"`{cmd}` resumes what is missing."
-        )
+        s.notes.append(words.say("stored", lang, cmd=cmd))
     elif not do:
-        s.notes.append(f"Nothing measured yet for this phase: `{cmd}` measures it.")
+        s.notes.append(words.say("not_measured", lang, cmd=cmd))
     elif stored and not redo:
-        s.notes.append("Resuming: what the catalog already holds is kept, the rest is measured.")
+        s.notes.append(words.say("resuming", lang))
     else:
-        s.notes.append("Measuring now" + (" again (redo)." if redo else "."))
+        s.notes.append(words.say("measuring_redo" if redo else "measuring", lang))
     return s
+
+
+_CURRENT_LANG = "en"
+
+
+def current_lang() -> str:
+    """The language of the study the last :func:`open_study` of this process opened ("en"
+    before any): what a notebook's section builders use when no session is passed."""
+    return _CURRENT_LANG
 
 
 def phase_stored(study, phase: str, arms: list[str]) -> bool:

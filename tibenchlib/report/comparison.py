@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..stats import summarize_improvement
+from . import words
 
 __all__ = [
     "VERDICT_LABELS",
@@ -93,7 +94,7 @@ def _labels(lang: str) -> dict:
         return {
             "workload": "测试场景",
             "threads": "压测线程",
-            "lat": "95% latency (ms)",
+            "lat": "95% 延迟 (ms)",
             "imp": "{m} 提升(%)",
             "imp_lat": "{m} 降低(%)",
             "p": "p 值(Holm)",
@@ -188,7 +189,9 @@ def report_table(cmp_df: pd.DataFrame, lang: str = "en", notes: bool = True) -> 
     out[L["p"]] = [_p(x) for x in d["p_adjusted"]]
     out[L["verdict"]] = [VERDICT_LABELS[lang].get(v, v) for v in d["verdict"]]
     if notes and "warnings" in d:
-        out[L["notes"]] = ["; ".join(w) if isinstance(w, list) else "" for w in d["warnings"]]
+        out[L["notes"]] = [
+            words.notes(w, lang) if isinstance(w, list) else "" for w in d["warnings"]
+        ]
     return out.reset_index(drop=True)
 
 
@@ -217,7 +220,7 @@ def report_summary(cmp_or_summary: pd.DataFrame, lang: str = "en") -> pd.DataFra
                     strict=True,
                 )
             ],
-            L["notes"]: ["; ".join(w) for w in s["warnings"]],
+            L["notes"]: [words.notes(w, lang) for w in s["warnings"]],
         }
     )
 

@@ -10,6 +10,7 @@ import warnings
 import pandas as pd
 
 from . import tables as T
+from . import words as W
 
 
 def _display(*objs) -> None:
@@ -25,22 +26,26 @@ def say(text: str) -> None:
     _display(Markdown(text))
 
 
-def show(table: pd.DataFrame, lang: str = "en", empty: str = "Nothing to show.") -> None:
-    """A formatted table in full (every row and column), or ``empty`` when it has no rows."""
+def show(table: pd.DataFrame, lang: str = "en", empty: str | None = None) -> None:
+    """A formatted table in full (every row and column), or ``empty`` (default: "Nothing to
+    show." in ``lang``) when it has no rows."""
     if table is None or not len(table):
-        say(empty)
+        say(empty or W.say("nothing", lang))
         return
     _display(T.styled(table, lang))
 
 
-def details(summary: str, frame: pd.DataFrame, empty: str = "none") -> None:
-    """A collapsed block holding a raw table (for the curious), shown in full when opened."""
+def details(summary: str, frame: pd.DataFrame, empty: str | None = None, lang: str = "en") -> None:
+    """A collapsed block holding a raw table (for the curious), shown in full when opened;
+    a ``warnings`` column of lists is shown as notes in ``lang``."""
     from IPython.display import HTML
 
+    if len(frame) and "warnings" in frame:
+        frame = frame.assign(warnings=[T.fmt_notes(w, lang) for w in frame["warnings"]])
     body = (
         frame.to_html(index=False, na_rep="", max_rows=None, max_cols=None)
         if len(frame)
-        else f"<p>{html.escape(empty)}</p>"
+        else f"<p>{html.escape(empty or W.say('none', lang))}</p>"
     )
     _display(HTML(f"<details><summary>{html.escape(summary)}</summary>{body}</details>"))
 
@@ -61,9 +66,10 @@ def environment(session, summary: pd.DataFrame) -> dict:
     from ..envcapture import environment_tables
     from ..store import Store
 
-    L = T.labels(session.lang)
+    lang = session.lang
+    L = T.labels(lang)
     if not len(summary):
-        say(f"No environment captured yet: `{session.command}` captures it.")
+        say(W.say("env_none", lang, cmd=session.command))
         return {}
     keep = ["arm", "flavor", "version", "cpu_model", "sockets", "physical_cores",
             "logical_cpus", "numa_nodes", "memory_bytes", "os"]  # fmt: skip
@@ -76,37 +82,39 @@ def environment(session, summary: pd.DataFrame) -> dict:
             "arm": L["arm"],
             "flavor": L["flavor"],
             "version": L["version"],
-            "memory_bytes": "Memory (GiB)",
-            "cpu_model": "CPU",
-            "sockets": "Sockets",
-            "physical_cores": "Cores",
-            "logical_cpus": "Logical CPUs",
-            "numa_nodes": "NUMA nodes",
-            "os": "OS",
+            "memory_bytes": L["memory"],
+            "cpu_model": L["cpu"],
+            "sockets": L["sockets"],
+            "physical_cores": L["cores"],
+            "logical_cpus": L["logical_cpus"],
+            "numa_nodes": L["numa_nodes"],
+            "os": L["os"],
         }  # fmt: skip
     ).astype(str)
-    say(
-        f"{len(summary)} arm(s) captured: "
-        + ", ".join(f"`{r.arm}` runs {r.flavor} {r.version}" for r in summary.itertuples())
-        + "."
+    arms = ", ".join(
+        W.say("env_arm_runs", lang, arm=r.arm, flavor=r.flavor, version=r.version)
+        for r in summary.itertuples()
     )
-    show(head.replace({"None": "n/a", "nan": "n/a"}), session.lang)
+    say(W.say("env_captured", lang, n=len(summary), arms=arms))
+    show(head.replace({"None": "n/a", "nan": "n/a"}), lang)
     captures = Store.for_study(session.study).environment_captures(session.study.study)
     for arm in session.arms:
         if arm not in captures:
             continue
-        say(f"### arm `{arm}`")
+        say(W.say("env_arm", lang, arm=arm))
         for name, table in environment_tables(captures[arm]).items():
-            details(f"{name} ({len(table)} rows)", table)
+            what = W.say(f"env_{name}", lang) if f"env_{name}" in W.SENTENCES else name
+            details(W.say("rows", lang, what=what, n=len(table)), table, lang=lang)
     return captures
 
 
 # -- 01 prepare --------------------------------------------------------------------------------
 def prepare(session, steps: pd.DataFrame) -> None:
     """Time per arm and step, then every step."""
-    L = T.labels(session.lang)
+    lang = session.lang
+    L = T.labels(lang)
     if not len(steps):
-        say(f"No preparation recorded yet: `{session.command}` prepares the data set.")
+        say(W.say("prep_none", lang, cmd=session.command))
         return
     ds = session.study.dataset
     t = steps.groupby(["arm", "step"], as_index=False, sort=False).agg(
@@ -115,13 +123,15 @@ def prepare(session, steps: pd.DataFrame) -> None:
     t = T.sort_by_arm(t, "arm", session.arms)
     bad = steps[~steps["status"].isin(["ok", "skipped"])]
     say(
-        f"{ds.tables} tables × {ds.table_size:,} rows on {t['arm'].nunique()} arm(s), "
-        f"{T.fmt_num(steps['seconds'].sum())} s of work in all; "
-        + (
-            "every step ok (skipped = the data set already matched)."
-            if not len(bad)
-            else f"{len(bad)} step(s) not ok: see below."
+        W.say(
+            "prep_summary",
+            lang,
+            tables=ds.tables,
+            rows=ds.table_size,
+            arms=t["arm"].nunique(),
+            seconds=T.fmt_num(steps["seconds"].sum()),
         )
+        + (W.say("prep_ok", lang) if not len(bad) else W.say("prep_bad", lang, n=len(bad)))
     )
     show(
         pd.DataFrame(
@@ -132,9 +142,9 @@ def prepare(session, steps: pd.DataFrame) -> None:
                 L["status"]: t["status"],
             }
         ),
-        session.lang,
+        lang,
     )
-    details(f"every step ({len(steps)})", steps)
+    details(W.say("prep_every", lang, n=len(steps)), steps, lang=lang)
 
 
 # -- 02 sweep ----------------------------------------------------------------------------------
@@ -147,22 +157,24 @@ def sweep(session, runs: pd.DataFrame, all_runs: pd.DataFrame) -> pd.DataFrame:
     lang = session.lang
     counts = runs["status"].value_counts() if len(runs) else pd.Series(dtype=int)
     if not len(all_runs):
-        say(f"No sweep runs in the catalog yet: `{session.command}` measures them.")
+        say(W.say("sweep_none", lang, cmd=session.command))
         return pd.DataFrame()
     table = sweep_table(all_runs)
     say(
-        f"{len(runs)} runs ("
-        + ", ".join(f"{v} {k}" for k, v in counts.items())
-        + f"): mean TPS per workload, arm and thread count over the repeated runs, with Student "
-        "t 95% intervals on the log scale, which stay above 0 as TPS and latency do "
-        f"(n = runs per cell; {session.study.repeats} planned)."
+        W.say(
+            "sweep_summary",
+            lang,
+            n=len(runs),
+            counts=", ".join(W.say("count", lang, n=v, what=k) for k, v in counts.items()),
+            repeats=session.study.repeats,
+        )
     )
     show(T.sweep_table(table, lang, session.arms), lang)
     order = T.arm_order(list(all_runs["arm"]), session.arms)
-    for metric, ylabel in (("tps", "TPS (sysbench)"), ("lat_p95_ms", "p95 latency (ms)")):
+    for metric, key in (("tps", "ylabel_tps"), ("lat_p95_ms", "ylabel_p95")):
         cells = summarize_cells(all_runs, metric=metric)
         cells = T.sort_by_arm(cells, "arm", order, then=("workload", "threads"))
-        plots.metric_vs_threads(cells, ylabel=ylabel, lang=lang)
+        plots.metric_vs_threads(cells, ylabel=W.say(key, lang), lang=lang)
     return table
 
 
@@ -172,10 +184,11 @@ def sweep_diagnostics(session, all_runs: pd.DataFrame) -> None:
     from ..store import Store
     from . import plots
 
+    lang = session.lang
     catalog = Store.for_study(session.study)
     ok = all_runs[all_runs["status"] == "ok"] if len(all_runs) else all_runs
     if not len(ok):
-        say("No run finished ok: nothing to diagnose.")
+        say(W.say("diag_none", lang))
         return
     first = ok[ok["repeat"] == 1]
     iv = catalog.intervals(session.study.study, first["run_key"])
@@ -187,8 +200,8 @@ def sweep_diagnostics(session, all_runs: pd.DataFrame) -> None:
     )
     steady = ok[["run_key", "tps"]].merge(steady, on="run_key")
     cols = ["run_key", "tps", "steady_tps", "cut_s", "interval_cv", "bm_ci_low", "bm_ci_high"]
-    view = steady[cols].round(3).assign(warnings=[T.fmt_notes(w) for w in steady["warnings"]])
-    details(f"inside each run ({len(view)} runs)", view)
+    view = steady[cols].round(3).assign(warnings=list(steady["warnings"]))
+    details(W.say("diag_inside", lang, n=len(view)), view, lang=lang)
 
 
 def rounds_and_warmup(session, all_runs: pd.DataFrame) -> pd.DataFrame:
@@ -198,55 +211,61 @@ def rounds_and_warmup(session, all_runs: pd.DataFrame) -> pd.DataFrame:
     from ..store import Store
     from ..warmup import warmup_summary, warmup_table
 
+    lang = session.lang
     ok = all_runs[all_runs["status"] == "ok"] if len(all_runs) else all_runs
     effects = quiet(round_effects, ok) if len(ok) else pd.DataFrame()
     notes = round_notes(effects) if len(effects) else []
     if not len(effects):
-        say("Fewer than two complete rounds: no round effect to estimate.")
+        say(W.say("rounds_few", lang))
     elif notes:
-        say(
-            "**Rounds that stand apart** (log TPS = cell + round, each round against the others, "
-            "95% interval, Holm across rounds): "
-            + "; ".join(notes)
-            + ". `compare.exclude_rounds` in the study file leaves a round out of the comparison."
-        )
+        say(W.say("rounds_apart", lang, notes=W.notes(notes, lang)))
     else:
-        say(
-            f"No round stands apart from the others ({len(effects)} rounds; log TPS = cell + "
-            "round, 95% intervals, Holm across rounds)."
-        )
+        say(W.say("rounds_fine", lang, n=len(effects)))
     if len(effects):
-        details(f"round effects ({len(effects)} rounds)", effects.round(3))
+        shown = effects.round(3)
+        if "note" in shown:
+            shown = shown.assign(note=[W.note(x, lang) for x in shown["note"]])
+        details(W.say("rounds_details", lang, n=len(effects)), shown, lang=lang)
     wu = warmup_summary(warmup_table(Store.for_study(session.study), session.study.study))
     if len(wu):
         steady = int(wu["steady"].fillna(False).astype(bool).sum())
-        say(
-            f"Warm-up: {len(wu)} arm openings × workloads, {steady} reached a steady throughput "
-            f"(MSER-5 / consecutive runs agreeing), {wu['seconds'].sum():,.0f} s in all."
-        )
-        details(f"warm-up runs per arm opening ({len(wu)})", wu)
+        say(W.say("warmup", lang, n=len(wu), steady=steady, seconds=wu["seconds"].sum()))
+        details(W.say("warmup_details", lang, n=len(wu)), wu, lang=lang)
     return effects
 
 
 def failed_runs(runs: pd.DataFrame, session=None, phase: str = "sweep") -> None:
     """Failed and degenerate runs in words (how many, the first error, the command that
     retries them), the list below; retried runs are counted by their ``attempts``."""
+    from ..notebook import current_lang, run_command, shown_path
     from ..phases import failed_runs_summary
 
+    lang = session.lang if session is not None else current_lang()
     bad = runs[runs["status"] != "ok"] if len(runs) else runs
     retried = int((runs["attempts"].fillna(1) > 1).sum()) if "attempts" in runs else 0
-    again = f" {retried} run(s) needed more than one attempt." if retried else ""
+    again = W.say("retried", lang, n=retried) if retried else ""
     if not len(bad):
-        say("Every run finished ok and passed the checks." + again)
+        say(W.say("all_ok", lang) + again)
         return
-    summary = failed_runs_summary(session.study, phase, runs) if session is not None else None
-    say(
-        (summary + ". " if summary else "")
-        + f"{len(bad)} run(s) failed or cannot be trusted; they are counted, never averaged."
-        + again
-    )
+    summary = None
+    if session is not None and lang == "en":
+        summary = failed_runs_summary(session.study, phase, runs)
+    elif session is not None:
+        first = bad.iloc[0]
+        summary = W.say(
+            "failed_first",
+            lang,
+            phase=phase,
+            bad=len(bad),
+            runs=len(runs),
+            key=first["run_key"],
+            error=first.get("error") or first["status"],
+            log=first.get("log_path"),
+            cmd=run_command(shown_path(session.params_file), phase),
+        )
+    say((summary + ". " if summary else "") + W.say("failed", lang, n=len(bad)) + again)
     cols = [c for c in ("run_key", "status", "attempts", "error", "log_path") if c in bad]
-    details("failed runs", bad[cols])
+    details(W.say("failed_details", lang), bad[cols], lang=lang)
 
 
 # -- 03 compare --------------------------------------------------------------------------------
@@ -268,23 +287,27 @@ def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
     lang = session.lang
     delta = session.study.compare.delta_pct
     if not len(cmp):
-        say(f"Nothing to compare yet: `{session.command.replace('compare', 'sweep')}` first.")
+        say(W.say("cmp_none", lang, cmd=session.command.replace("compare", "sweep")))
         return
     runs = Store.for_study(session.study).runs(session.study.study, phase="sweep")
     cells = summarize_cells(runs, metric="tps")
     for a, b in pairs_of(cmp):
         pair = cmp[(cmp["baseline"] == a) & (cmp["candidate"] == b)]
         summ = summarize_improvement(pair)
-        say(f"## `{b}` against `{a}`")
+        say(W.say("cmp_pair", lang, a=a, b=b))
         say(
-            " ".join(
-                f"**{r.workload}**: TPS "
-                + T.fmt_pct_ci(r.geomean_improvement_pct, r.geo_ci_low_pct, r.geo_ci_high_pct)
-                + " (geometric mean over thread counts, 95% interval)."
+            ("" if lang == "zh" else " ").join(
+                W.say(
+                    "cmp_workload",
+                    lang,
+                    workload=r.workload,
+                    imp=T.fmt_pct_ci(
+                        r.geomean_improvement_pct, r.geo_ci_low_pct, r.geo_ci_high_pct, lang=lang
+                    ),
+                )
                 for r in summ.itertuples()
             )
-            + f" Verdicts per thread count against a practical threshold of ±{delta:g}% "
-            "(Holm-adjusted Welch p):"
+            + W.say("cmp_verdicts", lang, delta=delta)
         )
         for w, rows in pair.groupby("workload", sort=False):
             say(f"**{w}**")
@@ -299,10 +322,12 @@ def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
         plots.metric_vs_threads(
             T.sort_by_arm(cells[cells["arm"].isin(order)], "arm", order, then=("threads",)),
             ylabel="TPS",
-            title=f"{a} vs {b}: mean TPS with 95% t intervals",
+            title=W.say("cmp_plot_title", lang, a=a, b=b),
             lang=lang,
         )
-        plots.improvement_bars(pair, delta_pct=delta, title=f"{b} against {a}", lang=lang)
+        plots.improvement_bars(
+            pair, delta_pct=delta, title=W.say("cmp_bars_title", lang, a=a, b=b), lang=lang
+        )
 
 
 def saturation(session, cmp: pd.DataFrame) -> None:
@@ -312,17 +337,18 @@ def saturation(session, cmp: pd.DataFrame) -> None:
 
     runs = Store.for_study(session.study).runs(session.study.study, phase="sweep")
     arms = list(dict.fromkeys(x for p in pairs_of(cmp) for x in p))
+    lang = session.lang
     if not arms or not len(runs):
-        say("No sweep runs: no saturation to find.")
+        say(W.say("sat_none", lang))
         return
     for arm in arms:
         for w in session.study.workloads:
-            f = quiet(find, runs, workload=w, arm=arm, lang=session.lang)
+            f = quiet(find, runs, workload=w, arm=arm, lang=lang)
             text = f["sentence"]
             say(f"**{w}, `{arm}`** — {text}")
-            details("steps between thread counts", f["steps"])
+            details(W.say("sat_steps", lang), f["steps"], lang=lang)
             if f["warnings"]:
-                say("\n".join(f"- {x}" for x in f["warnings"]))
+                say("\n".join(f"- {W.note(x, lang)}" for x in f["warnings"]))
 
 
 def config_diff(session, cmp: pd.DataFrame) -> None:
@@ -332,15 +358,29 @@ def config_diff(session, cmp: pd.DataFrame) -> None:
     captures = Store.for_study(session.study).environment_captures(session.study.study)
     for a, b in pairs_of(cmp):
         if a in captures and b in captures:
-            d = diff(captures, a, b)
-            say(f"**`{a}` vs `{b}`**: {len(d)} setting(s) differ.")
-            show(d.astype(str), session.lang, empty="The captured configurations are equal.")
+            d = diff(captures, a, b).rename(columns={"setting": T.labels(session.lang)["setting"]})
+            say(W.say("cfg_differ", session.lang, a=a, b=b, n=len(d)))
+            show(d.astype(str), session.lang, empty=W.say("cfg_equal", session.lang))
         else:
             env = session.command.replace("--phase compare", "--phase environment")
-            say(f"`{a}` vs `{b}`: no environment capture yet (`{env}` captures it).")
+            say(W.say("cfg_none", session.lang, a=a, b=b, cmd=env))
 
 
 # -- 04 numa -----------------------------------------------------------------------------------
+def numa_machine(session, sys_root: str = "/sys") -> None:
+    """What node binding can show on this machine, in words."""
+    from ..binding import format_cpulist, numa_nodes
+
+    lang = session.lang
+    nodes = numa_nodes(sys_root)
+    if len(nodes) <= 1:
+        cpus = format_cpulist(nodes["cpus"].iloc[0]) if len(nodes) else W.say("all_cpus", lang)
+        text = W.say("numa_one_node", lang, cpus=cpus)
+    else:
+        text = W.say("numa_nodes", lang, n=len(nodes))
+    say(text)
+
+
 def numa(session, rows: pd.DataFrame) -> pd.DataFrame:
     """Each policy against unbound (table, sentence, TPS plot); bindings, memory and CPU below."""
     from ..numa import cpu_table, memory_table, policies
@@ -352,32 +392,26 @@ def numa(session, rows: pd.DataFrame) -> pd.DataFrame:
     catalog = Store.for_study(session.study)
     runs = catalog.runs(session.study.study, phase="numa")
     if not len(rows):
-        say(f"No NUMA runs to compare yet: `{session.command}` measures them.")
+        say(W.say("numa_none", lang, cmd=session.command))
         return runs
     better = rows[rows["verdict"].isin(["better", "worse"])]
     say(
-        f"{len(rows)} cell(s) compared with `unbound` (TPS change with its Fieller 95% interval, "
-        "Holm-adjusted Welch p, and whether each binding was verified from `/proc`): "
+        W.say("numa_summary", lang, n=len(rows))
         + (
-            f"{len(better)} differ significantly beyond ±{session.study.compare.delta_pct:g}%."
+            W.say("numa_differ", lang, n=len(better), delta=session.study.compare.delta_pct)
             if len(better)
-            else "no policy differs significantly."
+            else W.say("numa_same", lang)
         )
     )
     order = policies(session.study)
     show(T.numa_table(T.sort_by_arm(rows, "candidate_policy", order), lang), lang)
     cells = T.sort_by_arm(summarize_cells(runs, metric="tps"), "arm", order, then=("threads",))
-    plots.metric_vs_threads(
-        cells, ylabel="TPS", title="TPS per binding policy (95% t intervals)", lang=lang
-    )
+    plots.metric_vs_threads(cells, ylabel="TPS", title=W.say("numa_plot_title", lang), lang=lang)
     binds = catalog.read("bindings", session.study.study)
     cols = ["policy", "pid", "verified", "cpus_allowed", "mem_policy", "detail"]
-    details(f"the bindings as the kernel reports them ({len(binds)})", binds[cols])
-    details(
-        "memory per NUMA node (numastat), before and after each policy",
-        memory_table(catalog, session.study),
-    )
-    details("server CPU against throughput", cpu_table(catalog, session.study))
+    details(W.say("numa_bindings", lang, n=len(binds)), binds[cols], lang=lang)
+    details(W.say("numa_memory", lang), memory_table(catalog, session.study), lang=lang)
+    details(W.say("numa_cpu", lang), cpu_table(catalog, session.study), lang=lang)
     return runs
 
 
@@ -387,26 +421,24 @@ def numa_stability(session, runs: pd.DataFrame) -> pd.DataFrame:
     from ..store import Store
     from . import plots
 
+    lang = session.lang
     if not len(runs):
-        say("No runs: no stability to show.")
+        say(W.say("stab_none", lang))
         return pd.DataFrame()
     iv = Store.for_study(session.study).intervals(session.study.study, list(runs["run_key"]))
     stab = quiet(stability_by_run, iv, by="run_key")
     n_dips = int(stab["n_events"].sum())
-    say(
-        f"{n_dips} dip event(s) over {len(stab)} runs"
-        + (f", {int(stab['n_floor_events'].sum())} to the floor" if n_dips else "")
-        + "; the runs with the most are drawn."
-    )
+    floor = W.say("stab_floor", lang, n=int(stab["n_floor_events"].sum())) if n_dips else ""
+    say(W.say("stab_summary", lang, n=n_dips, runs=len(stab), floor=floor))
     cols = ["run_key", "mean_tps", "cv", "n_events", "n_floor_events", "lost_pct",
             "change_points"]  # fmt: skip
-    view = stab[cols].round(3).assign(warnings=[T.fmt_notes(w) for w in stab["warnings"]])
-    details(f"every run ({len(view)})", view)
+    view = stab[cols].round(3).assign(warnings=list(stab["warnings"]))
+    details(W.say("stab_every", lang, n=len(view)), view, lang=lang)
     worst = stab.sort_values(["n_events", "cv"], ascending=False).head(2)
     for key in worst["run_key"]:
         one = iv[iv["run_key"] == key].sort_values("t")
         plots.tps_with_dips(
-            one, quiet(dip_events, one), title=f"{key} (worst runs)", lang=session.lang
+            one, quiet(dip_events, one), title=W.say("stab_worst", lang, key=key), lang=lang
         )
     return stab
 
@@ -416,32 +448,35 @@ def topology(session) -> None:
 
     n = session.study.numa
     if not n.topology_file:
-        say("No `numa.topology_file` in the params: no TiUP topology to check.")
+        say(W.say("topo_none", session.lang))
         return
     inst = topology_instances(n.topology_file)
     show(inst.astype(str), session.lang)
     if n.host_memory_gb and n.host_numa_nodes:
         checked, warns = check_block_cache(inst, int(n.host_memory_gb * 2**30), n.host_numa_nodes)
         show(checked.astype(str), session.lang)
-        say("\n".join(f"- {w}" for w in warns) or "Every block cache fits its NUMA node.")
+        say(
+            "\n".join(f"- {W.note(w, session.lang)}" for w in warns)
+            or W.say("topo_fits", session.lang)
+        )
     say(f"```\n{binding_snippet(inst, n.host_numa_nodes)}\n```")
 
 
 # -- 05 TPC-H scaling --------------------------------------------------------------------------
 def tpch_description(session) -> str:
     p = session.study.tpch_scaling
-    text = (
-        f"TPC-H SF {p.scale_factor:g}, arms {', '.join(p.arms)}, {p.repeats} repeats, modes "
-        f"{', '.join(p.modes)}, per-query timeout {p.query_timeout_s:g} s."
+    lang = session.lang
+    text = W.say(
+        "tpch_about",
+        lang,
+        sf=p.scale_factor,
+        arms=", ".join(p.arms),
+        repeats=p.repeats,
+        modes=", ".join(p.modes),
+        timeout=p.query_timeout_s,
     )
     if session.study.target.kind == "embedded":
-        text += (
-            "\n\n**Local stand-in.** The embedded MariaDB has no TiFlash: the arms are CPU sets "
-            "given to the server (`cpus:0` = 1 core, `unbound` = all cores) and stand in for "
-            "instance counts. MariaDB runs each query on one thread, so *power* times (one query "
-            "at a time) should not change between arms; *throughput* (one concurrent stream per "
-            "core) should. Tables carry primary keys only, as in the report."
-        )
+        text += "\n\n" + W.say("tpch_standin", lang)
     return text
 
 
@@ -455,7 +490,7 @@ def tpch(session, rows: pd.DataFrame) -> dict:
     study = session.study
     runs = phase.runs_frame(Store.for_study(study), study)
     if not len(runs):
-        say(f"No TPC-H executions in the catalog yet: `{session.command}` measures them.")
+        say(W.say("tpch_none", lang, cmd=session.command))
         return {"runs": runs, "measured": runs, "order": [], "summary": pd.DataFrame()}
     measured = runs[~runs["warmup"]]
     order = [a for a in phase.arm_labels(study) if a in set(measured["arm"])]
@@ -464,24 +499,22 @@ def tpch(session, rows: pd.DataFrame) -> dict:
     summary = quiet(scaling.query_summary, measured, order, units=units)
     overall = quiet(scaling.overall_summary, measured, order, units=units)
     base = order[0] if order else "?"
-    say(
-        f"Over all {summary['query'].nunique()} queries, per mode and arm: the geometric mean of "
-        f"the per-query mean times with a 95% interval, the time saved against `{base}` and the "
-        "speed-up (ideal linear scaling gives efficiency 100%)."
-    )
-    show(T.tpch_overall_table(overall, lang), lang)
-    say(
-        "**Whole query sets.** In throughput mode the figure concurrency should shrink is the "
-        "wall time of a repeat's whole set of streams, and its queries per hour:"
-    )
-    show(T.tpch_elapsed_table(quiet(phase.elapsed_summary, measured, order), lang), lang)
+    say(W.say("tpch_overall", lang, n=summary["query"].nunique(), base=base))
+    show(T.tpch_overall_table(overall, lang, base=base), lang)
+    say(W.say("tpch_sets", lang))
+    elapsed = quiet(phase.elapsed_summary, measured, order)
+    show(T.tpch_elapsed_table(elapsed, lang, base=base), lang)
     for mode in study.tpch_scaling.modes:
         plots.query_times(summary, mode=mode, lang=lang)
         if len(order) > 1:
             plots.query_improvement(summary, mode=mode, lang=lang)
     if len(order) > 1:
         plots.speedup(overall, units or scaling.arm_units(order), lang=lang)
-    details(f"every query, mode and arm ({len(summary)} rows)", T.tpch_query_table(summary, lang))
+    details(
+        W.say("tpch_every", lang, n=len(summary)),
+        T.tpch_query_table(summary, lang, base=base),
+        lang=lang,
+    )
     return {"runs": runs, "measured": measured, "order": order, "summary": summary}
 
 
@@ -495,27 +528,30 @@ def tpch_problems(session, found: dict) -> None:
     tpch_verdicts(summary, found["order"][0] if found["order"] else "?", lang)
     bad = runs[(runs["status"] != "ok") | (runs["verified"] == False)]  # noqa: E712
     if len(bad):
-        say(f"{len(bad)} execution(s) failed or returned a wrong answer:")
+        say(W.say("tpch_bad", lang, n=len(bad)))
         cols = ["arm", "mode", "query", "stream", "rep", "status", "verify_detail", "error"]
-        details("executions", bad[[c for c in cols if c in bad]])
+        details(W.say("tpch_bad_details", lang), bad[[c for c in cols if c in bad]], lang=lang)
     else:
-        say("Every execution finished and its answer matched the reference.")
+        say(W.say("tpch_all_ok", lang))
 
 
-def tpch_seed002() -> pd.DataFrame:
-    """Report 002's per-query times and improvements, recomputed (n = 1: no intervals)."""
+def tpch_seed002(lang: str | None = None) -> pd.DataFrame:
+    """Report 002's per-query times and improvements, recomputed (n = 1: no intervals); headers
+    in ``lang``, by default the language of the notebook's study."""
+    from ..notebook import current_lang
     from ..tpch import scaling
 
+    lang = lang or current_lang()
     seed = scaling.load_seed002()
     s = scaling.query_summary(scaling.seed002_runs(seed), ["3", "4", "5"])
     wide = s.pivot(index="query", columns="arm", values=["mean_s", "improvement_pct"])
-    out = pd.DataFrame({"Query": [f"Q{q}" for q in wide.index]})
+    out = pd.DataFrame({W.say("seed_query", lang): [f"Q{q}" for q in wide.index]})
     for arm in ["3", "4", "5"]:
-        out[f"{arm} TiFlash: time (s)"] = [T.fmt_num(x, 2) for x in wide[("mean_s", arm)]]
+        out[W.say("seed_time", lang, arm=arm)] = [T.fmt_num(x, 2) for x in wide[("mean_s", arm)]]
     for arm in ["4", "5"]:
-        out[f"3 → {arm}: time saved (%)"] = [
-            T.fmt_pct_ci(x, digits=2).replace(" (no interval)", "")
+        out[W.say("seed_saved", lang, arm=arm)] = [
+            T.fmt_pct_ci(x, digits=2, lang=lang).replace(" " + W.say("no_interval", lang), "")
             for x in wide[("improvement_pct", arm)]
         ]
-    show(out)
+    show(out, lang)
     return s

@@ -9,12 +9,18 @@ nothing is invented.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
 
 import pandas as pd
 
+from . import words
+
 LANGS = ("en", "zh")
+
+#: Notes longer than this many characters show their beginning, the whole text one click away.
+NOTES_SHOWN = 100
 
 
 #: How an A/B cell was compared (``method`` of :func:`tibenchlib.stats.compare_arms`), in words.
@@ -72,6 +78,14 @@ LABELS = {
         "status": "Status",
         "flavor": "Server",
         "version": "Version",
+        "memory": "Memory (GiB)",
+        "cpu": "CPU",
+        "sockets": "Sockets",
+        "cores": "Cores",
+        "logical_cpus": "Logical CPUs",
+        "numa_nodes": "NUMA nodes",
+        "os": "OS",
+        "setting": "Setting",
     },
     "zh": {
         "workload": "测试场景",
@@ -112,6 +126,14 @@ LABELS = {
         "status": "状态",
         "flavor": "数据库",
         "version": "版本",
+        "memory": "内存 (GiB)",
+        "cpu": "CPU",
+        "sockets": "CPU 插槽",
+        "cores": "物理核数",
+        "logical_cpus": "逻辑 CPU 数",
+        "numa_nodes": "NUMA node 数",
+        "os": "操作系统",
+        "setting": "配置项",
     },
 }
 
@@ -188,14 +210,22 @@ def fmt_ci(x, low=None, high=None, digits: int | None = None) -> str:
     return s
 
 
-def fmt_pct_ci(est, low=None, high=None, digits: int = 1) -> str:
-    """``+4.9% [+1.6, +8.4]``; without an interval ``+4.9% (no interval)``."""
+def fmt_pct_ci(est, low=None, high=None, digits: int = 1, lang: str = "en") -> str:
+    """``+4.9% [+1.6, +8.4]``; without an interval ``+4.9% (no interval)`` (``(无区间)``)."""
     if not _ok(est):
         return "n/a"
     s = f"{float(est):+,.{digits}f}%"
     if _ok(low) and _ok(high):
         return s + f" [{float(low):+,.{digits}f}, {float(high):+,.{digits}f}]"
-    return s + " (no interval)"
+    return s + " " + words.say("no_interval", lang)
+
+
+def fmt_vs_base(est, low, high, arm, base, lang: str = "en", digits: int = 1) -> str:
+    """:func:`fmt_pct_ci`, except on the base arm's row, which is the reference (``基准``):
+    its "+0.0%" is true by definition and says nothing."""
+    if base is not None and str(arm) == str(base):
+        return words.say("reference", lang)
+    return fmt_pct_ci(est, low, high, digits, lang)
 
 
 def fmt_p(p) -> str:
@@ -208,13 +238,24 @@ def fmt_p(p) -> str:
     return f"{p:.2g}" if p < 0.995 else "1.0"
 
 
-def fmt_notes(w) -> str:
-    """A list of warnings as one sentence-separated cell (never cut)."""
-    if w is None or (isinstance(w, float) and math.isnan(w)):
-        return ""
-    if isinstance(w, list | tuple):
-        return "; ".join(str(x) for x in w if x)
-    return str(w)
+def fmt_notes(w, lang: str = "en") -> str:
+    """A list of warnings as one "; "-separated cell in ``lang`` (never cut; see
+    :func:`tibenchlib.report.words.notes`)."""
+    return words.notes(w, lang)
+
+
+def notes_html(text: str, limit: int = NOTES_SHOWN) -> str:
+    """A notes cell for the browser: short notes as they are; a long one shows its first
+    ``limit`` characters and opens to the whole text (and carries it as a tooltip)."""
+    text = "" if text is None else str(text)
+    if len(text) <= limit:
+        return html.escape(text)
+    cut = text.rfind(" ", 0, limit)
+    head = text[: cut if cut > limit // 2 else limit]
+    return (
+        f'<details title="{html.escape(text, quote=True)}"><summary>{html.escape(head)} …'
+        f"</summary>{html.escape(text[len(head) :])}</details>"
+    )
 
 
 def verdict_text(code, lang: str = "en") -> str:
@@ -270,7 +311,8 @@ def compare_table(cmp: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
         out[L["p95"].format(arm=a)] = [fmt_num(x) for x in d["baseline_lat_p95_ms"]]
         out[L["p95"].format(arm=b)] = [fmt_num(x) for x in d["candidate_lat_p95_ms"]]
     out[L["imp"]] = [
-        fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
+        fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, lang=lang)
+        for r in d.itertuples()
     ]
     if "ci_low_adj_pct" in d and (d["family_size"] > 1).any():
         # the interval that matches a Holm-adjusted verdict, beside the per-cell one
@@ -286,7 +328,7 @@ def compare_table(cmp: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
         f"{_int(x)} + {_int(y)}" for x, y in zip(d["n_baseline"], d["n_candidate"], strict=True)
     ]
     if "warnings" in d:
-        out[L["notes"]] = [fmt_notes(w) for w in d["warnings"]]
+        out[L["notes"]] = [fmt_notes(w, lang) for w in d["warnings"]]
     return out
 
 
@@ -330,7 +372,7 @@ def sweep_table(
     if "n_failed" in d:
         out[L["failed"]] = [_int(x) for x in d["n_failed"]]
     if "warnings" in d:
-        out[L["notes"]] = [fmt_notes(w) for w in d["warnings"]]
+        out[L["notes"]] = [fmt_notes(w, lang) for w in d["warnings"]]
     return out
 
 
@@ -345,20 +387,22 @@ def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             L["threads"]: [fmt_num(t, 0) for t in rows["threads"]],
             L["policy"]: rows["candidate_policy"],
             L["tps"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_tps"]],
-            L["tps"].format(arm="policy"): [fmt_num(x) for x in rows["candidate_tps"]],
+            L["tps"].format(arm=L["policy"]): [fmt_num(x) for x in rows["candidate_tps"]],
             L["imp"]: [
-                fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct)
+                fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, lang=lang)
                 for r in rows.itertuples()
             ],
             L["p"]: [fmt_p(x) for x in rows["p_adjusted"]],
             L["verdict"]: list(rows["verdict"]),
             L["p95"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_p95_ms"]],
-            L["p95"].format(arm="policy"): [fmt_num(x) for x in rows["candidate_p95_ms"]],
+            L["p95"].format(arm=L["policy"]): [fmt_num(x) for x in rows["candidate_p95_ms"]],
             L["verified"]: [
-                "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else bool(v)
+                "n/a"
+                if v is None or (isinstance(v, float) and math.isnan(v))
+                else words.say("yes" if v else "no", lang)
                 for v in rows["binding_verified"]
             ],
-            L["dips"].format(a="unbound", b="policy"): [
+            L["dips"].format(a="unbound", b=L["policy"]): [
                 f"{_int(x)} → {_int(y)}"
                 for x, y in zip(rows["dips_baseline"], rows["dips_candidate"], strict=True)
             ],
@@ -366,14 +410,17 @@ def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
                 f"{_int(x)} + {_int(y)}"
                 for x, y in zip(rows["n_baseline"], rows["n_candidate"], strict=True)
             ],
-            L["notes"]: [fmt_notes(w) for w in rows["warnings"]],
+            L["notes"]: [fmt_notes(w, lang) for w in rows["warnings"]],
         }
     )
     return out
 
 
-def tpch_overall_table(overall: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
-    """Rows of :func:`tibenchlib.tpch.scaling.overall_summary`: every arm over all queries."""
+def tpch_overall_table(
+    overall: pd.DataFrame, lang: str = "en", base: str | None = None
+) -> pd.DataFrame:
+    """Rows of :func:`tibenchlib.tpch.scaling.overall_summary`: every arm over all queries;
+    the ``base`` arm's rows read "reference" where the others read their time saved."""
     L = labels(lang)
     if not len(overall):
         return pd.DataFrame()
@@ -390,20 +437,22 @@ def tpch_overall_table(overall: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
                 )
             ],
             L["t_imp"]: [
-                fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
+                fmt_vs_base(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, r.arm, base, lang)
+                for r in d.itertuples()
             ],
             L["speedup"]: [
                 fmt_ci(*r, digits=2)
                 for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
             ],
             L["efficiency"]: [fmt_num(100 * x, 0) if _ok(x) else "n/a" for x in d["efficiency"]],
-            L["notes"]: [fmt_notes(w) for w in d.get("warnings", [None] * len(d))],
+            L["notes"]: [fmt_notes(w, lang) for w in d.get("warnings", [None] * len(d))],
         }
     )
 
 
-def tpch_elapsed_table(el: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
-    """Rows of :func:`tibenchlib.tpch.phase.elapsed_summary`: whole query sets per arm."""
+def tpch_elapsed_table(el: pd.DataFrame, lang: str = "en", base: str | None = None) -> pd.DataFrame:
+    """Rows of :func:`tibenchlib.tpch.phase.elapsed_summary`: whole query sets per arm (the
+    ``base`` arm is the reference of the queries-per-hour change)."""
     L = labels(lang)
     if not len(el):
         return pd.DataFrame()
@@ -426,15 +475,18 @@ def tpch_elapsed_table(el: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
                 )
             ],
             L["qph_imp"]: [
-                fmt_pct_ci(r.qph_improvement_pct, r.ci_low_pct, r.ci_high_pct)
+                fmt_vs_base(r.qph_improvement_pct, r.ci_low_pct, r.ci_high_pct, r.arm, base, lang)
                 for r in el.itertuples()
             ],
         }
     )
 
 
-def tpch_query_table(summary: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
-    """Rows of :func:`tibenchlib.tpch.scaling.query_summary`: one line per query, mode and arm."""
+def tpch_query_table(
+    summary: pd.DataFrame, lang: str = "en", base: str | None = None
+) -> pd.DataFrame:
+    """Rows of :func:`tibenchlib.tpch.scaling.query_summary`: one line per query, mode and arm
+    (the ``base`` arm's rows are the reference)."""
     L = labels(lang)
     if not len(summary):
         return pd.DataFrame()
@@ -449,34 +501,50 @@ def tpch_query_table(summary: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
                 fmt_ci(*r) for r in zip(d["mean_s"], d["ci_low_s"], d["ci_high_s"], strict=True)
             ],
             L["t_imp"]: [
-                fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
+                fmt_vs_base(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, r.arm, base, lang)
+                for r in d.itertuples()
             ],
             L["speedup"]: [
                 fmt_ci(*r, digits=2)
                 for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
             ],
-            L["notes"]: [fmt_notes(w) for w in d["warnings"]],
+            L["notes"]: [fmt_notes(w, lang) for w in d["warnings"]],
         }
     )
 
 
 # -- display -----------------------------------------------------------------------------------
 def styled(table: pd.DataFrame, lang: str = "en"):
-    """A Styler for a formatted table: verdict cells coloured and worded, no index, notes
-    wrapped (never cut), every row and column shown."""
+    """A Styler for a formatted table: verdict cells coloured and worded, no index, every row
+    and column shown; notes wrapped in a column of bounded width, a long note shortened with
+    its whole text one click away (:func:`notes_html`)."""
     L = labels(lang)
     vcol = L["verdict"]
-    st = table.style.hide(axis="index")
+    st = table.style.hide(axis="index").format(escape="html")
     if vcol in table:
         st = st.map(
             lambda v: f"background-color: {VERDICT_COLOURS[v]}" if v in VERDICT_COLOURS else "",
             subset=[vcol],
         ).format(lambda v: verdict_text(v, lang), subset=[vcol])
     st = st.set_properties(**{"text-align": "right", "white-space": "nowrap"})
-    if L["notes"] in table:
+    # words wrap in narrow columns, so a wide comparison fits a notebook's width
+    wrapped = [c for c in (vcol, L["method"]) if c in table]
+    if wrapped:
         st = st.set_properties(
+            subset=wrapped,
+            **{"text-align": "left", "white-space": "normal", "min-width": "6em",
+               "max-width": "10em"},
+        )  # fmt: skip
+    if L["notes"] in table:
+        st = st.format(notes_html, subset=[L["notes"]]).set_properties(
             subset=[L["notes"]],
-            **{"text-align": "left", "white-space": "normal", "min-width": "16em"},
+            **{
+                "text-align": "left",
+                "white-space": "normal",
+                "min-width": "12em",
+                "max-width": "24em",
+                "overflow-wrap": "anywhere",
+            },
         )
     text_cols = [c for c in (L["workload"], L["arm"], L["policy"], L["mode"]) if c in table]
     if text_cols:

@@ -1,0 +1,548 @@
+"""The words people read, in English and Chinese.
+
+Two tables, one rule each:
+
+``SENTENCES``
+    every sentence a notebook or report prints, keyed by an id, with its ``en`` and ``zh``
+    template; :func:`say` fills in the figures (``str.format`` fields, so ``{n:,}`` works).
+``NOTES``
+    the library's warnings, which stay English as data (in the catalog, the results files, the
+    ``--json`` output), paired with their Chinese wording; :func:`note` translates one warning
+    for display by matching its English template, and leaves a warning it does not know as it is.
+
+The Chinese follows the reports' own wording (测试场景, 压测线程, TPS 提升, 基准 …).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+LANGS = ("en", "zh")
+
+SENTENCES: dict[str, dict[str, str]] = {
+    # -- the notebook's header (tibenchlib.notebook) -------------------------------------------
+    "header": {
+        "en": "**Study file** `{path}` — study `{study}`{description} — arms: {arms}",
+        "zh": "**参数文件** `{path}` — 测试 `{study}`{description} — 测试组:{arms}",
+    },
+    "stored": {
+        "en": "Showing the results already in the catalog (nothing is measured again). To measure "
+        "again set `redo = True` in the parameters cell, or run `{cmd} --redo`; `{cmd}` resumes "
+        "what is missing.",
+        "zh": "显示结果库中已有的结果(不会重新测试)。如需重新测试,在参数单元格中设置 "
+        "`redo = True`,或运行 `{cmd} --redo`;`{cmd}` 只补测缺少的部分。",
+    },
+    "not_measured": {
+        "en": "Nothing measured yet for this phase: `{cmd}` measures it.",
+        "zh": "此阶段尚未测试:运行 `{cmd}` 进行测试。",
+    },
+    "resuming": {
+        "en": "Resuming: what the catalog already holds is kept, the rest is measured.",
+        "zh": "继续测试:保留结果库中已有的结果,只测试其余部分。",
+    },
+    "measuring": {"en": "Measuring now.", "zh": "正在测试。"},
+    "measuring_redo": {"en": "Measuring now again (redo).", "zh": "正在重新测试 (redo)。"},
+    "compare_no_sweep": {
+        "en": "The catalog holds no sweep runs yet: `{cmd}` measures them; this notebook then "
+        "compares them.",
+        "zh": "结果库中还没有压测 (sweep) 结果:先运行 `{cmd}`,本 notebook 再进行对比。",
+    },
+    # -- generic --------------------------------------------------------------------------------
+    "nothing": {"en": "Nothing to show.", "zh": "没有可显示的内容。"},
+    "none": {"en": "none", "zh": "无"},
+    "rows": {"en": "{what} ({n} rows)", "zh": "{what}({n} 行)"},
+    "no_interval": {"en": "(no interval)", "zh": "(无区间)"},
+    "reference": {"en": "reference", "zh": "基准"},
+    # -- 00 environment -------------------------------------------------------------------------
+    "env_none": {
+        "en": "No environment captured yet: `{cmd}` captures it.",
+        "zh": "尚未采集环境信息:运行 `{cmd}` 进行采集。",
+    },
+    "env_captured": {
+        "en": "{n} arm(s) captured: {arms}.",
+        "zh": "已采集 {n} 个测试组:{arms}。",
+    },
+    "env_arm_runs": {
+        "en": "`{arm}` runs {flavor} {version}",
+        "zh": "`{arm}` 运行 {flavor} {version}",
+    },
+    "env_arm": {"en": "### arm `{arm}`", "zh": "### 测试组 `{arm}`"},
+    "env_hardware": {"en": "hardware", "zh": "硬件配置"},
+    "env_software": {"en": "software", "zh": "软件环境"},
+    "env_configuration": {"en": "configuration", "zh": "参数配置"},
+    "env_unavailable": {"en": "unavailable", "zh": "未能采集的项目"},
+    "yes": {"en": "yes", "zh": "是"},
+    "no": {"en": "no", "zh": "否"},
+    # -- 01 prepare -----------------------------------------------------------------------------
+    "prep_none": {
+        "en": "No preparation recorded yet: `{cmd}` prepares the data set.",
+        "zh": "尚无数据准备记录:运行 `{cmd}` 准备数据。",
+    },
+    "prep_summary": {
+        "en": "{tables} tables × {rows:,} rows on {arms} arm(s), {seconds} s of work in all; ",
+        "zh": "{tables} 张表 × 每表 {rows:,} 行,共 {arms} 个测试组,总耗时 {seconds} s;",
+    },
+    "prep_ok": {
+        "en": "every step ok (skipped = the data set already matched).",
+        "zh": "每个步骤均成功 (skipped = 已有数据集符合要求,跳过)。",
+    },
+    "prep_bad": {"en": "{n} step(s) not ok: see below.", "zh": "{n} 个步骤未成功:见下文。"},
+    "prep_every": {"en": "every step ({n})", "zh": "全部步骤({n})"},
+    # -- 02 sweep -------------------------------------------------------------------------------
+    "sweep_none": {
+        "en": "No sweep runs in the catalog yet: `{cmd}` measures them.",
+        "zh": "结果库中还没有压测结果:运行 `{cmd}` 进行测试。",
+    },
+    "sweep_summary": {
+        "en": "{n} runs ({counts}): mean TPS per workload, arm and thread count over the repeated "
+        "runs, with Student t 95% intervals on the log scale, which stay above 0 as TPS and "
+        "latency do (n = runs per cell; {repeats} planned).",
+        "zh": "共 {n} 次测试({counts}):每个测试场景、测试组和压测线程数下多次重复测试的平均 TPS,"
+        "附对数尺度上的 Student t 95% 置信区间(与 TPS 和延迟一样不会低于 0;"
+        "n = 每格测试次数;计划 {repeats} 次)。",
+    },
+    "count": {"en": "{n} {what}", "zh": "{what} {n} 次"},
+    "ylabel_tps": {"en": "TPS (sysbench)", "zh": "TPS (sysbench)"},
+    "ylabel_p95": {"en": "p95 latency (ms)", "zh": "95% 延迟 (ms)"},
+    "diag_none": {
+        "en": "No run finished ok: nothing to diagnose.",
+        "zh": "没有成功完成的测试:无可诊断的内容。",
+    },
+    "diag_inside": {"en": "inside each run ({n} runs)", "zh": "每次测试内部({n} 次)"},
+    "rounds_few": {
+        "en": "Fewer than two complete rounds: no round effect to estimate.",
+        "zh": "完整的轮次少于两轮:无法估计轮次效应。",
+    },
+    "rounds_apart": {
+        "en": "**Rounds that stand apart** (log TPS = cell + round, each round against the others, "
+        "95% interval, Holm across rounds): {notes}. `compare.exclude_rounds` in the study file "
+        "leaves a round out of the comparison.",
+        "zh": "**与其他轮次明显不同的轮次**(log TPS = 单元格 + 轮次,每轮与其余轮次比较,95% "
+        "置信区间,各轮次间 Holm 校正):{notes}。在参数文件中设置 `compare.exclude_rounds` "
+        "可将某一轮排除在对比之外。",
+    },
+    "rounds_fine": {
+        "en": "No round stands apart from the others ({n} rounds; log TPS = cell + round, 95% "
+        "intervals, Holm across rounds).",
+        "zh": "没有轮次与其他轮次明显不同(共 {n} 轮;log TPS = 单元格 + 轮次,95% 置信区间,"
+        "各轮次间 Holm 校正)。",
+    },
+    "rounds_details": {"en": "round effects ({n} rounds)", "zh": "轮次效应({n} 轮)"},
+    "warmup": {
+        "en": "Warm-up: {n} arm openings × workloads, {steady} reached a steady throughput "
+        "(MSER-5 / consecutive runs agreeing), {seconds:,.0f} s in all.",
+        "zh": "预热:共 {n} 次(测试组启动 × 测试场景),其中 {steady} 次达到稳定吞吐量"
+        "(MSER-5 / 相邻两次结果一致),总耗时 {seconds:,.0f} s。",
+    },
+    "warmup_details": {
+        "en": "warm-up runs per arm opening ({n})",
+        "zh": "每次测试组启动的预热测试({n})",
+    },
+    "all_ok": {
+        "en": "Every run finished ok and passed the checks.",
+        "zh": "所有测试均成功完成并通过检查。",
+    },
+    "retried": {
+        "en": " {n} run(s) needed more than one attempt.",
+        "zh": "{n} 次测试重试了不止一次。",
+    },
+    "failed": {
+        "en": "{n} run(s) failed or cannot be trusted; they are counted, never averaged.",
+        "zh": "{n} 次测试失败或结果不可信;它们只计数,不参与平均。",
+    },
+    "failed_first": {
+        "en": "{phase}: {bad} of {runs} runs failed or were degenerate; first: {key}: {error} "
+        "(log {log}); retry them with: `{cmd}`",
+        "zh": "{phase}:{runs} 次测试中有 {bad} 次失败或结果异常;第一次:{key}:{error}"
+        "(日志 {log});重试:`{cmd}`",
+    },
+    "failed_details": {"en": "failed runs", "zh": "失败的测试"},
+    # -- 03 compare -----------------------------------------------------------------------------
+    "cmp_none": {
+        "en": "Nothing to compare yet: `{cmd}` first.",
+        "zh": "尚无可对比的结果:请先运行 `{cmd}`。",
+    },
+    "cmp_pair": {"en": "## `{b}` against `{a}`", "zh": "## `{b}` 对比 `{a}`"},
+    "cmp_workload": {
+        "en": "**{workload}**: TPS {imp} (geometric mean over thread counts, 95% interval).",
+        "zh": "**{workload}**:TPS {imp}(各压测线程数的几何平均,95% 置信区间)。",
+    },
+    "cmp_verdicts": {
+        "en": " Verdicts per thread count against a practical threshold of ±{delta:g}% "
+        "(Holm-adjusted Welch p):",
+        "zh": "各压测线程数的结论,以 ±{delta:g}% 为实际意义阈值(Welch 检验,Holm 校正 p 值):",
+    },
+    "cmp_plot_title": {
+        "en": "{a} vs {b}: mean TPS with 95% t intervals",
+        "zh": "{a} 对比 {b}:平均 TPS 及 95% t 置信区间",
+    },
+    "cmp_bars_title": {"en": "{b} against {a}", "zh": "{b} 相对 {a}"},
+    "sat_none": {
+        "en": "No sweep runs: no saturation to find.",
+        "zh": "没有压测结果:无法确定饱和点。",
+    },
+    "sat_steps": {"en": "steps between thread counts", "zh": "相邻压测线程数之间的变化"},
+    "cfg_differ": {
+        "en": "**`{a}` vs `{b}`**: {n} setting(s) differ.",
+        "zh": "**`{a}` 对比 `{b}`**:{n} 项配置不同。",
+    },
+    "cfg_equal": {
+        "en": "The captured configurations are equal.",
+        "zh": "采集到的配置完全相同。",
+    },
+    "cfg_none": {
+        "en": "`{a}` vs `{b}`: no environment capture yet (`{cmd}` captures it).",
+        "zh": "`{a}` 对比 `{b}`:尚未采集环境信息(运行 `{cmd}` 进行采集)。",
+    },
+    # -- 04 numa --------------------------------------------------------------------------------
+    "numa_one_node": {
+        "en": "This machine has one NUMA node (node 0 = CPUs {cpus}): binding to node 0 restricts "
+        "nothing, so 'node:0' should show no difference from 'unbound'. The 'cpus:' arm "
+        "restricts the server to part of the cores, a restriction that is visible and verified, "
+        "so it should show a real effect.",
+        "zh": "本机只有一个 NUMA node(node 0 = CPU {cpus}):绑定到 node 0 不会限制任何资源,"
+        "因此 'node:0' 应与 'unbound' 没有差别。'cpus:' 测试组把数据库限制在部分核上,"
+        "这一限制可见且已核实,应显示出真实的影响。",
+    },
+    "all_cpus": {"en": "all CPUs", "zh": "全部 CPU"},
+    "numa_nodes": {
+        "en": "This machine has {n} NUMA nodes: binding confines CPU and memory to one.",
+        "zh": "本机有 {n} 个 NUMA node:绑定会把 CPU 和内存限制在其中一个。",
+    },
+    "numa_none": {
+        "en": "No NUMA runs to compare yet: `{cmd}` measures them.",
+        "zh": "尚无可对比的 NUMA 测试结果:运行 `{cmd}` 进行测试。",
+    },
+    "numa_summary": {
+        "en": "{n} cell(s) compared with `unbound` (TPS change with its Fieller 95% interval, "
+        "Holm-adjusted Welch p, and whether each binding was verified from `/proc`): ",
+        "zh": "{n} 个单元格与 `unbound` 对比(TPS 变化及其 Fieller 95% 置信区间、Holm 校正的 "
+        "Welch p 值,以及每种绑定是否已从 `/proc` 核实):",
+    },
+    "numa_differ": {
+        "en": "{n} differ significantly beyond ±{delta:g}%.",
+        "zh": "{n} 个显著超出 ±{delta:g}%。",
+    },
+    "numa_same": {
+        "en": "no policy differs significantly.",
+        "zh": "没有绑核方式存在显著差异。",
+    },
+    "numa_plot_title": {
+        "en": "TPS per binding policy (95% t intervals)",
+        "zh": "各绑核方式的 TPS(95% t 置信区间)",
+    },
+    "numa_bindings": {
+        "en": "the bindings as the kernel reports them ({n})",
+        "zh": "内核报告的绑定情况({n})",
+    },
+    "numa_memory": {
+        "en": "memory per NUMA node (numastat), before and after each policy",
+        "zh": "每个 NUMA node 的内存 (numastat),各绑核方式前后",
+    },
+    "numa_cpu": {"en": "server CPU against throughput", "zh": "数据库 CPU 与吞吐量"},
+    "stab_none": {"en": "No runs: no stability to show.", "zh": "没有测试:无稳定性可显示。"},
+    "stab_summary": {
+        "en": "{n} dip event(s) over {runs} runs{floor}; the runs with the most are drawn.",
+        "zh": "{runs} 次测试中共有 {n} 次掉底事件{floor};下图画出掉底最多的测试。",
+    },
+    "stab_floor": {"en": ", {n} to the floor", "zh": ",其中 {n} 次掉到底"},
+    "stab_every": {"en": "every run ({n})", "zh": "每次测试({n})"},
+    "stab_worst": {"en": "{key} (worst runs)", "zh": "{key}(最差的测试)"},
+    "topo_none": {
+        "en": "No `numa.topology_file` in the params: no TiUP topology to check.",
+        "zh": "参数中没有 `numa.topology_file`:没有要检查的 TiUP 拓扑。",
+    },
+    "topo_fits": {
+        "en": "Every block cache fits its NUMA node.",
+        "zh": "每个 block cache 都能放入其 NUMA node。",
+    },
+    # -- 05 TPC-H scaling -----------------------------------------------------------------------
+    "tpch_about": {
+        "en": "TPC-H SF {sf:g}, arms {arms}, {repeats} repeats, modes {modes}, per-query timeout "
+        "{timeout:g} s.",
+        "zh": "TPC-H SF {sf:g},测试组 {arms},重复 {repeats} 次,模式 {modes},"
+        "单条查询超时 {timeout:g} s。",
+    },
+    "tpch_standin": {
+        "en": "**Local stand-in.** The embedded MariaDB has no TiFlash: the arms are CPU sets "
+        "given to the server (`cpus:0` = 1 core, `unbound` = all cores) and stand in for instance "
+        "counts. MariaDB runs each query on one thread, so *power* times (one query at a time) "
+        "should not change between arms; *throughput* (one concurrent stream per core) should. "
+        "Tables carry primary keys only, as in the report.",
+        "zh": "**本地替代测试。** 内置的 MariaDB 没有 TiFlash:测试组是分配给数据库的 CPU 集合"
+        "(`cpus:0` = 1 核,`unbound` = 全部核),代替实例数。MariaDB 每条查询只用一个线程,"
+        "因此 *power* 模式(一次一条查询)的耗时在各测试组之间不应变化;*throughput* 模式"
+        "(每核一个并发流)则应变化。与报告一样,表上只有主键。",
+    },
+    "tpch_none": {
+        "en": "No TPC-H executions in the catalog yet: `{cmd}` measures them.",
+        "zh": "结果库中还没有 TPC-H 执行记录:运行 `{cmd}` 进行测试。",
+    },
+    "tpch_overall": {
+        "en": "Over all {n} queries, per mode and arm: the geometric mean of the per-query mean "
+        "times with a 95% interval, the time saved against `{base}` and the speed-up (ideal "
+        "linear scaling gives efficiency 100%).",
+        "zh": "全部 {n} 条查询,按模式和测试组:各查询平均耗时的几何平均及 95% 置信区间、相对 "
+        "`{base}` 的效率提升和加速比(理想的线性扩展对应并行效率 100%)。",
+    },
+    "tpch_sets": {
+        "en": "**Whole query sets.** In throughput mode the figure concurrency should shrink is "
+        "the wall time of a repeat's whole set of streams, and its queries per hour:",
+        "zh": "**整组查询。** throughput 模式下,并发应当缩短的是一次重复中全部查询流的总耗时,"
+        "以及每小时查询数:",
+    },
+    "tpch_every": {
+        "en": "every query, mode and arm ({n} rows)",
+        "zh": "每条查询、模式和测试组({n} 行)",
+    },
+    "tpch_not_scaled": {
+        "en": "{n} query(ies) did not scale (the interval of the time saved includes 0):",
+        "zh": "{n} 条查询没有扩展效果(效率提升的置信区间包含 0):",
+    },
+    "tpch_all_scaled": {
+        "en": "Every query scaled where an interval could say so.",
+        "zh": "在有置信区间可判断的情况下,每条查询都有扩展效果。",
+    },
+    "tpch_bad": {
+        "en": "{n} execution(s) failed or returned a wrong answer:",
+        "zh": "{n} 次执行失败或返回了错误结果:",
+    },
+    "tpch_bad_details": {"en": "executions", "zh": "执行记录"},
+    "tpch_all_ok": {
+        "en": "Every execution finished and its answer matched the reference.",
+        "zh": "每次执行均已完成,结果与参考答案一致。",
+    },
+    "seed_query": {"en": "Query", "zh": "查询"},
+    "seed_time": {"en": "{arm} TiFlash: time (s)", "zh": "{arm} TiFlash:耗时 (s)"},
+    "seed_saved": {"en": "3 → {arm}: time saved (%)", "zh": "3 → {arm}:效率提升比例 (%)"},
+}
+
+
+def _lang(lang: str) -> str:
+    if lang not in LANGS:
+        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
+    return lang
+
+
+def say(key: str, lang: str = "en", /, **figures) -> str:
+    """The sentence ``key`` in ``lang`` with ``figures`` filled in.
+
+    Raises ``KeyError`` naming the id when it is not in :data:`SENTENCES`.
+    """
+    try:
+        entry = SENTENCES[key]
+    except KeyError:
+        raise KeyError(f"no sentence '{key}' in tibenchlib.report.words.SENTENCES") from None
+    return entry[_lang(lang)].format(**figures)
+
+
+# -- the library's warnings ---------------------------------------------------------------------
+#: (English template, Chinese template). Fields match any text; a field named ``note`` holds
+#: another warning and is translated in turn. More specific templates come first.
+NOTES: list[tuple[str, str]] = [
+    # a warning of one arm, said of the pair: "flush1: CV 30.0% > 25%"
+    ("{arm}: {note}", "{arm}:{note}"),
+    # stats, compare
+    ("n={na}+{nb}: point estimate only, no interval", "n={na}+{nb}:只有点估计,没有置信区间"),
+    (
+        "n={na}+{nb}: fewer than {k} runs per arm, wide interval, low power",
+        "n={na}+{nb}:每组少于 {k} 次测试,区间较宽,检验效力低",
+    ),
+    ("n=1: point estimate only, no interval", "n=1:只有点估计,没有置信区间"),
+    ("n={n} < {k}: wide interval, low power", "n={n} < {k}:区间较宽,检验效力低"),
+    ("no valid runs", "没有有效的测试"),
+    (
+        "outlying run (repeat {r}: {v}, {pct}% from the median) flagged, kept",
+        "离群的测试(第 {r} 轮:{v},偏离中位数 {pct}%)已标记,仍保留",
+    ),
+    ("{k} failed run(s) excluded", "已排除 {k} 次失败的测试"),
+    ("CV {a}% > {b}%", "变异系数 {a}% > {b}%"),
+    ("{k} pair(s) with a missing value dropped", "已剔除 {k} 对含缺失值的配对"),
+    (
+        "Fieller interval unbounded: the denominator mean is not distinguishable from 0",
+        "Fieller 区间无界:分母均值与 0 无法区分",
+    ),
+    (
+        "Fieller interval unbounded: baseline mean not distinguishable from 0",
+        "Fieller 区间无界:基准组均值与 0 无法区分",
+    ),
+    (
+        "paired within {k} rounds (arm order varied): round drift cancels",
+        "在 {k} 轮内配对(各轮测试组顺序不同):轮间漂移相互抵消",
+    ),
+    (
+        "unpaired: the arms ran in the same order in every round, so a within-round comparison "
+        "would carry that order's bias",
+        "未配对:每轮中各测试组的运行顺序相同,轮内比较会带入该顺序的偏差",
+    ),
+    (
+        "Holm's step-down test (p={p}) is sharper than the simultaneous interval over the {k} "
+        "cells {adj}, which still includes 0: the claim is the direction, the per-cell interval "
+        "its size",
+        "Holm 逐步检验 (p={p}) 比 {k} 个单元格的联合区间 {adj} 更灵敏,后者仍包含 0:"
+        "结论只针对方向,幅度看单元格自身的区间",
+    ),
+    (
+        "Holm p={p} < {a}, but no bounded interval excludes 0: no claim",
+        "Holm p={p} < {a},但没有有界区间排除 0:不下结论",
+    ),
+    (
+        "significant (Holm p={p}) but the estimate lies within +-{d}%",
+        "显著 (Holm p={p}),但估计值在 ±{d}% 以内",
+    ),
+    (
+        "the {lvl} interval excludes 0 for this cell alone; across the {k} cells of this "
+        "comparison Holm p={p} and the simultaneous interval {adj} includes 0: not a claim",
+        "单看此单元格,{lvl} 置信区间不含 0;但在本次对比的 {k} 个单元格中 Holm p={p},"
+        "且联合区间 {adj} 包含 0:不下结论",
+    ),
+    (
+        "the {lvl} interval excludes 0 for this cell alone; across the {k} cells of this "
+        "comparison Holm p={p} (Welch's test on the difference; Fieller's simultaneous interval "
+        "is {adj}): not a claim",
+        "单看此单元格,{lvl} 置信区间不含 0;但在本次对比的 {k} 个单元格中 Holm p={p}"
+        "(对差值的 Welch 检验;Fieller 联合区间为 {adj}):不下结论",
+    ),
+    (
+        "some thread count has n<2: geometric mean without interval",
+        "某些压测线程数 n<2:几何平均没有置信区间",
+    ),
+    ("{arm}: no runs at {t} threads", "{arm}:{t} 线程下没有测试"),
+    # rounds
+    (
+        "round {r} is {e}% [{lo}, {hi}] below rounds {others} (Holm p={p}): warm-up or drift",
+        "第 {r} 轮比第 {others} 轮低 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
+    ),
+    (
+        "round {r} is {e}% [{lo}, {hi}] above rounds {others} (Holm p={p}): warm-up or drift",
+        "第 {r} 轮比第 {others} 轮高 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
+    ),
+    (
+        "round {r} is {e}% [{lo}, {hi}] below round {others} (Holm p={p}): warm-up or drift",
+        "第 {r} 轮比第 {others} 轮低 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
+    ),
+    (
+        "round {r} is {e}% [{lo}, {hi}] above round {others} (Holm p={p}): warm-up or drift",
+        "第 {r} 轮比第 {others} 轮高 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
+    ),
+    ("{note} (the paired comparison cancels it)", "{note}(配对比较可将其抵消)"),
+    (
+        "rounds {r} excluded from the statistics (compare.exclude_rounds)",
+        "第 {r} 轮不计入统计 (compare.exclude_rounds)",
+    ),
+    (
+        "round {r} excluded from the statistics (compare.exclude_rounds)",
+        "第 {r} 轮不计入统计 (compare.exclude_rounds)",
+    ),
+    # saturation
+    (
+        "only {k} thread counts: USL needs 6 or more to be trusted",
+        "只有 {k} 个压测线程数:USL 需要 6 个以上才可信",
+    ),
+    ("too few points to fit the USL", "数据点太少,无法拟合 USL"),
+    ("USL fit did not converge", "USL 拟合未收敛"),
+    (
+        "kappa ~ 0 (< 0.1% effect in the tested range): no retrograde throughput, the curve "
+        "levels off towards lambda/sigma",
+        "kappa ≈ 0(在测试范围内影响 < 0.1%):吞吐量没有回落,曲线趋于 lambda/sigma",
+    ),
+    (
+        "kappa's interval includes 0: a throughput peak is not established",
+        "kappa 的置信区间包含 0:无法确定吞吐量峰值",
+    ),
+    (
+        "N* = {n} lies outside the tested range {a}-{b} threads: extrapolated",
+        "N* = {n} 超出测试范围 {a}-{b} 线程:属于外推",
+    ),
+    (
+        "n=1 at some thread count: point figures only, no intervals",
+        "某些压测线程数 n=1:只有点估计,没有置信区间",
+    ),
+    (
+        "the peak is at the largest thread count tested: saturation may lie beyond",
+        "峰值出现在测试的最大压测线程数:饱和点可能更高",
+    ),
+    # steady state, stability
+    (
+        "no steady state: MSER-5 cuts {a} s, more than half of the run ({b} s)",
+        "未达到稳态:MSER-5 截去 {a} s,超过整次测试 ({b} s) 的一半",
+    ),
+    ("{n} intervals: too few for MSER-5, nothing cut", "{n} 个区间:不足以做 MSER-5,未截去预热"),
+    ("{n} intervals: only {b} batches of 2", "{n} 个区间:只有 {b} 个批次,每批 2 个"),
+    ("too few intervals for batch means", "区间太少,无法计算批均值"),
+    (
+        "batch means still correlated (lag-1 r = {r}): interval too narrow",
+        "批均值仍然相关 (lag-1 r = {r}):区间偏窄",
+    ),
+    (
+        "no steady state: the warm-up ({s} s) exceeds half the run",
+        "未达到稳态:预热 ({s} s) 超过整次测试的一半",
+    ),
+    ("nothing left after the warm-up", "预热之后没有剩余数据"),
+    ("no intervals: change points not searched", "没有区间数据:未搜索变点"),
+    ("fewer than 3 intervals: change points not searched", "区间少于 3 个:未搜索变点"),
+    ("median TPS is 0: change points not searched", "TPS 中位数为 0:未搜索变点"),
+    (
+        "{n} intervals averaged in blocks of {b}: change points to ±{s} s",
+        "{n} 个区间按每 {b} 个取平均:变点精度 ±{s} s",
+    ),
+    # one sysbench run
+    ("{z} of {n} intervals had zero TPS", "{n} 个区间中有 {z} 个 TPS 为 0"),
+    ("interval TPS varies by {cv} (CV) within the run", "单次测试内区间 TPS 波动 {cv} (变异系数)"),
+    ("{e} ignored errors", "忽略的错误 {e} 个"),
+    ("{r} reconnects", "重连 {r} 次"),
+    ("{source} (pid {pid}) cannot be sampled: {e}", "{source} (pid {pid}) 无法采样:{e}"),
+    # TPC-H
+    ("{a} of {n} repeats {status}", "{n} 次重复中 {a} 次 {status}"),
+    ("n = 1: no interval", "n = 1:没有置信区间"),
+    (
+        "not compared: a repeat of this query failed or timed out in an arm",
+        "未比较:该查询在某个测试组中有重复执行失败或超时",
+    ),
+    ("no times", "没有耗时数据"),
+]
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def _pattern(template: str) -> re.Pattern:
+    out, pos = [], 0
+    for m in _FIELD.finditer(template):
+        out.append(re.escape(template[pos : m.start()]))
+        name = m.group(1)
+        out.append(f"(?P<{name}>\\S+?)" if name == "arm" else f"(?P<{name}>.+?)")
+        pos = m.end()
+    out.append(re.escape(template[pos:]))
+    return re.compile("".join(out), re.DOTALL)
+
+
+_NOTES = [(_pattern(en), zh) for en, zh in NOTES]
+
+
+def note(text: str, lang: str = "en") -> str:
+    """One warning of the library in ``lang``; an unknown one stays as it is (English)."""
+    if _lang(lang) == "en" or not text:
+        return text
+    for pattern, zh in _NOTES:
+        m = pattern.fullmatch(text)
+        if m:
+            fields = m.groupdict()
+            if "note" in fields:
+                translated = note(fields["note"], lang)
+                if translated == fields["note"] and zh.startswith("{arm}"):
+                    continue  # "a: b" where b is no known warning: not this template
+                fields["note"] = translated
+            return zh.format(**fields)
+    return text
+
+
+def notes(warnings, lang: str = "en") -> str:
+    """A cell of warnings (a list, or one string joined by "; ") in ``lang``, joined by "; ";
+    never cut."""
+    if warnings is None or (isinstance(warnings, float) and math.isnan(warnings)):
+        return ""
+    items: Iterable = warnings if isinstance(warnings, list | tuple) else str(warnings).split("; ")
+    items = [note(str(x), lang) for x in items if x]
+    return "; ".join(items)
