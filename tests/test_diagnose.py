@@ -1,0 +1,226 @@
+"""Bottleneck diagnosis: known answers on synthetic sweeps, one per verdict.
+
+Each frame is built with a known truth (which source is at its CPU limit); the figures the
+diagnosis prints are recomputed plainly (mean and Student t interval of the per-run shares).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+from tibenchlib.diagnose import cpu_per_run, diagnose
+
+LADDER = [1, 2, 4, 8, 16]
+FLAT = {1: 1000.0, 2: 1900.0, 4: 3000.0, 8: 3050.0, 16: 3020.0}
+LINEAR = {t: 400.0 * t for t in LADDER}
+
+
+def _runs(curve: dict, repeats: int = 3, seed: int = 1, p95=None) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in LADDER:
+        for r in range(1, repeats + 1):
+            rows.append(
+                {
+                    "run_key": f"a/w/t{t}/r{r}",
+                    "workload": "w",
+                    "arm": "a",
+                    "threads": t,
+                    "repeat": r,
+                    "status": "ok",
+                    "tps": curve[t] * (1 + 0.01 * rng.standard_normal()),
+                    "lat_p95_ms": (p95 or {}).get(t, 1.0 * t) * (1 + 0.02 * rng.standard_normal()),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _samples(runs: pd.DataFrame, shares: dict, cores: dict, seed: int = 2) -> pd.DataFrame:
+    """Per-second sampler rows: ``shares[source][threads]`` of ``cores[source]`` CPUs, 10 s."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in runs.itertuples():
+        for src, by_t in shares.items():
+            base = by_t[r.threads] if isinstance(by_t, dict) else by_t
+            run_level = base * (1 + 0.01 * rng.standard_normal())
+            for t in range(1, 11):
+                rows.append(
+                    {
+                        "run_key": r.run_key,
+                        "source": src,
+                        "t": float(t),
+                        "cpu_pct": 100 * cores[src] * run_level * (1 + 0.02 * np.sin(t)),
+                        "cores_allowed": cores[src],
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _one(runs, samples=None, metrics=None, component_cores=None, **kw) -> pd.Series:
+    cpu = cpu_per_run(samples, metrics, component_cores)
+    out = diagnose(runs, cpu, **kw)
+    assert len(out) == 1
+    return out.iloc[0]
+
+
+def _t(values) -> tuple[float, float, float]:
+    v = np.asarray(values, float)
+    m, se = v.mean(), v.std(ddof=1) / np.sqrt(v.size)
+    q = st.t.ppf(0.975, v.size - 1)
+    return m, m - q * se, m + q * se
+
+
+def test_cpu_per_run_means_and_busiest_instance():
+    s = pd.DataFrame(
+        {
+            "run_key": ["k"] * 4,
+            "source": ["server", "server", "client", "client"],
+            "t": [1.0, 2.0, 1.0, 2.0],
+            "cpu_pct": [90.0, 110.0, 20.0, 40.0],
+            "cores_allowed": [2, 2, 1, 1],
+        }
+    )
+    m = pd.DataFrame(
+        {
+            "run_key": ["k"] * 4,
+            "component": ["tidb", "tidb", "tidb", "tidb"],
+            "metric": ["cpu_cores"] * 4,
+            "instance": ["a:10080", "a:10080", "b:10080", "b:10080"],
+            "t": [1.0, 2.0, 1.0, 2.0],
+            "value": [7.0, 7.4, 2.0, 2.2],
+        }
+    )
+    c = cpu_per_run(s, m, {"tidb": 8}).set_index("source")
+    assert c.loc["server", "cpu_cores"] == pytest.approx(1.0)
+    assert c.loc["server", "share"] == pytest.approx(0.5)
+    assert c.loc["client", "share"] == pytest.approx(0.3)
+    assert c.loc["tidb", "instance"] == "a:10080"
+    assert c.loc["tidb", "share"] == pytest.approx(7.2 / 8)
+    # without a core count a component has cores busy but no share
+    nc = cpu_per_run(None, m).set_index("source")
+    assert np.isnan(nc.loc["tidb", "share"]) and nc.loc["tidb", "cpu_cores"] == pytest.approx(7.2)
+
+
+def test_client_bound():
+    runs = _runs(FLAT)
+    s = _samples(runs, {"client": 0.97, "server": 0.45}, {"client": 1, "server": 2})
+    d = _one(runs, s)
+    assert d["verdict"] == "client_cpu" and d["resource"] == "client"
+    assert d["n_sat"] == 4 and d["threads_at"] == 4 and d["n_runs"] == 3
+    per_run = cpu_per_run(s).query("source == 'client'")
+    at = per_run[per_run["run_key"].str.contains("/t4/")]["share"]
+    m, lo, hi = _t(at)
+    assert d["client_share"] == pytest.approx(m)
+    assert d["client_share_ci_low"] == pytest.approx(lo)
+    assert d["client_share_ci_high"] == pytest.approx(hi)
+    assert "client-bound" in d["sentence_en"] and f"{m * 100:.0f}%" in d["sentence_en"]
+    assert f"[{lo * 100:.0f}, {hi * 100:.0f}]" in d["sentence_en"]
+    assert "客户端 CPU 瓶颈" in d["sentence_zh"] and "4 线程" in d["sentence_zh"]
+
+
+def test_server_bound():
+    runs = _runs(FLAT)
+    s = _samples(runs, {"client": 0.30, "server": 0.96}, {"client": 2, "server": 1})
+    d = _one(runs, s)
+    assert d["verdict"] == "server_cpu" and d["resource"] == "server"
+    assert d["cpu_source"] == "server" and d["cpu_cores"] == 1
+    assert d["server_share"] == pytest.approx(0.96, abs=0.02)
+    assert "server CPU-bound" in d["sentence_en"] and "of its 1 CPU " in d["sentence_en"]
+
+
+def test_tidb_component_named_from_prometheus():
+    runs = _runs(FLAT)
+    rows = []
+    for r in runs.itertuples():
+        for comp, inst, cores in (("tidb", "t0", 7.6), ("tikv", "k0", 4.4), ("tikv", "k1", 4.0)):
+            for t in range(4):
+                rows.append(
+                    {
+                        "run_key": r.run_key,
+                        "component": comp,
+                        "metric": "cpu_cores",
+                        "instance": inst,
+                        "t": float(t),
+                        "value": cores * (1 + 0.01 * (r.repeat - 2)),
+                    }
+                )
+    d = _one(runs, None, pd.DataFrame(rows), {"tidb": 8, "tikv": 8})
+    assert d["verdict"] == "server_cpu" and d["resource"] == "tidb"
+    assert d["cpu_share"] == pytest.approx(0.95, abs=1e-9)
+    assert "tikv 55%" in d["components"]
+    assert "server CPU-bound: tidb" in d["sentence_en"] and "(tidb)" in d["sentence_zh"]
+
+
+def test_not_cpu_bound_shows_latency_growth():
+    p95 = {1: 2.0, 2: 2.1, 4: 2.5, 8: 5.0, 16: 10.0}
+    runs = _runs(FLAT, p95=p95)
+    s = _samples(runs, {"client": 0.30, "server": 0.40}, {"client": 1, "server": 1})
+    d = _one(runs, s)
+    assert d["verdict"] == "not_cpu" and d["resource"] is None
+    at, top = runs[runs.threads == 4], runs[runs.threads == 16]
+    assert d["p95_ratio"] == pytest.approx(top.lat_p95_ms.mean() / at.lat_p95_ms.mean())
+    assert d["p95_ratio"] == pytest.approx(4.0, rel=0.05)
+    assert d["p95_ratio_ci_low"] < d["p95_ratio"] < d["p95_ratio_ci_high"]
+    assert "not CPU" in d["sentence_en"]
+    assert (
+        f"p95 latency grows {d['p95_ratio']:.2f}x [{d['p95_ratio_ci_low']:.2f}," in d["sentence_en"]
+    )
+    assert "锁、I/O 或网络" in d["sentence_zh"]
+
+
+def test_not_saturated_within_ladder():
+    runs = _runs(LINEAR)
+    s = _samples(runs, {"client": 0.30, "server": 0.40}, {"client": 1, "server": 1})
+    d = _one(runs, s)
+    assert d["verdict"] == "not_saturated" and d["threads_at"] == 16
+    last = d["evidence"]["last_step"]
+    assert last["from"] == 8 and last["change_pct"] == pytest.approx(100, abs=5)
+    assert (
+        f"8→16 threads {last['change_pct']:+.1f}% [{last['ci_low_pct']:+.1f}," in d["sentence_en"]
+    )
+    assert "未饱和" in d["sentence_zh"]
+
+
+def test_undetermined_between_headroom_and_limit():
+    runs = _runs(FLAT)
+    s = _samples(runs, {"client": 0.30, "server": 0.82}, {"client": 1, "server": 1})
+    d = _one(runs, s)
+    assert d["verdict"] == "undetermined"
+    assert "between 75% and 90%" in d["reason"] and "server" in d["reason"]
+    assert "无法判定" in d["sentence_zh"]
+
+
+def test_undetermined_without_server_cpu():
+    runs = _runs(FLAT)
+    s = _samples(runs, {"client": 0.30}, {"client": 1})
+    d = _one(runs, s)
+    assert d["verdict"] == "undetermined" and "no server CPU measured" in d["reason"]
+
+
+def test_host_cpu_when_unbound_server_and_client_fill_the_host():
+    runs = _runs(FLAT)
+    s = _samples(runs, {"client": 0.35, "server": 0.60}, {"client": 2, "server": 2})
+    assert _one(runs, s, host_cpus=2)["verdict"] == "host_cpu"
+    # without the host's CPU count nothing says they share: 60% is between the thresholds
+    assert _one(runs, s)["verdict"] == "undetermined"
+
+
+def test_one_run_per_thread_count_gives_point_figures_only():
+    runs = _runs(FLAT, repeats=1)
+    s = _samples(runs, {"client": 0.30, "server": 0.96}, {"client": 1, "server": 1})
+    d = _one(runs, s)
+    assert d["verdict"] == "server_cpu" and pd.isna(d["server_share_ci_low"])
+    assert "no interval" in d["sentence_en"]
+
+
+def test_bad_input_is_named():
+    runs = _runs(FLAT)
+    with pytest.raises(ValueError, match="lang"):
+        diagnose(runs, None, lang="fr")
+    with pytest.raises(ValueError, match="threads"):
+        diagnose(runs.drop(columns="threads"), None)
+    with pytest.raises(ValueError, match="headroom"):
+        diagnose(runs, None, limit=0.7, headroom=0.8)
