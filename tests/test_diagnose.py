@@ -6,6 +6,8 @@ diagnosis prints are recomputed plainly (mean and Student t interval of the per-
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -224,3 +226,55 @@ def test_bad_input_is_named():
         diagnose(runs.drop(columns="threads"), None)
     with pytest.raises(ValueError, match="headroom"):
         diagnose(runs, None, limit=0.7, headroom=0.8)
+
+
+# -- seed 001: the published sweep and the report's reading of its components' CPU ----------
+REF = Path(__file__).resolve().parents[1] / "data" / "reference"
+
+
+def _seed001(tidb_share: float | None) -> pd.Series:
+    """The seed's sysbench table through :func:`diagnose`, one run per thread count; tikv's
+    three instances at the stated 50%, tidb at ``tidb_share`` (None: as the text gives it)."""
+    sweep = pd.read_csv(REF / "seed001_sysbench_sweep.csv")
+    sweep = sweep.assign(run_key=[f"kind/t{t}" for t in sweep["threads"]], status="ok")
+    comp = pd.read_csv(REF / "seed001_component_cpu.csv").set_index("component")
+    share = {"tikv": comp.loc["tikv", "cpu_share_stated"], "tidb": tidb_share}
+    rows = [
+        {"run_key": k, "component": c, "metric": "cpu_cores", "instance": f"{c}-{i}", "t": 0.0,
+         "value": share[c]}
+        for k in sweep["run_key"]
+        for c in ("tikv", "tidb")
+        if share[c] is not None and not pd.isna(share[c])
+        for i in range(int(comp.loc[c, "instances"]))
+    ]  # fmt: skip
+    # the report gives shares, not core counts: one "CPU" per instance carries the share
+    cpu = cpu_per_run(None, pd.DataFrame(rows), {"tidb": 1, "tikv": 1})
+    # the report's "levels off from 64 threads" is 90.5% of the 126-thread figure
+    return diagnose(sweep, cpu, sat_frac=0.90).iloc[0]
+
+
+def test_seed001_as_the_report_states_it():
+    sweep = pd.read_csv(REF / "seed001_sysbench_sweep.csv")
+    assert sweep["tps"].tolist()[3] == 1637.44 and sweep["threads"].tolist()[3] == 64
+    # tibench's default 95%-of-peak rule: the sweep is still rising at 126 threads
+    d95 = diagnose(sweep.assign(run_key=sweep["threads"].astype(str)), None).iloc[0]
+    assert d95["verdict"] == "not_saturated" and "+6.0% (no interval)" in d95["sentence_en"]
+    # the text gives no tidb figure: tikv's headroom alone cannot clear the CPU
+    d = _seed001(None)
+    assert d["n_sat"] == 64 and d["verdict"] == "undetermined"
+    assert d["reason"] == "the CPU of tidb was not measured"
+    assert "tikv (tikv-" in d["sentence_en"] and "uses 50% (n = 1, no interval)" in d["sentence_en"]
+
+
+def test_seed001_tidb_at_its_limit_is_named():
+    d = _seed001(0.95)
+    assert (d["verdict"], d["resource"], d["n_sat"]) == ("server_cpu", "tidb", 64)
+    assert d["sentence_en"].startswith(
+        "oltp_point_select: throughput levels off from 64 threads, server CPU-bound: tidb."
+    )
+    assert "tidb-server (tidb-0) uses 95% (n = 1, no interval)" in d["sentence_en"]
+    assert "服务端 CPU 瓶颈(tidb)" in d["sentence_zh"]
+    # the same sweep with tidb at 60%: every component has headroom, the limit is not CPU
+    d = _seed001(0.60)
+    assert d["verdict"] == "not_cpu"
+    assert d["p95_ratio"] == pytest.approx(127.81 / 75.82)

@@ -258,6 +258,11 @@ def diagnosis_row(
     if unshared:
         row["reason"] = f"no CPU count for {', '.join(unshared)}: pass component_cores"
         return row
+    # every query goes through tidb and tikv: headroom elsewhere says nothing without them
+    missing = [k for k in ("tidb", "tikv") if k not in judged]
+    if any(k in COMPONENTS for k in judged) and missing:
+        row["reason"] = f"the CPU of {' and '.join(missing)} was not measured"
+        return row
     row["verdict"] = "not_cpu"
     return row
 
@@ -408,6 +413,8 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
         )
     elif zh and reason.startswith("no server CPU"):
         reason = "未测到服务端 CPU(远程服务端且无 Prometheus,或未开启采样)"
+    elif zh and reason.startswith("the CPU of "):
+        reason = "未测到 " + reason[len("the CPU of ") : -len(" was not measured")] + " 的 CPU"
     elif zh and reason.startswith("no CPU count"):
         reason = reason.replace("no CPU count for", "缺少 CPU 数:").replace(
             ": pass component_cores", ",请提供 component_cores"
