@@ -47,7 +47,13 @@ COMPONENTS = ("tidb", "tikv", "pd", "tiflash")
 #: Local sources of the sampler (see :mod:`tibenchlib.sampler`).
 LOCAL = ("server", "client")
 
-CPU_COLUMNS = ["run_key", "source", "instance", "cpu_cores", "cores", "share"]
+CPU_COLUMNS = [
+    "run_key", "source", "instance", "cpu_cores", "cores", "share", "wait_cores", "busy", "demand",
+]  # fmt: skip
+#: When two sources are both at their limit, the one whose demand is this many times the
+#: other's is named; closer than that, neither is (``host_cpu``: they starve together).
+DOMINANT = 1.5
+_CI = ("", "_ci_low", "_ci_high")
 
 
 def cpu_per_run(
@@ -74,18 +80,31 @@ def cpu_per_run(
     -------
     DataFrame
         One row per run × source (``server``, ``client`` or a component): ``cpu_cores`` (mean
-        cores busy over the run), ``cores`` (CPUs it may use), ``share`` (= cpu_cores / cores)
-        and, for a component, the ``instance`` of its busiest instance (the one that limits
-        first).
+        cores busy over the run), ``cores`` (CPUs it may use), ``share`` (= cpu_cores / cores),
+        ``wait_cores`` (mean threads waiting for a CPU, from the run-queue delay), ``busy``
+        (how full the CPUs it may use were, whoever used them), ``demand`` (= (cpu_cores +
+        wait_cores) / cores: runnable threads per CPU it may use; ``share`` when the waits were
+        not sampled) and, for a component, the ``instance`` of its busiest instance (the one
+        that limits first).
     """
     frames = []
     if samples is not None and len(samples):
         s = samples.dropna(subset=["cpu_pct"])
+        for col in ("cpu_wait_pct", "cpus_busy_pct"):  # catalogs written before they existed
+            if col not in s:
+                s = s.assign(**{col: np.nan})
         g = s.groupby(["run_key", "source"], sort=False)
-        loc = g.agg(cpu_pct=("cpu_pct", "mean"), cores=("cores_allowed", "max")).reset_index()
+        loc = g.agg(
+            cpu_pct=("cpu_pct", "mean"),
+            cores=("cores_allowed", "max"),
+            wait_pct=("cpu_wait_pct", "mean"),
+            busy_pct=("cpus_busy_pct", "mean"),
+        ).reset_index()
         loc["cpu_cores"] = loc["cpu_pct"] / 100.0
+        loc["wait_cores"] = loc["wait_pct"] / 100.0
+        loc["busy"] = loc["busy_pct"] / 100.0
         loc["instance"] = None
-        frames.append(loc.drop(columns="cpu_pct"))
+        frames.append(loc.drop(columns=["cpu_pct", "wait_pct", "busy_pct"]))
     if cluster_metrics is not None and len(cluster_metrics):
         m = cluster_metrics[cluster_metrics["metric"] == "cpu_cores"].dropna(subset=["value"])
         m = m.assign(instance=m["instance"].fillna("?"))
@@ -104,7 +123,14 @@ def cpu_per_run(
         return pd.DataFrame(columns=CPU_COLUMNS)
     out = pd.concat(frames, ignore_index=True)
     out["cores"] = out["cores"].astype(float)
-    out["share"] = out["cpu_cores"] / out["cores"].where(out["cores"] > 0)
+    for col in ("wait_cores", "busy"):
+        if col not in out:
+            out[col] = np.nan
+    per_cpu = out["cores"].where(out["cores"] > 0)
+    out["share"] = out["cpu_cores"] / per_cpu
+    # runnable threads per CPU: running plus waiting for a CPU (own use when waits are unknown)
+    out["demand"] = (out["cpu_cores"] + out["wait_cores"]) / per_cpu
+    out["demand"] = out["demand"].fillna(out["share"]).astype(float)
     return out[CPU_COLUMNS].reset_index(drop=True)
 
 
@@ -207,38 +233,45 @@ def diagnosis_row(
         return row
 
     at = sel[sel["threads"] == n_sat]
-    row["threads_at"] = n_sat
-    row["n_runs"] = len(at)
-    shares = _cpu_evidence(row, sel, cpu, n_sat, host_cpus)
     top = sel[sel["threads"] == n_max]
+    # the far end of the flat region, where a limiting resource shows most clearly
+    row["threads_at"] = n_max
+    row["n_runs"] = len(top)
+    shares = _cpu_evidence(row, sel, cpu, n_max, host_cpus)
     row["evidence"]["tps_ratio"] = fieller_ratio(top[metric], at[metric], level)
     if "lat_p95_ms" in sel and at["lat_p95_ms"].notna().any() and top["lat_p95_ms"].notna().any():
         row["evidence"]["p95_ratio"] = fieller_ratio(
             top["lat_p95_ms"].dropna(), at["lat_p95_ms"].dropna(), level
         )
 
-    def at_limit(iv):
-        return iv["mean"] is not None and iv["mean"] >= limit
+    def mean(k):
+        return shares[k]["demand"]["mean"]
 
     def below(iv):
         hi = iv["ci_high"] if iv.get("ci_high") is not None else iv["mean"]
         return iv["mean"] is not None and hi < headroom
 
-    judged = {k: v for k, v in shares.items() if v["share"]["mean"] is not None}
-    if "client" in judged and at_limit(judged["client"]["share"]):
-        row.update(verdict="client_cpu", resource="client")
-        return row
-    full = [k for k, v in judged.items() if k != "client" and at_limit(v["share"])]
+    judged = {k: v for k, v in shares.items() if v["demand"]["mean"] is not None}
+    full = sorted((k for k in judged if mean(k) >= limit), key=lambda k: -mean(k))
+    server_full = [k for k in full if k != "client"]
     if full:
-        full.sort(key=lambda k: -judged[k]["share"]["mean"])
-        row.update(verdict="server_cpu", resource=full[0])
-        if len(full) > 1:
-            row["evidence"]["also_at_limit"] = full[1:]
+        first = full[0]
+        second = full[1] if len(full) > 1 else None
+        if second is not None and mean(first) < DOMINANT * mean(second) and "client" in full[:2]:
+            # client and server starve together: neither can be named
+            row.update(verdict="host_cpu", resource="+".join(sorted(full[:2])))
+        elif first == "client":
+            row.update(verdict="client_cpu", resource="client")
+        else:
+            row.update(verdict="server_cpu", resource=first)
+        if len(server_full) > 1 or (row["verdict"] != "host_cpu" and second):
+            row["evidence"]["also_at_limit"] = [k for k in full if k != row["resource"]]
         return row
     both = row["evidence"].get("server_client")
-    if both and both["confirmed"] and both["share"]["mean"] is not None and at_limit(both["share"]):
-        row.update(verdict="host_cpu", resource="host")
-        return row
+    if both and both["confirmed"] and both["share"]["mean"] is not None:
+        if both["share"]["mean"] >= limit:
+            row.update(verdict="host_cpu", resource="host")
+            return row
     server_side = [k for k in judged if k != "client"]
     unshared = [k for k in shares if k != "client" and k not in judged]
     if not server_side:
@@ -248,7 +281,7 @@ def diagnosis_row(
             else f"no CPU count for {', '.join(unshared)}: pass component_cores"
         )
         return row
-    middling = [k for k, v in judged.items() if not below(v["share"])]
+    middling = [k for k, v in judged.items() if not below(v["demand"])]
     if both is not None and both["share"]["mean"] is not None and not below(both["share"]):
         middling.append("server+client")
     if middling:
@@ -277,6 +310,8 @@ def _cpu_evidence(
     for src, g in c.groupby("source", sort=False):
         shares[src] = {
             "share": _interval(g["share"]),
+            "demand": _interval(g["demand"]),
+            "busy": _interval(g["busy"]),
             "cpu_cores": _interval(g["cpu_cores"]),
             "cores": float(g["cores"].max()) if g["cores"].notna().any() else None,
             "instance": g["instance"].dropna().iloc[0] if g["instance"].notna().any() else None,
@@ -304,15 +339,28 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
     ev, v = row["evidence"], row["verdict"]
     cpu = ev.get("cpu", {})
     w, n_sat, n_max = row["workload"], row["n_sat"], row["n_max"]
+    at = row["threads_at"]
 
     def share_of(src: str) -> str:
         e = cpu[src]
-        txt = _share_text(e["share"], lang)
         cores = _cores_text(e["cores"], lang) if e["cores"] else "?"
         inst = f" ({e['instance']})" if e.get("instance") and e["instance"] != "?" else ""
+        if e["busy"]["mean"] is None:
+            txt = _share_text(e["share"], lang)
+            if zh:
+                return f"{_name(src, lang)}{inst} 使用其 {cores} 的 {txt}"
+            return f"{_name(src, lang)}{inst} uses {txt} of its {cores}"
+        txt = _share_text(e["demand"], lang)
+        own, busy = _pct(e["share"]["mean"]), _pct(e["busy"]["mean"])
         if zh:
-            return f"{_name(src, lang)}{inst} 使用其 {cores} 的 {txt}"
-        return f"{_name(src, lang)}{inst} uses {txt} of its {cores}"
+            return (
+                f"{_name(src, lang)}的 CPU 需求(运行与等待 CPU 的线程)为其 {cores} 的 {txt},"
+                f"自身使用 {own},这些 CPU 繁忙 {busy}"
+            )
+        return (
+            f"{_name(src, lang)} wants {txt} of its {cores} (threads running or waiting for a "
+            f"CPU; it ran {own} itself, its CPUs were {busy} busy)"
+        )
 
     others = [share_of(s) for s in cpu if cpu[s]["share"]["mean"] is not None]
     if v == "not_saturated":
@@ -363,22 +411,34 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
             )
         lim = _pct(limit)
         if zh:
-            s = f"{head},{what}。在 {n_sat} 线程时{main}(≥ {lim})"
+            s = f"{head},{what}。在 {at} 线程时{main}(≥ {lim})"
             return s + (";" + ";".join(rest) if rest else "") + "。"
-        s = f"{head}, {what}. At {n_sat} threads {main} (≥ {lim})"
+        s = f"{head}, {what}. At {at} threads {main} (≥ {lim})"
         return s + ("; " + "; ".join(rest) if rest else "") + "."
+    if v == "host_cpu" and row["resource"] != "host":
+        if zh:
+            return (
+                f"{head},主机 CPU 瓶颈:客户端与服务端都达到其 CPU 上限,二者相差不到 "
+                f"{DOMINANT:g} 倍,无法区分。{at} 线程时:" + ";".join(others) + "。"
+            )
+        return (
+            f"{head}, host CPU-bound: client and server are both at their CPU limit, within "
+            f"{DOMINANT:g}x of each other, so neither can be named. At {at} threads "
+            + "; ".join(others)
+            + "."
+        )
     if v == "host_cpu":
         b = ev["server_client"]
         txt = _share_text(b["share"], lang)
         cores = _cores_text(b["cores"], lang)
         if zh:
             return (
-                f"{head},主机 CPU 瓶颈:服务端与客户端共用 {cores},在 {n_sat} 线程时合计使用"
+                f"{head},主机 CPU 瓶颈:服务端与客户端共用 {cores},在 {at} 线程时合计使用"
                 f" {txt}。" + (";".join(others) + "。" if others else "")
             )
         return (
             f"{head}, host CPU-bound: server and client share the same {cores} and together use "
-            f"{txt} of them at {n_sat} threads. " + ("; ".join(others) + "." if others else "")
+            f"{txt} of them at {at} threads. " + ("; ".join(others) + "." if others else "")
         ).strip()
     lat = ev.get("p95_ratio")
     lat_txt = ""
@@ -392,12 +452,13 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
         hr = _pct(headroom)
         if zh:
             s = (
-                f"{head},但 CPU 仍有余量(均低于 {hr}):{';'.join(others)}。瓶颈不在 CPU,"
+                f"{head},但 {at} 线程时 CPU 仍有余量(均低于 {hr}):{';'.join(others)}。瓶颈不在 CPU,"
                 "可能是锁、I/O 或网络"
             )
             return s + (f";{lat_txt}。" if lat_txt else "。")
         s = (
-            f"{head} while the CPUs have headroom (all below {hr}): {'; '.join(others)}. The "
+            f"{head} while the CPUs have headroom at {at} threads (all below {hr}): "
+            f"{'; '.join(others)}. The "
             "limit is not CPU: look at locks, I/O or the network"
         )
         return s + (f"; {lat_txt}." if lat_txt else ".")
@@ -406,10 +467,11 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
     if reason == "between":
         who = ", ".join(ev.get("between", []))
         reason = (
-            f"{who} 的 CPU 介于 {_pct(headroom)} 与 {_pct(limit)} 之间(或区间跨越 {_pct(headroom)})"
+            f"{who} 的 CPU 需求介于 {_pct(headroom)} 与 {_pct(limit)} 之间"
+            f"(或区间跨越 {_pct(headroom)})"
             if zh
-            else f"the CPU of {who} lies between {_pct(headroom)} and {_pct(limit)} (or its "
-            f"interval reaches above {_pct(headroom)}): neither at its limit nor clearly free"
+            else f"the CPU demand of {who} lies between {_pct(headroom)} and {_pct(limit)} (or "
+            f"its interval reaches above {_pct(headroom)}): neither at its limit nor clearly free"
         )
     elif zh and reason.startswith("no server CPU"):
         reason = "未测到服务端 CPU(远程服务端且无 Prometheus,或未开启采样)"
@@ -421,9 +483,9 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
         )
     if zh:
         s = f"{head},瓶颈无法判定:{reason}。"
-        return s + (f"{n_sat} 线程时:" + ";".join(others) + "。" if others else "")
+        return s + (f"{at} 线程时:" + ";".join(others) + "。" if others else "")
     s = f"{head}; the bottleneck cannot be determined: {reason}."
-    return s + (f" At {n_sat} threads " + "; ".join(others) + "." if others else "")
+    return s + (f" At {at} threads " + "; ".join(others) + "." if others else "")
 
 
 def _flat(row: dict) -> dict:
@@ -432,14 +494,16 @@ def _flat(row: dict) -> dict:
     cpu = ev.get("cpu", {})
     src = row["resource"] if row["resource"] in cpu else None
     if src is None and cpu:
-        judged = [k for k in cpu if k != "client" and cpu[k]["share"]["mean"] is not None]
-        src = max(judged, key=lambda k: cpu[k]["share"]["mean"]) if judged else None
+        judged = [k for k in cpu if k != "client" and cpu[k]["demand"]["mean"] is not None]
+        src = max(judged, key=lambda k: cpu[k]["demand"]["mean"]) if judged else None
     out: dict = {}
     for name, key in (("cpu", src), ("client", "client"), ("server", "server")):
-        iv = cpu[key]["share"] if key in cpu else {}
-        out[f"{name}_share"] = iv.get("mean")
-        out[f"{name}_share_ci_low"] = iv.get("ci_low")
-        out[f"{name}_share_ci_high"] = iv.get("ci_high")
+        for what in ("share", "demand"):
+            iv = cpu[key][what] if key in cpu else {}
+            out[f"{name}_{what}"] = iv.get("mean")
+            out[f"{name}_{what}_ci_low"] = iv.get("ci_low")
+            out[f"{name}_{what}_ci_high"] = iv.get("ci_high")
+        out[f"{name}_busy"] = cpu[key]["busy"]["mean"] if key in cpu else None
     out["cpu_source"] = src
     out["cpu_cores"] = cpu[src]["cores"] if src in cpu else None
     b = ev.get("server_client")
@@ -536,11 +600,15 @@ def diagnose(
                 headroom=headroom,
             )  # fmt: skip
         )
+    figures = [
+        f"{name}_{what}{end}"
+        for name in ("cpu", "client", "server")
+        for what, ends in (("share", _CI), ("demand", _CI), ("busy", ("",)))
+        for end in ends
+    ]
     cols = [
         "workload", "arm", "verdict", "resource", "n_sat", "n_max", "threads_at", "n_runs",
-        "cpu_source", "cpu_share", "cpu_share_ci_low", "cpu_share_ci_high", "cpu_cores",
-        "client_share", "client_share_ci_low", "client_share_ci_high", "server_share",
-        "server_share_ci_low", "server_share_ci_high", "server_client_share", "tps_ratio",
+        "cpu_source", "cpu_cores", *figures, "server_client_share", "tps_ratio",
         "tps_ratio_ci_low", "tps_ratio_ci_high", "p95_ratio", "p95_ratio_ci_low",
         "p95_ratio_ci_high", "components", "reason", "warnings", "sentence", "sentence_en",
         "sentence_zh", "evidence",

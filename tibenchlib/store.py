@@ -105,6 +105,8 @@ samples = sa.Table(
     sa.Column("cpu_pct", sa.Float),
     sa.Column("rss_bytes", sa.Float),
     sa.Column("cores_allowed", sa.Float),
+    sa.Column("cpu_wait_pct", sa.Float),
+    sa.Column("cpus_busy_pct", sa.Float),
 )
 environment = sa.Table(
     "environment",
@@ -266,6 +268,11 @@ class Store:
         if "attempts" not in have:
             with self.engine.begin() as c:
                 c.exec_driver_sql("ALTER TABLE runs ADD COLUMN attempts INTEGER")
+        have = {c["name"] for c in sa.inspect(self.engine).get_columns("samples")}
+        for col in ("cpu_wait_pct", "cpus_busy_pct"):
+            if col not in have:
+                with self.engine.begin() as c:
+                    c.exec_driver_sql(f"ALTER TABLE samples ADD COLUMN {col} FLOAT")
 
     def _check_version(self) -> None:
         if self.path is None:
