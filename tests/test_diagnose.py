@@ -6,6 +6,7 @@ diagnosis prints are recomputed plainly (mean and Student t interval of the per-
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -335,3 +336,101 @@ def test_client_and_server_starving_alike_are_not_told_apart():
     d = _one(runs, _sched(runs, alike), host_cpus=2)
     assert (d["verdict"], d["resource"]) == ("host_cpu", "client+server")
     assert "neither can be named" in d["sentence_en"]
+
+
+@pytest.mark.slow
+def test_sampler_sees_threads_waiting_for_one_cpu(sysbench_bin):
+    """Real threads on one CPU: sysbench's CPU test with 3 threads under numactl on CPU 0 runs
+    one thread at a time, so its demand is about 3 CPUs' worth and CPU 0 is full."""
+    import shutil
+    import subprocess
+    import time
+
+    from tibenchlib.sampler import SCHED_COLUMNS, ProcessSampler
+
+    if shutil.which("numactl") is None:
+        pytest.skip("numactl is not installed")
+    cmd = ["numactl", "--physcpubind=0", sysbench_bin, "cpu", "--threads=3", "--time=3", "run"]
+    with ProcessSampler(interval=0.5) as s:
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        time.sleep(0.3)  # numactl execs sysbench: watch the process once it is sysbench
+        s.watch("burn", p.pid)
+        p.wait()
+    df = s.samples
+    assert set(SCHED_COLUMNS) <= set(df.columns) and len(df) >= 3
+    c = cpu_per_run(df.assign(run_key="k")).iloc[0]
+    assert c["cores"] == 1
+    assert c["busy"] >= 0.9  # CPU 0 was full (whoever else ran there too)
+    assert c["demand"] >= 2.0  # three runnable threads on one CPU
+
+
+# -- real sweeps on the embedded MariaDB, one CPU each way -------------------------------------
+def _real_study(name: str, arm: dict):
+    from tibenchlib.params import parse_study
+
+    return parse_study(
+        {
+            "study": name,
+            "dataset": {"tables": 2, "table_size": 2000},
+            "workloads": ["oltp_point_select"],
+            "threads": [1, 4, 16],
+            "repeats": 3,
+            "duration_s": 3,
+            "report_interval_s": 1,
+            "cooldown_s": 0,
+            "arms": [arm],
+        }
+    )
+
+
+def _real_diagnosis(study) -> pd.Series:
+    from tibenchlib.store import Store
+
+    store = Store.for_study(study)
+    runs = store.runs(study.study, phase="sweep")
+    assert len(runs) == 9 and (runs["status"] == "ok").all()
+    cpu = cpu_per_run(store.read("samples", study.study))
+    return diagnose(runs, cpu, host_cpus=len(os.sched_getaffinity(0))).iloc[0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_real_sweep_server_on_one_cpu_is_server_bound(data_dir, sysbench_bin):
+    """The embedded server bound to one CPU (``cpu_binding: cpus:0``, numactl), the client on
+    every CPU: the server is the limit."""
+    from tibenchlib.sweep import sweep
+
+    study = _real_study("diag-server", {"label": "srv1", "cpu_binding": "cpus:0"})
+    sweep(study, progress=False)
+    d = _real_diagnosis(study)
+    assert (d["verdict"], d["resource"]) == ("server_cpu", "server"), d["sentence_en"]
+    assert d["server_demand"] >= 0.9 and d["threads_at"] == 16
+    assert "server CPU-bound" in d["sentence_en"] and "服务端 CPU 瓶颈" in d["sentence_zh"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_real_sweep_client_on_one_cpu_is_client_bound(data_dir, sysbench_bin):
+    """The server on every CPU, the sysbench client on one: the test process is bound to the
+    last CPU once the server runs, and sysbench inherits that affinity."""
+    from tibenchlib.prepare import ensure_ready
+    from tibenchlib.store import Store
+    from tibenchlib.sweep import sweep
+    from tibenchlib.target import open_arm
+
+    study = _real_study("diag-client", {"label": "cli1"})
+    store = Store.for_study(study, record=True)
+    ensure_ready(open_arm(study, "cli1", yes=True, store=store))
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {max(mine)})
+    try:
+        sweep(study, progress=False, store=store)
+    finally:
+        os.sched_setaffinity(0, mine)
+    d = _real_diagnosis(study)
+    samples = store.read("samples", study.study)
+    assert (samples.loc[samples["source"] == "client", "cores_allowed"] == 1).all()
+    assert (samples.loc[samples["source"] == "server", "cores_allowed"] == len(mine)).all()
+    assert (d["verdict"], d["resource"]) == ("client_cpu", "client"), d["sentence_en"]
+    assert d["client_demand"] >= 0.9 and d["threads_at"] == 16
+    assert "client-bound" in d["sentence_en"] and "客户端 CPU 瓶颈" in d["sentence_zh"]

@@ -390,7 +390,7 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
     head = (
         f"{w}:从 {n_sat} 线程起吞吐量不再增长"
         if zh
-        else f"{w}: throughput levels off from {n_sat} threads"
+        else f"{w}: throughput levels off from {n_sat} thread" + ("" if n_sat == 1 else "s")
     )
     if v in ("client_cpu", "server_cpu"):
         src = row["resource"]
