@@ -6,6 +6,7 @@ diagnosis prints are recomputed plainly (mean and Student t interval of the per-
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -434,3 +435,76 @@ def test_real_sweep_client_on_one_cpu_is_client_bound(data_dir, sysbench_bin):
     assert (d["verdict"], d["resource"]) == ("client_cpu", "client"), d["sentence_en"]
     assert d["client_demand"] >= 0.9 and d["threads_at"] == 16
     assert "client-bound" in d["sentence_en"] and "客户端 CPU 瓶颈" in d["sentence_zh"]
+
+
+# -- the command line and the report section read the catalog -----------------------------------
+W = "oltp_point_select"
+
+
+def _catalog(tmp_path, monkeypatch) -> str:
+    """A catalog holding the synthetic server-on-one-CPU sweep, as a sweep writes it."""
+    from tibenchlib.params import parse_study
+    from tibenchlib.store import Store
+
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    study = parse_study({"study": "diag-cli", "workloads": [W], "threads": LADDER,
+                         "arms": [{"label": "a"}], "lang": "zh"})  # fmt: skip
+    store = Store.for_study(study, record=True)
+    runs = _runs(FLAT).assign(workload=W)
+    for r in runs.to_dict("records"):
+        store.record_run({**r, "study": "diag-cli", "phase": "sweep", "seq": 0})
+    store.append("samples", _sched(runs, SERVER_ON_ONE_CPU).assign(study="diag-cli"))
+    return "diag-cli"
+
+
+def test_cli_diagnose_json_and_text(tmp_path, monkeypatch):
+    from helpers import run_cli
+
+    name = _catalog(tmp_path, monkeypatch)
+    env = {"TIBENCH_DATA": str(tmp_path)}
+    r = run_cli("diagnose", name, "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert len(rows) == 1 and rows[0]["verdict"] == "server_cpu"
+    assert rows[0]["resource"] == "server" and rows[0]["threads_at"] == 16
+    assert rows[0]["server_demand"] > 10 and rows[0]["evidence"]["cpu"]["server"]["cores"] == 1
+    assert rows[0]["sentence"].startswith(f"{W}:从 4 线程起")  # the study's lang
+    text = run_cli("diagnose", name, "--lang", "en", env=env)
+    assert text.returncode == 0, text.stderr
+    assert "server CPU-bound" in text.stdout and "CPU demand =" in text.stdout
+    bad = run_cli("diagnose", name, "--component-cores", "tidb", env=env)
+    assert bad.returncode == 2 and "COMPONENT=CPUS" in bad.stderr
+    missing = run_cli("diagnose", "no-such-study", env=env)
+    assert missing.returncode == 2 and "no-such-study" in missing.stderr
+
+
+def test_report_table_names_its_figures(tmp_path, monkeypatch):
+    from tibenchlib.report.diagnosis import diagnosis_table, study_diagnosis
+    from tibenchlib.studyplan import study_from
+
+    study = study_from(_catalog(tmp_path, monkeypatch))
+    d = study_diagnosis(study, lang="en")
+    t = diagnosis_table(d, "en").iloc[0]
+    lo, hi = d["server_demand_ci_low"].iloc[0], d["server_demand_ci_high"].iloc[0]
+    want = f"{d['server_demand'].iloc[0] * 100:.0f}% [{lo * 100:.0f}, {hi * 100:.0f}]"
+    assert t["Verdict"] == "server CPU-bound" and t["Server CPU demand [95% CI]"] == want
+    assert t["Runs (n)"] == "3" and t["Saturates from (threads)"] == "4"
+    zh = diagnosis_table(d, "zh").iloc[0]
+    assert zh["结论"] == "服务端 CPU 瓶颈" and zh["服务端 CPU 需求 [95% CI]"] == want
+
+
+def test_noisy_top_cell_is_not_called_unsaturated():
+    """The largest thread count has the highest mean only by noise: the last step's interval
+    includes no change, so neither "not saturated" nor a saturation point is claimed."""
+    runs = _runs(FLAT)
+    top = runs["threads"] == 16
+    runs.loc[top, "tps"] = [2000.0, 3300.0, 4600.0]  # mean 3,300 > 3,050 / 0.95
+    starving = {"server": (2, 50.0, 300.0, 100.0), "client": (1, 30.0, 900.0, 100.0)}
+    d = _one(runs, _sched(runs, starving), host_cpus=2)
+    assert (d["verdict"], d["resource"]) == ("client_cpu", "client") and pd.isna(d["n_sat"])
+    assert any("saturation point is uncertain" in w for w in d["warnings"])
+    assert "neither shown to rise nor to level off" in d["sentence_en"]
+    calm = {"server": (1, 40.0, 5.0, 45.0), "client": (1, 30.0, 5.0, 35.0)}
+    d = _one(runs, _sched(runs, calm), host_cpus=2)
+    assert d["verdict"] == "undetermined" and "unclear" in d["reason"]
+    assert "无法确定是否已饱和" in d["sentence_zh"]

@@ -218,21 +218,34 @@ def diagnosis_row(
     }
     steps = sat["steps"]
     last = steps.iloc[-1] if len(steps) else None
-    if n_sat is None or n_sat == n_max:
+    unsaturated = n_sat is None or n_sat == n_max
+    if last is not None:
+        row["evidence"]["last_step"] = {
+            "from": int(last["threads_from"]),
+            "to": int(last["threads_to"]),
+            "change_pct": float(last["change_pct"]),
+            "ci_low_pct": None if pd.isna(last["ci_low_pct"]) else float(last["ci_low_pct"]),
+            "ci_high_pct": None if pd.isna(last["ci_high_pct"]) else float(last["ci_high_pct"]),
+        }
+    # "still rising" needs the last step's interval above +delta (its point figure alone when
+    # one run per thread count gives no interval); a noisy top cell is no proof of either
+    rising = last is not None and (
+        last["label"] == "rising" or (last["label"] == "n/a" and last["point_label"] == "rising")
+    )
+    if unsaturated and rising:
         row["verdict"] = "not_saturated"
         row["threads_at"] = n_max
-        if last is not None:
-            row["evidence"]["last_step"] = {
-                "from": int(last["threads_from"]),
-                "to": int(last["threads_to"]),
-                "change_pct": float(last["change_pct"]),
-                "ci_low_pct": None if pd.isna(last["ci_low_pct"]) else float(last["ci_low_pct"]),
-                "ci_high_pct": None if pd.isna(last["ci_high_pct"]) else float(last["ci_high_pct"]),
-            }
+        row["n_runs"] = int((sel["threads"] == n_max).sum())
         _cpu_evidence(row, sel, cpu, n_max, host_cpus)
         return row
+    if unsaturated:
+        row["warnings"].append(
+            "the largest thread count has the highest mean TPS but the last step's interval "
+            "does not show throughput still rising: the saturation point is uncertain"
+        )
+        row["n_sat"] = n_sat = None
 
-    at = sel[sel["threads"] == n_sat]
+    at = sel[sel["threads"] == (n_sat if n_sat is not None else n_max)]
     top = sel[sel["threads"] == n_max]
     # the far end of the flat region, where a limiting resource shows most clearly
     row["threads_at"] = n_max
@@ -272,6 +285,9 @@ def diagnosis_row(
         if both["share"]["mean"] >= limit:
             row.update(verdict="host_cpu", resource="host")
             return row
+    if n_sat is None:
+        row["reason"] = "unclear"
+        return row
     server_side = [k for k in judged if k != "client"]
     unshared = [k for k in shares if k != "client" and k not in judged]
     if not server_side:
@@ -387,11 +403,23 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
         s = f"{w}: not saturated within the ladder; throughput still rises at {n_max} threads"
         s += f" ({step})." if step else "."
         return s + (f" At {n_max} threads " + "; ".join(others) + "." if others else "")
-    head = (
-        f"{w}:从 {n_sat} 线程起吞吐量不再增长"
-        if zh
-        else f"{w}: throughput levels off from {n_sat} thread" + ("" if n_sat == 1 else "s")
-    )
+    if n_sat is None:
+        ls = ev["last_step"]
+        step = f"{ls['change_pct']:+.1f}%" + (
+            f" [{ls['ci_low_pct']:+.1f}, {ls['ci_high_pct']:+.1f}]"
+            if ls["ci_low_pct"] is not None
+            else ""
+        )
+        head = (
+            f"{w}:{ls['from']}→{ls['to']} 线程 TPS {step},无法确定是否已饱和"
+            if zh
+            else f"{w}: TPS {ls['from']}→{ls['to']} threads {step}, neither shown to rise "
+            "nor to level off"
+        )
+    elif zh:
+        head = f"{w}:从 {n_sat} 线程起吞吐量不再增长"
+    else:
+        head = f"{w}: throughput levels off from {n_sat} thread" + ("" if n_sat == 1 else "s")
     if v in ("client_cpu", "server_cpu"):
         src = row["resource"]
         main = share_of(src)
@@ -472,6 +500,12 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
             if zh
             else f"the CPU demand of {who} lies between {_pct(headroom)} and {_pct(limit)} (or "
             f"its interval reaches above {_pct(headroom)}): neither at its limit nor clearly free"
+        )
+    elif reason == "unclear":
+        reason = (
+            "吞吐量曲线不确定,且没有 CPU 达到上限"
+            if zh
+            else "the throughput curve is unclear and no CPU is at its limit"
         )
     elif zh and reason.startswith("no server CPU"):
         reason = "未测到服务端 CPU(远程服务端且无 Prometheus,或未开启采样)"
@@ -620,7 +654,7 @@ def diagnose(
         en = _sentence(r, "en", limit, headroom)
         zh = _sentence(r, "zh", limit, headroom)
         reason = r["reason"]
-        if reason == "between":
+        if reason in ("between", "unclear"):
             reason = en.split("cannot be determined: ", 1)[-1].split(".")[0]
         flat.update(
             reason=reason,
