@@ -508,3 +508,15 @@ def test_noisy_top_cell_is_not_called_unsaturated():
     d = _one(runs, _sched(runs, calm), host_cpus=2)
     assert d["verdict"] == "undetermined" and "unclear" in d["reason"]
     assert "无法确定是否已饱和" in d["sentence_zh"]
+
+
+def test_html_report_carries_the_diagnosis(tmp_path, monkeypatch):
+    from tibenchlib.report import html
+
+    name = _catalog(tmp_path, monkeypatch)
+    page = html.build_report(name, lang="zh").read_text(encoding="utf-8")
+    assert "性能瓶颈分析" in page and "服务端 CPU 瓶颈" in page and "CPU 需求 =" in page
+    (md,) = (tmp_path / name / "report" / "tables").glob("*_sweep_diagnosis_zh.md")
+    assert "服务端 CPU 瓶颈" in md.read_text(encoding="utf-8")
+    en = html.build_report(name, lang="en").read_text(encoding="utf-8")
+    assert "Bottleneck diagnosis" in en and "server CPU-bound" in en
