@@ -1,31 +1,37 @@
-"""Bottleneck diagnosis: at a sweep's saturation point, which resource is at its limit.
+"""Bottleneck diagnosis: where a sweep's throughput levels off, which resource is at its limit.
 
 Joins what tibench already measures — the saturation point of each workload × arm
 (:func:`tibenchlib.saturation.saturation`), the per-second CPU of the server and of the sysbench
-client (the ``samples`` table; 100 = one core, with the number of CPUs each may use) and, on a
-TiDB cluster, the CPU of each component from Prometheus (the ``cluster_metrics`` table) — into one
-verdict per workload × arm with its evidence in numbers:
+client (the ``samples`` table: CPU used, run-queue wait and how busy the CPUs it may use were,
+with the number of CPUs each may use) and, on a TiDB cluster, the CPU of each component from
+Prometheus (the ``cluster_metrics`` table) — into one verdict per workload × arm with its
+evidence in numbers:
 
 ``client_cpu``
-    the sysbench client uses at least ``limit`` (90 %) of the CPUs it may use: the sweep measured
-    the client, not the database;
+    the sysbench client is at its CPU limit: the sweep measured the client, not the database;
 ``server_cpu``
-    the server (or a TiDB component: tidb, tikv, pd, tiflash) uses at least ``limit`` of its CPUs;
+    the server (or a TiDB component: tidb, tikv, pd, tiflash) is at its CPU limit;
 ``host_cpu``
-    server and client share the same CPUs (neither is bound) and together fill them;
+    client and server are both at their limit and neither dominates, or, both unbound on the
+    same host, together fill its CPUs;
 ``not_cpu``
-    throughput is flat while every measured CPU has headroom (below ``headroom``, 75 %, with its
-    whole interval): the limit is elsewhere (locks, I/O, network); the latency growth from the
-    saturation point on is given;
+    throughput is flat while every measured CPU has headroom: the limit is elsewhere (locks,
+    I/O, network); the p95 latency growth from the saturation point on is given;
 ``not_saturated``
-    throughput is still rising at the largest thread count tested;
+    throughput is still rising at the largest thread count tested (the last step's interval
+    lies above +delta);
 ``undetermined``
-    none of these can be said honestly, and ``reason`` says why (no server CPU measured, a CPU
-    between ``headroom`` and ``limit``, too few runs).
+    none of these can be said honestly, and ``reason`` says why.
 
-Every figure is a mean over the repeated runs (the unit of replication) at the saturation point
-with a Student t 95 % interval; one run per thread count gives point figures and says so. Pure:
-DataFrames in, a DataFrame out.
+A source's CPU **demand** is (CPU time + time its threads spent runnable but waiting for a CPU)
+/ (wall time × CPUs it may use): runnable threads per CPU. It reads the same as the CPU share
+on a quiet host, and stays high for a process starved on a shared host, whose own CPU share
+looks like headroom while its CPUs are full. Without sampled waits (older catalogs, Prometheus
+components) the demand is the CPU share.
+
+Every figure is a mean over the repeated runs (the unit of replication) with a Student t 95 %
+interval; one run per thread count gives point figures and says so. Pure: DataFrames in, a
+DataFrame out.
 """
 
 from __future__ import annotations
@@ -571,17 +577,20 @@ def diagnose(
 
     The saturation point N_sat is :func:`tibenchlib.saturation.saturation`'s (the smallest
     thread count whose mean TPS reaches ``sat_frac`` of the peak). When it is the largest thread
-    count tested, the verdict is ``not_saturated``. Otherwise, over the runs at N_sat, the mean
-    share of its CPUs that each source used (:func:`cpu_per_run`), with a Student t interval
-    over the runs (independent runs assumed; n = 1 gives no interval), is read in this order:
-    the client at or above ``limit`` → ``client_cpu``; the server or a TiDB component at or above
-    ``limit`` → ``server_cpu`` (the busiest one named); server and client both unbound
-    (``cores == host_cpus``) and together at or above ``limit`` of the host → ``host_cpu``;
-    every server-side source with its whole interval below ``headroom`` → ``not_cpu`` (with the
-    TPS and p95 ratios from N_sat to the largest thread count, Fieller intervals); anything else
-    → ``undetermined`` with the reason. A share between ``headroom`` and ``limit`` is never
-    called either way: on a shared, noisy host a process held back by others reads like one
-    with headroom.
+    count and the last step's Fieller interval lies above +2 % (its point figure with one run
+    per thread count), the verdict is ``not_saturated``; when it is the largest only by noise,
+    no saturation point is claimed (``n_sat`` None, a warning) and the CPUs are still read.
+    Otherwise the CPUs are read at the largest thread count, the far end of the flat region,
+    where a limiting resource shows most clearly. Per source (:func:`cpu_per_run`) the mean
+    demand over the runs there, with a Student t interval (independent runs assumed), is read
+    in this order: sources at or above ``limit`` are at their limit — the one with the largest
+    demand is named (``client_cpu`` or ``server_cpu``), unless the client and a server-side
+    source are both at their limit within ``DOMINANT`` (1.5x) of each other (``host_cpu``);
+    server and client both unbound (``cores == host_cpus``) with their own CPU together at or
+    above ``limit`` of the host → ``host_cpu``; every source with its whole interval below
+    ``headroom`` (and, on a cluster, both tidb and tikv measured) → ``not_cpu``; anything else
+    → ``undetermined`` with the reason. A demand between ``headroom`` and ``limit`` is never
+    called either way.
 
     Parameters
     ----------
@@ -595,7 +604,7 @@ def diagnose(
     level, sat_frac
         Confidence level; the share of the peak TPS that counts as saturated.
     limit, headroom
-        Share of its CPUs at which a source is at its limit (0.90), and below which (its
+        CPU demand at which a source is at its limit (0.90), and below which (its
         interval's upper end) it clearly has headroom (0.75).
     lang
         "en" or "zh" for ``sentence`` (both are always in ``sentence_en`` / ``sentence_zh``).
@@ -604,9 +613,11 @@ def diagnose(
     -------
     DataFrame
         One row per workload × arm: ``workload, arm, verdict, resource, n_sat, n_max,
-        threads_at, n_runs, cpu_source, cpu_share (+ _ci_low, _ci_high), cpu_cores,
-        client_share (+ ci), server_share (+ ci), server_client_share, tps_ratio (+ ci),
-        p95_ratio (+ ci)`` (from N_sat to the largest thread count), ``components``, ``reason``,
+        threads_at`` (where the CPUs were read), ``n_runs`` (runs there), ``cpu_source`` (the
+        named or busiest server-side source), ``cpu_cores``, then for ``cpu``, ``client`` and
+        ``server``: ``*_share``, ``*_demand`` (each with ``_ci_low``, ``_ci_high``) and
+        ``*_busy``; ``server_client_share, tps_ratio, p95_ratio`` (each with its Fieller
+        interval, from N_sat to the largest thread count), ``components``, ``reason``,
         ``warnings``, ``sentence``, ``sentence_en``, ``sentence_zh``, ``evidence`` (the nested
         figures).
     """
