@@ -346,7 +346,7 @@ def _add_report_parser(cmd) -> None:
 
 
 def cmd_diagnose(a) -> int:
-    from .report.diagnosis import as_json, diagnosis_table, note, study_diagnosis
+    from .report.diagnosis import as_json, diagnosis_table, note, sentences, study_diagnosis
     from .studyplan import study_from
     from .texttable import format_frame
 
@@ -368,7 +368,7 @@ def cmd_diagnose(a) -> int:
         return 0
     print(format_frame(diagnosis_table(d, lang), max_width=200))
     print()
-    for s in d["sentence"]:
+    for s in sentences(d):
         print(f"- {s}")
     print()
     print(note(lang))

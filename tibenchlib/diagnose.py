@@ -236,7 +236,12 @@ def diagnosis_row(
     # "still rising" needs the last step's interval above +delta (its point figure alone when
     # one run per thread count gives no interval); a noisy top cell is no proof of either
     rising = last is not None and (
-        last["label"] == "rising" or (last["label"] == "n/a" and last["point_label"] == "rising")
+        last["label"] == "rising"
+        or (
+            min(last["n_from"], last["n_to"]) < 2
+            and last["label"] == "n/a"
+            and last["point_label"] == "rising"
+        )
     )
     if unsaturated and rising:
         row["verdict"] = "not_saturated"

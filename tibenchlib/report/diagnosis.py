@@ -16,7 +16,10 @@ import pandas as pd
 from ..diagnose import cpu_per_run, diagnose
 from . import tables as T
 
-__all__ = ["VERDICT_TEXT", "study_diagnosis", "diagnosis_table", "as_json", "section", "TITLE"]
+__all__ = [
+    "TITLE", "VERDICT_TEXT", "as_json", "diagnosis_table", "note", "section", "sentences",
+    "study_diagnosis",
+]  # fmt: skip
 
 TITLE = {"en": "Bottleneck diagnosis", "zh": "性能瓶颈分析"}
 
@@ -177,6 +180,12 @@ def diagnosis_table(d: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(H.values()))
 
 
+def sentences(d: pd.DataFrame) -> list[str]:
+    """One sentence per row, led by its arm when the study has several."""
+    several = d["arm"].nunique() > 1
+    return [f"[{a}] {s}" if several else s for a, s in zip(d["arm"], d["sentence"], strict=True)]
+
+
 def note(lang: str = "en", limit: float = 0.90, headroom: float = 0.75) -> str:
     """What the table's figures are, in ``lang``."""
     return _NOTE[lang].format(limit=f"{limit:.0%}", headroom=f"{headroom:.0%}")
@@ -209,5 +218,5 @@ def section(study, lang: str | None = None, **kw) -> pd.DataFrame:
         return d
     show(diagnosis_table(d, lang), lang)
     say(note(lang))
-    say("\n".join(f"- {s}" for s in d["sentence"]))
+    say("\n".join(f"- {s}" for s in sentences(d)))
     return d

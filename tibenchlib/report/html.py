@@ -400,7 +400,7 @@ def _diagnosis_cells(study: str, lang: str, out: Path) -> list:
     catalog, its table also saved as CSV and Markdown; nothing when it holds no sweep runs."""
     from ..params import ParamsError
     from ..studyplan import study_from
-    from .diagnosis import TITLE, diagnosis_table, note, study_diagnosis
+    from .diagnosis import TITLE, diagnosis_table, note, sentences, study_diagnosis
 
     try:
         d = study_diagnosis(study_from(study), lang=lang)
@@ -411,7 +411,7 @@ def _diagnosis_cells(study: str, lang: str, out: Path) -> list:
     table = diagnosis_table(d, lang)
     idx = list(PHASE_NOTEBOOKS).index("sweep")
     export(tables.plain(table, lang), out / f"{idx:02d}_sweep_diagnosis_{lang}")
-    sentences = "\n".join(f"- {x}" for x in d["sentence"])
+    lines = "\n".join(f"- {x}" for x in sentences(d))
     return [
         _md(f'<a id="diagnosis"></a>\n\n### {TITLE[lang]}'),
         _output_cell(
@@ -421,7 +421,7 @@ def _diagnosis_cells(study: str, lang: str, out: Path) -> list:
                 )
             ]
         ),
-        _md(f"{note(lang)}\n\n{sentences}"),
+        _md(f"{note(lang)}\n\n{lines}"),
     ]
 
 
