@@ -419,7 +419,7 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
         step = f"{ls['change_pct']:+.1f}%" + (
             f" [{ls['ci_low_pct']:+.1f}, {ls['ci_high_pct']:+.1f}]"
             if ls["ci_low_pct"] is not None
-            else ""
+            else ("(无有界区间)" if zh else " (no bounded interval)")
         )
         head = (
             f"{w}:{ls['from']}→{ls['to']} 线程 TPS {step},无法确定是否已饱和"
