@@ -11,7 +11,8 @@ Tables (documented in the README):
                    status/error, sysbench's summary figures, histogram percentiles, warnings,
                    the exact command (no password), the raw log's path, timings, attempts.
 ``intervals``      sysbench's per-interval lines of every run (t, tps, qps, latency, err/s).
-``samples``        resource use during runs: CPU and RSS of server and client per second.
+``samples``        resource use during runs: CPU and RSS of server and client per second, with
+                   run-queue wait and how busy their CPUs were.
 ``environment``    environment captures (JSON) per study × arm.
 ``prepare_steps``  prepare / ANALYZE / warm-up / verify steps with their timings.
 ``tpch_queries``   TPC-H query executions: query, arm, mode, stream, repeat, status, seconds.
