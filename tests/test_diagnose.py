@@ -520,3 +520,27 @@ def test_html_report_carries_the_diagnosis(tmp_path, monkeypatch):
     assert "服务端 CPU 瓶颈" in md.read_text(encoding="utf-8")
     en = html.build_report(name, lang="en").read_text(encoding="utf-8")
     assert "Bottleneck diagnosis" in en and "server CPU-bound" in en
+
+
+def test_catalog_of_an_older_tibench_gains_the_sampler_columns(tmp_path):
+    """A catalog written before the run-queue columns existed opens, takes new samples, and its
+    old rows diagnose on the CPU share alone."""
+    import sqlite3
+
+    from tibenchlib.store import Store
+
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as c:
+        c.execute(
+            "CREATE TABLE samples (study VARCHAR(200), run_key VARCHAR(200), source VARCHAR(200),"
+            " t FLOAT, cpu_user_pct FLOAT, cpu_system_pct FLOAT, cpu_pct FLOAT, rss_bytes FLOAT,"
+            " cores_allowed FLOAT)"
+        )
+        c.execute("INSERT INTO samples VALUES ('s', 'k', 'server', 1, 90, 6, 96, 1e6, 1)")
+    store = Store(f"sqlite:///{db}")
+    store.append("samples", [{"study": "s", "run_key": "k2", "source": "server", "t": 1.0,
+                              "cpu_pct": 40.0, "cores_allowed": 1, "cpu_wait_pct": 300.0,
+                              "cpus_busy_pct": 100.0}])  # fmt: skip
+    c = cpu_per_run(store.read("samples", "s")).set_index("run_key")
+    assert c.loc["k", "demand"] == pytest.approx(0.96) and pd.isna(c.loc["k", "wait_cores"])
+    assert c.loc["k2", "demand"] == pytest.approx(3.4) and c.loc["k2", "busy"] == 1.0
