@@ -262,8 +262,10 @@ def diagnosis_row(
     row["threads_at"] = n_max
     row["n_runs"] = len(top)
     shares = _cpu_evidence(row, sel, cpu, n_max, host_cpus)
-    row["evidence"]["tps_ratio"] = fieller_ratio(top[metric], at[metric], level)
-    if "lat_p95_ms" in sel and at["lat_p95_ms"].notna().any() and top["lat_p95_ms"].notna().any():
+    if n_sat is not None:
+        row["evidence"]["tps_ratio"] = fieller_ratio(top[metric], at[metric], level)
+    has_p95 = "lat_p95_ms" in sel and at["lat_p95_ms"].notna().any()
+    if n_sat is not None and has_p95 and top["lat_p95_ms"].notna().any():
         row["evidence"]["p95_ratio"] = fieller_ratio(
             top["lat_p95_ms"].dropna(), at["lat_p95_ms"].dropna(), level
         )
