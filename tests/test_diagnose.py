@@ -71,10 +71,11 @@ def _one(runs, samples=None, metrics=None, component_cores=None, **kw) -> pd.Ser
 
 
 def _t(values) -> tuple[float, float, float]:
-    v = np.asarray(values, float)
+    """Geometric mean and the t interval of the logs, back-transformed, recomputed plainly."""
+    v = np.log(np.asarray(values, float))
     m, se = v.mean(), v.std(ddof=1) / np.sqrt(v.size)
     q = st.t.ppf(0.975, v.size - 1)
-    return m, m - q * se, m + q * se
+    return np.exp(m), np.exp(m - q * se), np.exp(m + q * se)
 
 
 def test_cpu_per_run_means_and_busiest_instance():
@@ -153,7 +154,8 @@ def test_tidb_component_named_from_prometheus():
                 )
     d = _one(runs, None, pd.DataFrame(rows), {"tidb": 8, "tikv": 8})
     assert d["verdict"] == "server_cpu" and d["resource"] == "tidb"
-    assert d["cpu_share"] == pytest.approx(0.95, abs=1e-9)
+    geo = np.exp(np.log(7.6 * np.array([0.99, 1.0, 1.01]) / 8).mean())  # geometric, 3 runs
+    assert d["cpu_share"] == pytest.approx(geo, abs=1e-12)
     assert "tikv 55%" in d["components"]
     assert "server CPU-bound: tidb" in d["sentence_en"] and "(tidb)" in d["sentence_zh"]
 

@@ -29,9 +29,9 @@ on a quiet host, and stays high for a process starved on a shared host, whose ow
 looks like headroom while its CPUs are full. Without sampled waits (older catalogs, Prometheus
 components) the demand is the CPU share.
 
-Every figure is a mean over the repeated runs (the unit of replication) with a Student t 95 %
-interval; one run per thread count gives point figures and says so. Pure: DataFrames in, a
-DataFrame out.
+Every CPU figure is a geometric mean over the repeated runs (the unit of replication) with a
+Student t 95 % interval on the log scale, back-transformed (it stays positive); one run per
+thread count gives point figures and says so. Pure: DataFrames in, a DataFrame out.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import warnings as _warnings
 
 import numpy as np
 import pandas as pd
+from scipy import stats as _st
 
 from .saturation import saturation
 from .stats import _valid_mask, fieller_ratio, t_interval
@@ -140,9 +141,22 @@ def cpu_per_run(
     return out[CPU_COLUMNS].reset_index(drop=True)
 
 
-def _interval(values) -> dict:
-    v = [float(x) for x in values if x is not None and math.isfinite(float(x))]
-    return t_interval(v) if v else {"n": 0, "mean": None, "ci_low": None, "ci_high": None}
+def _interval(values, level: float = 0.95) -> dict:
+    """Geometric mean of positive per-run figures with a Student t interval on the log scale,
+    back-transformed, so an interval of a CPU share never goes below zero. A zero among the
+    runs (a source that did nothing) falls back to the arithmetic mean and its t interval."""
+    v = np.array([float(x) for x in values if x is not None and math.isfinite(float(x))])
+    if not v.size:
+        return {"n": 0, "mean": None, "ci_low": None, "ci_high": None, "method": None}
+    if (v <= 0).any():
+        out = t_interval(v, level)
+        return {k: out[k] for k in ("n", "mean", "ci_low", "ci_high")} | {"method": "t"}
+    lv = np.log(v)
+    out = {"n": int(v.size), "mean": float(np.exp(lv.mean())), "ci_low": None, "ci_high": None}
+    if v.size >= 2:
+        half = _st.t.ppf(0.5 + level / 2, v.size - 1) * lv.std(ddof=1) / np.sqrt(v.size)
+        out.update(ci_low=float(np.exp(lv.mean() - half)), ci_high=float(np.exp(lv.mean() + half)))
+    return out | {"method": "log-t"}
 
 
 def _pct(x) -> str:
@@ -589,7 +603,8 @@ def diagnose(
     no saturation point is claimed (``n_sat`` None, a warning) and the CPUs are still read.
     Otherwise the CPUs are read at the largest thread count, the far end of the flat region,
     where a limiting resource shows most clearly. Per source (:func:`cpu_per_run`) the mean
-    demand over the runs there, with a Student t interval (independent runs assumed), is read
+    demand over the runs there (geometric, t interval on the log scale; independent runs
+    assumed) is read
     in this order: sources at or above ``limit`` are at their limit — the one with the largest
     demand is named (``client_cpu`` or ``server_cpu``), unless the client and a server-side
     source are both at their limit within ``DOMINANT`` (1.5x) of each other (``host_cpu``);

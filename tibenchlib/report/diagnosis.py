@@ -76,13 +76,15 @@ _HEAD = {
 _NOTE = {
     "en": (
         "CPU demand = (CPU time + time its threads waited for a CPU) / (wall time × CPUs it may "
-        "use), per run, mean over the repeated runs with a Student t 95% interval (n = runs at "
-        "the judged thread count); at or above {limit} a source is at its limit, with its whole "
-        "interval below {headroom} it has headroom. p95 ratio: Fieller interval."
+        "use), per run; geometric mean over the repeated runs with a Student t 95% interval on "
+        "the log scale, which stays positive (n = runs at the judged thread count); at or above "
+        "{limit} a source is at its limit, with its whole interval below {headroom} it has "
+        "headroom. p95 ratio: Fieller interval."
     ),
     "zh": (
         "CPU 需求 =(CPU 时间 + 线程等待 CPU 的时间)/(墙钟时间 × 可用 CPU 数),按每次运行计算,"
-        "取多次运行的均值及 Student t 95% 区间(n = 判定线程数下的运行次数);不低于 {limit} "
+        "取多次运行的几何均值及对数尺度上的 Student t 95% 区间(区间恒为正;"
+        "n = 判定线程数下的运行次数);不低于 {limit} "
         "即达到上限,整个区间低于 {headroom} 即有余量。p95 比值:Fieller 区间。"
     ),
 }
