@@ -57,8 +57,9 @@ LOCAL = ("server", "client")
 CPU_COLUMNS = [
     "run_key", "source", "instance", "cpu_cores", "cores", "share", "wait_cores", "busy", "demand",
 ]  # fmt: skip
-#: When two sources are both at their limit, the one whose demand is this many times the
-#: other's is named; closer than that, neither is (``host_cpu``: they starve together).
+#: When client and server are both at their limit, one is named only when its demand interval
+#: lies wholly above the other's (with one run per thread count: when its demand is this many
+#: times the other's); otherwise neither is (``host_cpu``: they starve together).
 DOMINANT = 1.5
 _CI = ("", "_ci_low", "_ci_high")
 
@@ -291,13 +292,21 @@ def diagnosis_row(
         hi = iv["ci_high"] if iv.get("ci_high") is not None else iv["mean"]
         return iv["mean"] is not None and hi < headroom
 
+    def dominates(a, b):
+        # the larger demand's interval lies wholly above the other's; without intervals (one
+        # run per thread count) its point figure is DOMINANT times the other's
+        ia, ib = shares[a]["demand"], shares[b]["demand"]
+        if ia.get("ci_low") is not None and ib.get("ci_high") is not None:
+            return ia["ci_low"] > ib["ci_high"]
+        return mean(a) >= DOMINANT * mean(b)
+
     judged = {k: v for k, v in shares.items() if v["demand"]["mean"] is not None}
     full = sorted((k for k in judged if mean(k) >= limit), key=lambda k: -mean(k))
     server_full = [k for k in full if k != "client"]
     if full:
         first = full[0]
         second = full[1] if len(full) > 1 else None
-        if second is not None and mean(first) < DOMINANT * mean(second) and "client" in full[:2]:
+        if second is not None and "client" in full[:2] and not dominates(first, second):
             # client and server starve together: neither can be named
             row.update(verdict="host_cpu", resource="+".join(sorted(full[:2])))
         elif first == "client":
@@ -473,12 +482,12 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
     if v == "host_cpu" and row["resource"] != "host":
         if zh:
             return (
-                f"{head},主机 CPU 瓶颈:客户端与服务端都达到其 CPU 上限,二者相差不到 "
-                f"{DOMINANT:g} 倍,无法区分。{at} 线程时:" + ";".join(others) + "。"
+                f"{head},主机 CPU 瓶颈:客户端与服务端都达到其 CPU 上限,二者的区间重叠,"
+                f"无法区分。{at} 线程时:" + ";".join(others) + "。"
             )
         return (
-            f"{head}, host CPU-bound: client and server are both at their CPU limit, within "
-            f"{DOMINANT:g}x of each other, so neither can be named. At {at} threads "
+            f"{head}, host CPU-bound: client and server are both at their CPU limit and their "
+            f"intervals overlap, so neither can be named. At {at} threads "
             + "; ".join(others)
             + "."
         )
@@ -607,7 +616,8 @@ def diagnose(
     assumed) is read
     in this order: sources at or above ``limit`` are at their limit — the one with the largest
     demand is named (``client_cpu`` or ``server_cpu``), unless the client and a server-side
-    source are both at their limit within ``DOMINANT`` (1.5x) of each other (``host_cpu``);
+    source are both at their limit and the larger's interval does not lie wholly above the
+    other's (``DOMINANT`` times with one run per thread count) (``host_cpu``);
     server and client both unbound (``cores == host_cpus``) with their own CPU together at or
     above ``limit`` of the host → ``host_cpu``; every source with its whole interval below
     ``headroom`` (and, on a cluster, both tidb and tikv measured) → ``not_cpu``; anything else
