@@ -76,6 +76,9 @@ _API = {
     "tpcc": "",
     "multiclient": "",
     "clients": "",
+    # bottleneck diagnosis of a sweep
+    "diagnose": "",
+    "cpu_per_run": "diagnose",
 }
 __all__ = sorted(_API)
 
@@ -98,6 +101,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         binding,
         clients,
         compare,
+        diagnose,
         envcapture,
         multiclient,
         numa,
@@ -114,6 +118,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
         ycsb,
     )
     from .compare import load_summary_csv
+    from .diagnose import cpu_per_run
     from .envcapture import capture_database, capture_host, config_diff, environment_tables
     from .params import ParamsError, Study, load_study
     from .report import plots

@@ -368,6 +368,56 @@ def _add_report_parser(cmd) -> None:
     rp.set_defaults(func=cmd_report)
 
 
+def cmd_diagnose(a) -> int:
+    from .report.diagnosis import as_json, diagnosis_table, note, sentences, study_diagnosis
+    from .studyplan import study_from
+    from .texttable import format_frame
+
+    study = study_from(a.study)
+    lang = a.lang or study.lang
+    cores = {}
+    for item in a.component_cores or []:
+        comp, _, n = item.partition("=")
+        try:
+            cores[comp.strip()] = float(n)
+        except ValueError:
+            return _fail(f"--component-cores {item!r}: expected COMPONENT=CPUS, e.g. tidb=16")
+    d = study_diagnosis(study, lang=lang, component_cores=cores or None)
+    if a.json:
+        _print_json(as_json(d.drop(columns=["sentence_en", "sentence_zh"])))
+        return 0
+    if not len(d):
+        print(f"study {study.study}: no sweep runs in the catalog, nothing to diagnose")
+        return 0
+    print(format_frame(diagnosis_table(d, lang), max_width=200))
+    print()
+    for s in sentences(d):
+        print(f"- {s}")
+    print()
+    print(note(lang))
+    return 0
+
+
+def _add_diagnose_parser(cmd) -> None:
+    dp = cmd(
+        "diagnose",
+        "which resource limits each workload of a sweep (client CPU, server CPU, other), "
+        "with its numbers and intervals",
+    )
+    dp.add_argument("study", help="the study's name (its catalog under the data directory) or YAML")
+    dp.add_argument("--json", action="store_true", help="the diagnosis rows as JSON on stdout")
+    dp.add_argument(
+        "--lang", choices=["en", "zh"], default=None,
+        help="language of the table and sentences (default: the study's lang)",
+    )  # fmt: skip
+    dp.add_argument(
+        "--component-cores", action="append", metavar="COMPONENT=CPUS",
+        help="CPUs per instance of a TiDB component, e.g. tidb=16 (repeatable): Prometheus "
+        "gives the cores busy, this gives the share",
+    )  # fmt: skip
+    dp.set_defaults(func=cmd_diagnose)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -495,6 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="the comparison rows as JSON on stdout")
     c.set_defaults(func=cmd_compare)
     _add_report_parser(cmd)
+    _add_diagnose_parser(cmd)
     return p
 
 

@@ -12,6 +12,8 @@ cores it may use — each comes back as a string next to the result, never print
 
 from __future__ import annotations
 
+import math
+import os
 import re
 import shutil
 import subprocess
@@ -24,6 +26,7 @@ import psutil
 
 __all__ = [
     "SAMPLE_COLUMNS",
+    "SCHED_COLUMNS",
     "ProcessSampler",
     "client_bottleneck",
     "numastat_per_node",
@@ -39,6 +42,40 @@ SAMPLE_COLUMNS = [
     "rss_bytes",
     "cores_allowed",
 ]
+#: Scheduler figures per sample, after :data:`SAMPLE_COLUMNS`: ``cpu_wait_pct`` is the time the
+#: process's threads spent runnable but waiting for a CPU (run-queue delay from
+#: ``/proc/PID/task/*/schedstat``, % of one core: 100 = one thread waiting all the time);
+#: ``cpus_busy_pct`` is how busy the CPUs it may use were, whoever used them (``/proc/stat``,
+#: mean over those CPUs, 100 = all full). A process with little CPU of its own but a full CPU
+#: set and a long run queue is held back by the CPU it shares, not by something else.
+SCHED_COLUMNS = ["cpu_wait_pct", "cpus_busy_pct"]
+
+
+def _run_delay_s(pid: int) -> float:
+    """Seconds the threads of ``pid`` alive now have waited on a run queue (NaN if unknown)."""
+    total, seen = 0.0, False
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return float("nan")
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[1]) / 1e9
+                seen = True
+        except (OSError, IndexError, ValueError):
+            continue  # a thread that ended between listdir and open
+    return total if seen else float("nan")
+
+
+def _cpu_busy() -> dict[int, tuple[float, float]]:
+    """Per CPU: (busy seconds, total seconds) since boot, from psutil's /proc/stat reading."""
+    out = {}
+    for i, t in enumerate(psutil.cpu_times(percpu=True)):
+        total = sum(t)
+        idle = t.idle + getattr(t, "iowait", 0.0)
+        out[i] = (total - idle, total)
+    return out
 
 
 class ProcessSampler:
@@ -84,6 +121,9 @@ class ProcessSampler:
         self._procs: dict[str, psutil.Process] = {}
         self._last: dict[str, tuple[float, float, float]] = {}
         self._cores: dict[str, int] = {}
+        self._cpuset: dict[str, list[int]] = {}
+        self._wait: dict[str, float] = {}
+        self._busy0: dict[int, tuple[float, float]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -101,13 +141,15 @@ class ProcessSampler:
             proc = psutil.Process(pid)
             with proc.oneshot():
                 ct = proc.cpu_times()
-                cores = len(proc.cpu_affinity())
+                cpuset = list(proc.cpu_affinity())
         except (psutil.NoSuchProcess, psutil.AccessDenied) as e:
             self.warnings.append(f"{source} (pid {pid}) cannot be sampled: {e}")
             return
         with self._lock:
             self._procs[source] = proc
-            self._cores[source] = cores
+            self._cores[source] = len(cpuset)
+            self._cpuset[source] = cpuset
+            self._wait[source] = _run_delay_s(pid)
             self._last[source] = (time.monotonic(), ct.user, ct.system)
 
     def start(self) -> ProcessSampler:
@@ -127,6 +169,8 @@ class ProcessSampler:
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
             self._last[source] = (time.monotonic(), ct.user, ct.system)
+            self._wait[source] = _run_delay_s(proc.pid)
+        self._busy0 = _cpu_busy()
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="tibench-sampler", daemon=True)
         self._thread.start()
@@ -172,6 +216,8 @@ class ProcessSampler:
     def _sample_all(self) -> None:
         with self._lock:
             items = list(self._procs.items())
+        busy1 = _cpu_busy()
+        busy0, self._busy0 = self._busy0, busy1
         for source, proc in items:
             try:
                 with proc.oneshot():
@@ -195,6 +241,16 @@ class ProcessSampler:
             user = max(0.0, ct.user - last_user) / dt * 100.0
             system = max(0.0, ct.system - last_sys) / dt * 100.0
             self._last[source] = (now, ct.user, ct.system)
+            wait = _run_delay_s(proc.pid)
+            # threads that ended take their delay with them: never a negative wait
+            wait_pct = max(0.0, wait - self._wait.get(source, math.nan)) / dt * 100.0
+            self._wait[source] = wait
+            shares = [
+                (busy1[c][0] - busy0[c][0]) / (busy1[c][1] - busy0[c][1])
+                for c in self._cpuset.get(source, [])
+                if c in busy0 and c in busy1 and busy1[c][1] > busy0[c][1]
+            ]
+            cpus_busy = 100.0 * sum(shares) / len(shares) if shares else math.nan
             self._rows.append(
                 (
                     source,
@@ -204,6 +260,8 @@ class ProcessSampler:
                     user + system,
                     int(rss),
                     self._cores[source],
+                    wait_pct,
+                    cpus_busy,
                 )
             )
 
@@ -212,7 +270,7 @@ class ProcessSampler:
     @property
     def samples(self) -> pd.DataFrame:
         """The samples so far: one row per source and tick, columns :data:`SAMPLE_COLUMNS`."""
-        df = pd.DataFrame(self._rows, columns=SAMPLE_COLUMNS)
+        df = pd.DataFrame(self._rows, columns=SAMPLE_COLUMNS + SCHED_COLUMNS)
         return df.astype({"rss_bytes": "int64", "cores_allowed": "int64"})
 
     @property

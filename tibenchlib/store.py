@@ -11,7 +11,8 @@ Tables (documented in the README):
                    status/error, sysbench's summary figures, histogram percentiles, warnings,
                    the exact command (no password), the raw log's path, timings, attempts.
 ``intervals``      sysbench's per-interval lines of every run (t, tps, qps, latency, err/s).
-``samples``        resource use during runs: CPU and RSS of server and client per second.
+``samples``        resource use during runs: CPU and RSS of server and client per second, with
+                   run-queue wait and how busy their CPUs were.
 ``environment``    environment captures (JSON) per study × arm.
 ``prepare_steps``  prepare / ANALYZE / warm-up / verify steps with their timings.
 ``tpch_queries``   TPC-H query executions: query, arm, mode, stream, repeat, status, seconds.
@@ -113,6 +114,8 @@ samples = sa.Table(
     sa.Column("cpu_pct", sa.Float),
     sa.Column("rss_bytes", sa.Float),
     sa.Column("cores_allowed", sa.Float),
+    sa.Column("cpu_wait_pct", sa.Float),
+    sa.Column("cpus_busy_pct", sa.Float),
 )
 environment = sa.Table(
     "environment",
@@ -377,6 +380,11 @@ class Store:
         if "attempts" not in have:
             with self.engine.begin() as c:
                 c.exec_driver_sql("ALTER TABLE runs ADD COLUMN attempts INTEGER")
+        have = {c["name"] for c in sa.inspect(self.engine).get_columns("samples")}
+        for col in ("cpu_wait_pct", "cpus_busy_pct"):
+            if col not in have:
+                with self.engine.begin() as c:
+                    c.exec_driver_sql(f"ALTER TABLE samples ADD COLUMN {col} FLOAT")
 
     def _check_version(self) -> None:
         if self.path is None:

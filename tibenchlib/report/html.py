@@ -401,6 +401,36 @@ def _headline_cells(st: PhaseStatus, study: str, lang: str, T: dict, params: str
     return [_md(T["no_headline"])] if st.state == "done" else []
 
 
+def _diagnosis_cells(study: str, lang: str, out: Path) -> list:
+    """The sweep's bottleneck diagnosis (table, note, one sentence per workload) from the
+    catalog, its table also saved as CSV and Markdown; nothing when it holds no sweep runs."""
+    from ..params import ParamsError
+    from ..studyplan import study_from
+    from .diagnosis import TITLE, diagnosis_table, note, sentences, study_diagnosis
+
+    try:
+        d = study_diagnosis(study_from(study), lang=lang)
+    except (ParamsError, ValueError) as e:
+        return [_md(f"### {TITLE[lang]}\n\n{e}")]
+    if not len(d):
+        return []
+    table = diagnosis_table(d, lang)
+    idx = list(PHASE_NOTEBOOKS).index("sweep")
+    export(tables.plain(table, lang), out / f"{idx:02d}_sweep_diagnosis_{lang}")
+    lines = "\n".join(f"- {x}" for x in sentences(d))
+    return [
+        _md(f'<a id="diagnosis"></a>\n\n### {TITLE[lang]}'),
+        _output_cell(
+            [
+                nbformat.v4.new_output(
+                    "display_data", {"text/html": tables.styled(table, lang).to_html()}
+                )
+            ]
+        ),
+        _md(f"{note(lang)}\n\n{lines}"),
+    ]
+
+
 def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
     T = _texts(lang)
     params = _params_hint(statuses)
@@ -418,6 +448,7 @@ def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
         sec = T["section"].format(n=i, title=T["phase"][st.phase], state=T[st.state])
         cells.append(_md(f"### {sec}"))
         cells += _headline_cells(st, study, lang, T, params)
+    cells += _diagnosis_cells(study, lang, paths.report_tables_dir(study))
     for i, st in enumerate(statuses, 1):
         cells += _section_cells(st, i, T, study, params)
     nb = nbformat.v4.new_notebook(cells=cells)
