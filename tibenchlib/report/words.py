@@ -562,10 +562,18 @@ NOTES: list[tuple[str, str]] = [
         "Holm p={p} < {a},但没有有界区间在其一侧排除 0:不下结论",
     ),
     (
-        "adaptive: {r} rounds ({why}), Stein's two-stage interval at {lvl} with {df} df from "
+        "adaptive: {r} rounds ({note}), Stein's two-stage interval at {lvl} with {df} df from "
         "the first {m} rounds",
-        "自适应:{r} 轮 ({why}),Stein 两阶段 {lvl} 置信区间,自由度 {df},取自前 {m} 轮",
+        "自适应:{r} 轮 ({note}),Stein 两阶段 {lvl} 置信区间,自由度 {df},取自前 {m} 轮",
     ),
+    # the adaptive stopping reasons (adaptive.REASONS) inside that note
+    ("stage 1", "第一阶段"),
+    ("running", "进行中"),
+    ("target width", "达到目标宽度"),
+    ("above margin", "整个区间高于界限"),
+    ("below margin", "整个区间低于界限"),
+    ("within margin", "整个区间在界限以内"),
+    ("max rounds", "达到轮次上限"),
     (
         "the first {m} rounds gave identical ratios: a zero-width interval, too good to be true "
         "(check the runs)",
@@ -586,8 +594,7 @@ NOTES: list[tuple[str, str]] = [
         "相邻各秒相关 (lag-1 r = {r}):变点惩罚按长期标准差放大 ({x} 倍)",
     ),
     (
-        "{k} dip event(s) ({f} to the floor); worst at t={t}s down to {r} of the baseline for "
-        "{d}s",
+        "{k} dip event(s) ({f} to the floor); worst at t={t}s down to {r} of the baseline for {d}s",
         "{k} 次下跌({f} 次跌到底);最严重的在 t={t}s,降到基线的 {r},持续 {d}s",
     ),
     (
