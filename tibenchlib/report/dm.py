@@ -151,7 +151,7 @@ def knob_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             W["latency"]: [T.fmt_num(x, 2) if T._ok(x) else "—" for x in rows["latency_ms"]],
             W["rps"]: [T.fmt_num(x) if T._ok(x) else "—" for x in rows["rows_per_statement"]],
             W["status"]: rows["status"],
-            W["notes"]: [T.fmt_notes(w) for w in rows["warnings"]],
+            W["notes"]: [T.fmt_notes(w, lang) for w in rows["warnings"]],
         }
     )
     return out
@@ -235,7 +235,7 @@ def recommendations(session, units: pd.DataFrame) -> pd.DataFrame:
                     for r in rec.itertuples()
                 ],
                 W["sure"]: ["—" if s is None else W["yes"] if s else W["no"] for s in rec["sure"]],
-                W["notes"]: [T.fmt_notes(w) for w in rec["warnings"]],
+                W["notes"]: [T.fmt_notes(w, lang) for w in rec["warnings"]],
             }
         ),
         lang,

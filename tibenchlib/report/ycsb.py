@@ -115,7 +115,7 @@ def cells_table(c: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:
             W["p99_ci"]: ci("lat_p99_ms"),
             L["cv"]: [T.fmt_num(100 * x, 1) if T._ok(x) else "n/a" for x in d["cv"]],
             L["failed"]: [str(int(x)) for x in d["n_failed"]],
-            L["notes"]: [T.fmt_notes(w) for w in d["warnings"]],
+            L["notes"]: [T.fmt_notes(w, lang) for w in d["warnings"]],
         }
     )
 
