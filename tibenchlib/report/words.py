@@ -317,6 +317,25 @@ SENTENCES: dict[str, dict[str, str]] = {
     "seed_query": {"en": "Query", "zh": "查询"},
     "seed_time": {"en": "{arm} TiFlash: time (s)", "zh": "{arm} TiFlash:耗时 (s)"},
     "seed_saved": {"en": "3 → {arm}: time saved (%)", "zh": "3 → {arm}:效率提升比例 (%)"},
+    # -- TPC-H scaling verdicts (report.scaling) -----------------------------------------------
+    "scaling_none": {
+        "en": "No query could be tested (each arm needs two or more good repeats).",
+        "zh": "没有可检验的查询(需要每组至少两次成功的重复)。",
+    },
+    "scaling_counts": {
+        "en": "{mode}, {arm} against {base}: {f} queries faster, {s} slower, {u} with no "
+        "detectable change",
+        "zh": "{mode} 模式,{arm} 对比 {base}:{f} 个查询更快,{s} 个更慢,{u} 个未检测到变化",
+    },
+    "scaling_caveat": {
+        "en": '. p-values are Holm-corrected across the queries; "no detectable change" means '
+        "these repeats cannot tell, not that nothing changed - its interval shows how large a "
+        "change could still hide.",
+        "zh": "。p 值经 Holm 方法跨查询校正;“未检测到变化”只说明这些重复次数不足以分辨,"
+        "并不证明没有变化,其区间给出仍可能隐藏的变化幅度。",
+    },
+    "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
+    "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
 }
 
 
