@@ -334,6 +334,11 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "。p 值经 Holm 方法跨查询校正;“未检测到变化”只说明这些重复次数不足以分辨,"
         "并不证明没有变化,其区间给出仍可能隐藏的变化幅度。",
     },
+    # -- adaptive repeats (report.adaptive) ---------------------------------------------------
+    "adaptive_fixed": {
+        "en": "This study runs a fixed {n} rounds per cell (`repeats: {n}`).",
+        "zh": "本研究每个单元固定测 {n} 轮 (`repeats: {n}`)。",
+    },
     "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
     "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
 }
