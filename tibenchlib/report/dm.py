@@ -11,6 +11,7 @@ import pandas as pd
 from . import plots  # noqa: F401  (sets up the CJK fonts for Chinese labels)
 from . import tables as T
 from .sections import details, say, show
+from .words import say as sentence
 
 TEXT = {
     "en": {
@@ -330,5 +331,5 @@ def lag(session) -> pd.DataFrame:
         ax.legend(uniq.values(), uniq.keys(), fontsize=8)
     fig.tight_layout()
     plt.show()
-    details(f"lag samples ({len(trace)})", trace)
+    details(sentence("dm_lag_samples", session.lang, n=len(trace)), trace)
     return trace

@@ -334,6 +334,9 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "。p 值经 Holm 方法跨查询校正;“未检测到变化”只说明这些重复次数不足以分辨,"
         "并不证明没有变化,其区间给出仍可能隐藏的变化幅度。",
     },
+    # -- collapsed tables of the DM and YCSB sections (report.dm, report.ycsb) -----------------
+    "dm_lag_samples": {"en": "lag samples ({n})", "zh": "复制延迟采样 ({n})"},
+    "ycsb_steps": {"en": "steps between thread counts", "zh": "相邻压测线程数之间的变化"},
     # -- adaptive repeats (report.adaptive) ---------------------------------------------------
     "adaptive_fixed": {
         "en": "This study runs a fixed {n} rounds per cell (`repeats: {n}`).",

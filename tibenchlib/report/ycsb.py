@@ -12,6 +12,7 @@ import pandas as pd
 
 from . import tables as T
 from .sections import details, failed_runs, quiet, say, show
+from .words import say as sentence
 
 #: Headers and sentences of this notebook that :mod:`.tables` does not hold, en and zh.
 WORDS = {
@@ -232,6 +233,6 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
             f = quiet(saturation, sub, workload=w, arm=arm, lang=lang)
             found.append(f)
             say(f"**{w}, `{arm}`** — {f['sentence']}")
-            details("steps between thread counts", f["steps"])
+            details(sentence("ycsb_steps", lang), f["steps"])
     failed_runs(full, session, phase="ycsb")
     return {"runs": full, "cells": c, "ops": oc, "saturation": found}
