@@ -252,3 +252,21 @@ def test_the_stability_and_steady_input_notes_have_chinese():
     for part in ("dip event(s)", "level shifts", "mean interval figure <= 0"):
         assert any(part in x for x in notes), (part, notes)
     assert not _untranslated(notes), _untranslated(notes)
+
+
+def test_the_tpcc_data_set_details_have_chinese():
+    from tibenchlib.tpcc.phase import consistency_detail
+
+    checked = pd.DataFrame(
+        {
+            "condition": [1, 2, 3],
+            "ok": [True, False, False],
+            "rule": ["W_YTD = SUM(D_YTD)", "D_NEXT_O_ID - 1 = MAX(O_ID)", "NO_O_ID RANGE"],
+            "violations": [0, 4, 2],
+        }
+    )
+    notes = [consistency_detail(checked)[1], consistency_detail(checked.iloc[:1])[1]]
+    notes += [consistency_detail(checked.iloc[:2])[1]]
+    assert notes[1] == "consistency conditions 1 hold" and "violated in 4 rows" in notes[0]
+    assert not _untranslated(notes), _untranslated(notes)
+    assert W.note(notes[0], "zh").endswith("另有 1 条也不满足")

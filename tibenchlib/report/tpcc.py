@@ -330,7 +330,7 @@ def data_sets(session, runs: pd.DataFrame) -> pd.DataFrame:
                     H["db"]: steps["table_name"],
                     H["status"]: steps["status"],
                     H["s"]: [T.fmt_num(x) for x in steps["seconds"]],
-                    H["detail"]: steps["detail"],
+                    H["detail"]: [T.fmt_notes(x, lang) for x in steps["detail"]],
                 }
             ),
             lang,

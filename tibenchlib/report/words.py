@@ -607,6 +607,23 @@ NOTES: list[tuple[str, str]] = [
         "前 {m} 轮的比值完全相同:置信区间宽度为零,好得不真实(请检查测试)",
     ),
     ("adaptive: {r} of the first {m} rounds measured", "自适应:前 {m} 轮中已测 {r} 轮"),
+    # DM recommendation (dm.analysis), TPC-C data sets (tpcc.phase's prepare_steps detail)
+    ("no smaller setting within 5% of the best", "没有更小的设置能达到最佳值的 5% 以内"),
+    (
+        "{w} warehouses, {i} items, {c} customers per district ({tool})",
+        "{w} 个仓库,{i} 个商品,每区 {c} 个客户 ({tool})",
+    ),
+    ("loaded: {w} warehouses; {note}", "已加载:{w} 个仓库;{note}"),
+    ("loaded: {w} warehouses", "已加载:{w} 个仓库"),
+    ("consistency conditions {c} hold", "一致性条件 {c} 均成立"),
+    (
+        "consistency condition {c} ({rule}) violated in {v} rows, and {k} more",
+        "一致性条件 {c} ({rule}) 有 {v} 行不满足,另有 {k} 条也不满足",
+    ),
+    (
+        "consistency condition {c} ({rule}) violated in {v} rows",
+        "一致性条件 {c} ({rule}) 有 {v} 行不满足",
+    ),
     # saturation, steady state, stability
     ("USL: {note}", "USL:{note}"),
     (
