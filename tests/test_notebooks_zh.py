@@ -115,6 +115,13 @@ def test_the_detector_finds_english_and_passes_chinese():
     assert not english_runs("Intel Xeon Gold 5218", {"Intel Xeon Gold 5218"})
 
 
+def test_the_new_phases_notebooks_are_among_those_checked():
+    """DM, YCSB and TPC-C (notebooks 06-08) are parametrized below like every other phase."""
+    checked = set(PHASE_NOTEBOOKS.values())
+    assert {"06_dm_load_tuning.ipynb", "07_ycsb.ipynb", "08_tpcc.ipynb"} <= checked
+    assert all((paths.notebooks_dir() / name).exists() for name in checked)
+
+
 @pytest.fixture(scope="module")
 def zh_params(tmp_path_factory) -> Path:
     if not (paths.study_dir("ci") / "results.sqlite").exists():

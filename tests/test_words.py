@@ -19,7 +19,7 @@ from tibenchlib.report import words as W
 
 ENGLISH = re.compile(r"\b[a-z]{3,}\b")
 #: English words that may stay in a Chinese note: estimators, variables and tools.
-NAMES = {"kappa", "lambda", "sigma", "lag", "compare", "exclude_rounds", "pid"}
+NAMES = {"kappa", "lambda", "sigma", "lag", "compare", "exclude_rounds", "pid", "tps"}
 
 
 def _fields(template: str) -> set[str]:
@@ -183,3 +183,90 @@ def test_a_long_note_is_shortened_with_its_whole_text_one_click_away():
     assert T.notes_html("n < 3") == "n &lt; 3"
     html = T.styled(pd.DataFrame({"Notes": [long], "Threads": ["4"]})).to_html()
     assert "max-width: 24em" in html and "<details" in html
+
+
+def _verdict_notes() -> list[str]:
+    """Seeded runs that reach every verdict's note: inconclusive (wide), small and equivalent
+    (a real difference inside the margin), zero spread, and a degenerate (zero-TPS) run."""
+    from tibenchlib.stats import compare_arms
+
+    notes = []
+    for seed, n, cv, effect in [(1, 2, 0.3, 1.0), (2, 5, 0.002, 1.019), (3, 5, 0.0005, 1.005)]:
+        runs = _runs(np.random.default_rng(seed), n=n, cv=cv, effect=effect)
+        notes += [w for ws in compare_arms(runs, "a", "b")["warnings"] for w in ws]
+    runs = _runs(np.random.default_rng(4), n=3, cv=0.0)
+    runs.loc[0, "tps"] = 0.0
+    notes += [w for ws in compare_arms(runs, "a", "b")["warnings"] for w in ws]
+    return notes
+
+
+def test_every_verdicts_note_has_chinese():
+    notes = _verdict_notes()
+    for start in ("inconclusive: the interval [", "a real difference", "no spread in either arm"):
+        assert any(x.startswith(start) for x in notes), (start, notes)
+    assert any("<= 0 excluded" in x for x in notes), notes
+    assert not _untranslated(notes), _untranslated(notes)
+    small = next(x for x in notes if x.endswith("significant, yet small"))
+    zh = W.note(small, "zh")
+    assert "显著,但很小" in zh and re.search(r"Holm p=[\d.e-]+", zh)
+
+
+def test_the_adaptive_notes_have_chinese():
+    from test_adaptive import _runs as runs_of
+    from test_adaptive import _study
+
+    from tibenchlib.adaptive import adaptive_comparison
+    from tibenchlib.compare import compare_arms_table
+
+    s = _study(workloads=["oltp_point_select"], threads=[1, 4])
+    a = [1000.0, 1010.0, 990.0, 1000.0, 1005.0, 995.0]
+    figures = {
+        ("a", "oltp_point_select", 1): a[:3],
+        ("b", "oltp_point_select", 1): [x * 1.1 for x in a[:3]],
+        ("a", "oltp_point_select", 4): [1000, 1100, 950, 1040, 980, 1010],
+        ("b", "oltp_point_select", 4): [1020, 1000, 1000, 1090, 990, 1000],
+    }
+    runs = runs_of(s, figures)
+    out = adaptive_comparison(compare_arms_table(runs, s), runs, s)
+    s1 = _study(workloads=["oltp_point_select"], threads=[1])
+    b = [x * 1.01 * (1 + e) for x, e in zip(a[:3], (0.0005, -0.0004, 0.0002), strict=True)]
+    runs1 = runs_of(s1, {("a", "oltp_point_select", 1): a[:3], ("b", "oltp_point_select", 1): b})
+    out1 = adaptive_comparison(compare_arms_table(runs1, s1), runs1, s1)
+    notes = [w for ws in [*out["warnings"], *out1["warnings"]] for w in ws]
+    for part in ("Stein's two-stage", "identical ratios", "within ±2%: no claim"):
+        assert any(part in x for x in notes), (part, notes)
+    assert not _untranslated(notes), _untranslated(notes)
+
+
+def test_the_stability_and_steady_input_notes_have_chinese():
+    from tibenchlib.stability import stability_report
+    from tibenchlib.steady import batch_means_ci
+
+    rng = np.random.default_rng(5)
+    tps = 1000 + rng.normal(0, 10, 300)
+    tps[100:104] = 0.0  # a stall to the floor
+    tps[200:] *= 0.7  # a level shift
+    report = stability_report(pd.DataFrame({"t": np.arange(1, 301.0), "tps": tps}))
+    notes = list(report["warnings"])
+    notes += batch_means_ci(np.zeros(40))["warnings"]
+    for part in ("dip event(s)", "level shifts", "mean interval figure <= 0"):
+        assert any(part in x for x in notes), (part, notes)
+    assert not _untranslated(notes), _untranslated(notes)
+
+
+def test_the_tpcc_data_set_details_have_chinese():
+    from tibenchlib.tpcc.phase import consistency_detail
+
+    checked = pd.DataFrame(
+        {
+            "condition": [1, 2, 3],
+            "ok": [True, False, False],
+            "rule": ["W_YTD = SUM(D_YTD)", "D_NEXT_O_ID - 1 = MAX(O_ID)", "NO_O_ID RANGE"],
+            "violations": [0, 4, 2],
+        }
+    )
+    notes = [consistency_detail(checked)[1], consistency_detail(checked.iloc[:1])[1]]
+    notes += [consistency_detail(checked.iloc[:2])[1]]
+    assert notes[1] == "consistency conditions 1 hold" and "violated in 4 rows" in notes[0]
+    assert not _untranslated(notes), _untranslated(notes)
+    assert W.note(notes[0], "zh").endswith("另有 1 条也不满足")

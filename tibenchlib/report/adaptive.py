@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from . import tables as T
+from . import words
 
 __all__ = ["LABELS", "REASONS", "reason_text", "stopping_table", "stopping_summary", "stopping"]
 
@@ -134,11 +135,7 @@ def stopping(session, cmp: pd.DataFrame) -> pd.DataFrame:
 
     study, lang = session.study, session.lang
     if study.adaptive is None:
-        say(
-            f"This study runs a fixed {study.repeats} rounds per cell (`repeats: {study.repeats}`)."
-            if lang == "en"
-            else f"本研究每个单元固定测 {study.repeats} 轮 (`repeats: {study.repeats}`)。"
-        )
+        say(words.say("adaptive_fixed", lang, n=study.repeats))
         return pd.DataFrame()
     runs = Store.for_study(study).runs(study.study, phase="sweep")
     say(stopping_summary(cmp, study, len(runs), lang))

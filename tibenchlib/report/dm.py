@@ -11,6 +11,7 @@ import pandas as pd
 from . import plots  # noqa: F401  (sets up the CJK fonts for Chinese labels)
 from . import tables as T
 from .sections import details, say, show
+from .words import say as sentence
 
 TEXT = {
     "en": {
@@ -151,7 +152,7 @@ def knob_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             W["latency"]: [T.fmt_num(x, 2) if T._ok(x) else "—" for x in rows["latency_ms"]],
             W["rps"]: [T.fmt_num(x) if T._ok(x) else "—" for x in rows["rows_per_statement"]],
             W["status"]: rows["status"],
-            W["notes"]: [T.fmt_notes(w) for w in rows["warnings"]],
+            W["notes"]: [T.fmt_notes(w, lang) for w in rows["warnings"]],
         }
     )
     return out
@@ -235,7 +236,7 @@ def recommendations(session, units: pd.DataFrame) -> pd.DataFrame:
                     for r in rec.itertuples()
                 ],
                 W["sure"]: ["—" if s is None else W["yes"] if s else W["no"] for s in rec["sure"]],
-                W["notes"]: [T.fmt_notes(w) for w in rec["warnings"]],
+                W["notes"]: [T.fmt_notes(w, lang) for w in rec["warnings"]],
             }
         ),
         lang,
@@ -330,5 +331,5 @@ def lag(session) -> pd.DataFrame:
         ax.legend(uniq.values(), uniq.keys(), fontsize=8)
     fig.tight_layout()
     plt.show()
-    details(f"lag samples ({len(trace)})", trace)
+    details(sentence("dm_lag_samples", session.lang, n=len(trace)), trace)
     return trace

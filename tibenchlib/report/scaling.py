@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from . import tables as T
+from . import words
 
 __all__ = [
     "SCALING_LABELS",
@@ -74,35 +75,14 @@ def verdict_sentence(summary: pd.DataFrame, base: str, lang: str = "en") -> str:
     lang = _lang(lang)
     counts = verdict_counts(summary)
     if not len(counts):
-        return (
-            "没有可检验的查询(需要每组至少两次成功的重复)。"
-            if lang == "zh"
-            else "No query could be tested (each arm needs two or more good repeats)."
-        )
-    parts = []
-    for r in counts.itertuples(index=False):
-        f, s, u = int(r[2]), int(r[3]), int(r[4])
-        if lang == "zh":
-            parts.append(
-                f"{r.mode} 模式,{r.arm} 对比 {base}:{f} 个查询更快,{s} 个更慢,{u} 个未检测到变化"
-            )
-        else:
-            parts.append(
-                f"{r.mode}, {r.arm} against {base}: {f} queries faster, {s} slower, {u} with no "
-                "detectable change"
-            )
-    if lang == "zh":
-        return (
-            ";".join(parts)
-            + "。p 值经 Holm 方法跨查询校正;“未检测到变化”只说明这些重复次数不足以分辨,"
-            "并不证明没有变化,其区间给出仍可能隐藏的变化幅度。"
-        )
-    return (
-        "; ".join(parts)
-        + '. p-values are Holm-corrected across the queries; "no detectable change" means '
-        "these repeats cannot tell, not that nothing changed - its interval shows how large a "
-        "change could still hide."
-    )
+        return words.say("scaling_none", lang)
+    parts = [
+        words.say("scaling_counts", lang, mode=r.mode, arm=r.arm, base=base, f=int(r[2]),
+                  s=int(r[3]), u=int(r[4]))
+        for r in counts.itertuples(index=False)
+    ]  # fmt: skip
+    sep = ";" if lang == "zh" else "; "  # the full-width semicolon of Chinese prose
+    return sep.join(parts) + words.say("scaling_caveat", lang)
 
 
 def verdict_table(summary: pd.DataFrame, lang: str = "en", only=None) -> pd.DataFrame:
@@ -138,7 +118,7 @@ def tpch_verdicts(summary: pd.DataFrame, base: str, lang: str = "en") -> None:
     say(verdict_sentence(summary, base, lang))
     slower = verdict_table(summary, lang, only={"slower"})
     if len(slower):
-        say("显著更慢的查询:" if lang == "zh" else "Significantly slower queries:")
+        say(words.say("scaling_slower", lang))
         show(slower, lang)
-    title = "每个已比较的查询" if lang == "zh" else "every compared query"
-    details(f"{title} ({len(verdict_table(summary, lang))})", verdict_table(summary, lang))
+    table = verdict_table(summary, lang)
+    details(words.say("scaling_every", lang, n=len(table)), table)

@@ -203,7 +203,7 @@ def tpmc_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
                                             rows["new_order_p95_ms_ci_high"], strict=True)],
             H["no99"]: [T.fmt_num(x) for x in rows["new_order_p99_ms"]],
             H["failed"]: rows["n_failed"].astype(int),
-            H["notes"]: [T.fmt_notes(w) for w in rows["warnings"]],
+            H["notes"]: [T.fmt_notes(w, lang) for w in rows["warnings"]],
         }
     )  # fmt: skip
 
@@ -270,7 +270,7 @@ def wait_vs_nowait(session) -> pd.DataFrame:
                 H["waitc"]: [T.fmt_num(x) for x in eff["tpmc_wait"]],
                 H["ratio"]: [T.fmt_ci(*r, digits=3) for r in zip(eff["ratio"], eff["ci_low"],
                                                                  eff["ci_high"], strict=True)],
-                H["notes"]: [T.fmt_notes(w) for w in eff["warnings"]],
+                H["notes"]: [T.fmt_notes(w, lang) for w in eff["warnings"]],
             }
         ),
         lang,
@@ -330,7 +330,7 @@ def data_sets(session, runs: pd.DataFrame) -> pd.DataFrame:
                     H["db"]: steps["table_name"],
                     H["status"]: steps["status"],
                     H["s"]: [T.fmt_num(x) for x in steps["seconds"]],
-                    H["detail"]: steps["detail"],
+                    H["detail"]: [T.fmt_notes(x, lang) for x in steps["detail"]],
                 }
             ),
             lang,

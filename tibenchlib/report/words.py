@@ -317,6 +317,33 @@ SENTENCES: dict[str, dict[str, str]] = {
     "seed_query": {"en": "Query", "zh": "查询"},
     "seed_time": {"en": "{arm} TiFlash: time (s)", "zh": "{arm} TiFlash:耗时 (s)"},
     "seed_saved": {"en": "3 → {arm}: time saved (%)", "zh": "3 → {arm}:效率提升比例 (%)"},
+    # -- TPC-H scaling verdicts (report.scaling) -----------------------------------------------
+    "scaling_none": {
+        "en": "No query could be tested (each arm needs two or more good repeats).",
+        "zh": "没有可检验的查询(需要每组至少两次成功的重复)。",
+    },
+    "scaling_counts": {
+        "en": "{mode}, {arm} against {base}: {f} queries faster, {s} slower, {u} with no "
+        "detectable change",
+        "zh": "{mode} 模式,{arm} 对比 {base}:{f} 个查询更快,{s} 个更慢,{u} 个未检测到变化",
+    },
+    "scaling_caveat": {
+        "en": '. p-values are Holm-corrected across the queries; "no detectable change" means '
+        "these repeats cannot tell, not that nothing changed - its interval shows how large a "
+        "change could still hide.",
+        "zh": "。p 值经 Holm 方法跨查询校正;“未检测到变化”只说明这些重复次数不足以分辨,"
+        "并不证明没有变化,其区间给出仍可能隐藏的变化幅度。",
+    },
+    # -- collapsed tables of the DM and YCSB sections (report.dm, report.ycsb) -----------------
+    "dm_lag_samples": {"en": "lag samples ({n})", "zh": "复制延迟采样 ({n})"},
+    "ycsb_steps": {"en": "steps between thread counts", "zh": "相邻压测线程数之间的变化"},
+    # -- adaptive repeats (report.adaptive) ---------------------------------------------------
+    "adaptive_fixed": {
+        "en": "This study runs a fixed {n} rounds per cell (`repeats: {n}`).",
+        "zh": "本研究每个单元固定测 {n} 轮 (`repeats: {n}`)。",
+    },
+    "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
+    "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
 }
 
 
@@ -502,6 +529,122 @@ NOTES: list[tuple[str, str]] = [
         "未比较:该查询在某个测试组中有重复执行失败或超时",
     ),
     ("no times", "没有耗时数据"),
+    # verdicts of a comparison (stats.compare_arms)
+    (
+        "inconclusive: the interval [{lo}, {hi}] is wider than 4 x {d}%; more runs are needed "
+        "for any verdict",
+        "无法判断:置信区间 [{lo}, {hi}] 宽于 4 × {d}%;需要更多次测试才能下结论",
+    ),
+    (
+        "inconclusive: the interval is unbounded; more runs are needed for any verdict",
+        "无法判断:置信区间无界;需要更多次测试才能下结论",
+    ),
+    (
+        "inconclusive: Holm p={p} < {a}, but the interval is unbounded (no finite interval for "
+        "the ratio), so neither better nor worse can be claimed",
+        "无法判断:Holm p={p} < {a},但置信区间无界(比值没有有限区间),不能说更好或更差",
+    ),
+    (
+        "inconclusive: Holm p={p} < {a}, but the interval includes 0: the test and the interval "
+        "disagree, no claim",
+        "无法判断:Holm p={p} < {a},但置信区间包含 0:检验与区间不一致,不下结论",
+    ),
+    (
+        "a real difference (Holm p={p}), but its estimate lies within the +-{d}% margin (the "
+        "interval reaches [{lo}, {hi}]): significant, yet small",
+        "差异真实存在 (Holm p={p}),但估计值在 ±{d}% 的界限以内(置信区间达到 [{lo}, {hi}]):"
+        "显著,但很小",
+    ),
+    (
+        "a real difference (Holm p={p}), and the whole interval lies within the +-{d}% margin: "
+        "significant, but smaller than what matters",
+        "差异真实存在 (Holm p={p}),且整个置信区间都在 ±{d}% 的界限以内:显著,但小到无关紧要",
+    ),
+    (
+        "no spread in either arm (sd = 0): the interval has zero width and p is 0 or 1 - "
+        "identical figures look copied or rounded, not measured",
+        "两组都没有波动 (sd = 0):置信区间宽度为零,p 为 0 或 1——完全相同的数字像是复制或取整的,"
+        "不像实测",
+    ),
+    (
+        "no spread in either sample (sd = 0): a zero-width interval, not measured",
+        "两个样本都没有波动 (sd = 0):置信区间宽度为零,不像实测",
+    ),
+    (
+        "{k} run(s) with {m} <= 0 excluded: no work done (degenerate)",
+        "已排除 {k} 次 {m} <= 0 的测试:没有完成任何工作(退化)",
+    ),
+    (
+        "mean <= 0 (numerator {a}, denominator {b}): a ratio of throughputs or times needs "
+        "positive means; refused",
+        "均值 <= 0(分子 {a},分母 {b}):吞吐量或耗时的比值需要正的均值;拒绝计算",
+    ),
+    # adaptive repeats
+    (
+        "Holm p={p} < {a}, but the estimate lies within ±{d}%: no claim",
+        "Holm p={p} < {a},但估计值在 ±{d}% 以内:不下结论",
+    ),
+    (
+        "Holm p={p} < {a}, but no bounded interval excludes 0 on its side: no claim",
+        "Holm p={p} < {a},但没有有界区间在其一侧排除 0:不下结论",
+    ),
+    (
+        "adaptive: {r} rounds ({note}), Stein's two-stage interval at {lvl} with {df} df from "
+        "the first {m} rounds",
+        "自适应:{r} 轮 ({note}),Stein 两阶段 {lvl} 置信区间,自由度 {df},取自前 {m} 轮",
+    ),
+    # the adaptive stopping reasons (adaptive.REASONS) inside that note
+    ("stage 1", "第一阶段"),
+    ("running", "进行中"),
+    ("target width", "达到目标宽度"),
+    ("above margin", "整个区间高于界限"),
+    ("below margin", "整个区间低于界限"),
+    ("within margin", "整个区间在界限以内"),
+    ("max rounds", "达到轮次上限"),
+    (
+        "the first {m} rounds gave identical ratios: a zero-width interval, too good to be true "
+        "(check the runs)",
+        "前 {m} 轮的比值完全相同:置信区间宽度为零,好得不真实(请检查测试)",
+    ),
+    ("adaptive: {r} of the first {m} rounds measured", "自适应:前 {m} 轮中已测 {r} 轮"),
+    # DM recommendation (dm.analysis), TPC-C data sets (tpcc.phase's prepare_steps detail)
+    ("no smaller setting within 5% of the best", "没有更小的设置能达到最佳值的 5% 以内"),
+    (
+        "{w} warehouses, {i} items, {c} customers per district ({tool})",
+        "{w} 个仓库,{i} 个商品,每区 {c} 个客户 ({tool})",
+    ),
+    ("loaded: {w} warehouses; {note}", "已加载:{w} 个仓库;{note}"),
+    ("loaded: {w} warehouses", "已加载:{w} 个仓库"),
+    ("consistency conditions {c} hold", "一致性条件 {c} 均成立"),
+    (
+        "consistency condition {c} ({rule}) violated in {v} rows, and {k} more",
+        "一致性条件 {c} ({rule}) 有 {v} 行不满足,另有 {k} 条也不满足",
+    ),
+    (
+        "consistency condition {c} ({rule}) violated in {v} rows",
+        "一致性条件 {c} ({rule}) 有 {v} 行不满足",
+    ),
+    # saturation, steady state, stability
+    ("USL: {note}", "USL:{note}"),
+    (
+        "no saturation claimed: the USL fit has no peak within the tested range and the last "
+        "step is not established as flat",
+        "不认定饱和:USL 拟合在测试范围内没有峰值,最后一段也未确认已持平",
+    ),
+    ("mean interval figure <= 0: no interval", "区间均值 <= 0:没有置信区间"),
+    (
+        "successive seconds are correlated (lag-1 r = {r}): the change-point penalty is scaled "
+        "by the long-run deviation ({x}x)",
+        "相邻各秒相关 (lag-1 r = {r}):变点惩罚按长期标准差放大 ({x} 倍)",
+    ),
+    (
+        "{k} dip event(s) ({f} to the floor); worst at t={t}s down to {r} of the baseline for {d}s",
+        "{k} 次下跌({f} 次跌到底);最严重的在 t={t}s,降到基线的 {r},持续 {d}s",
+    ),
+    (
+        "level shifts at t={t}s (segment levels {lv} of the run median)",
+        "在 t={t}s 处水平变化(各段水平为整次测试中位数的 {lv})",
+    ),
 ]
 
 _FIELD = re.compile(r"\{(\w+)\}")

@@ -12,6 +12,7 @@ import pandas as pd
 
 from . import tables as T
 from .sections import details, failed_runs, quiet, say, show
+from .words import say as sentence
 
 #: Headers and sentences of this notebook that :mod:`.tables` does not hold, en and zh.
 WORDS = {
@@ -115,7 +116,7 @@ def cells_table(c: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:
             W["p99_ci"]: ci("lat_p99_ms"),
             L["cv"]: [T.fmt_num(100 * x, 1) if T._ok(x) else "n/a" for x in d["cv"]],
             L["failed"]: [str(int(x)) for x in d["n_failed"]],
-            L["notes"]: [T.fmt_notes(w) for w in d["warnings"]],
+            L["notes"]: [T.fmt_notes(w, lang) for w in d["warnings"]],
         }
     )
 
@@ -232,6 +233,6 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
             f = quiet(saturation, sub, workload=w, arm=arm, lang=lang)
             found.append(f)
             say(f"**{w}, `{arm}`** — {f['sentence']}")
-            details("steps between thread counts", f["steps"])
+            details(sentence("ycsb_steps", lang), f["steps"])
     failed_runs(full, session, phase="ycsb")
     return {"runs": full, "cells": c, "ops": oc, "saturation": found}
