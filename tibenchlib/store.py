@@ -252,6 +252,11 @@ dm_runs = sa.Table(
     sa.Column("rows_s", sa.Float),
     sa.Column("max_lag_transactions", sa.Float),
     sa.Column("log_path", sa.Text),
+    sa.Column("tidb_qps", sa.Float),
+    sa.Column("tidb_p99_ms", sa.Float),
+    sa.Column("tidb_latency_mean_ms", sa.Float),
+    sa.Column("tidb_measure_source", _S),
+    sa.Column("tidb_note", sa.Text),
     sa.Column("at", sa.Float),
 )
 dm_lag = sa.Table(
@@ -385,6 +390,14 @@ class Store:
             if col not in have:
                 with self.engine.begin() as c:
                     c.exec_driver_sql(f"ALTER TABLE samples ADD COLUMN {col} FLOAT")
+        if sa.inspect(self.engine).has_table("dm_runs"):
+            have = {c["name"] for c in sa.inspect(self.engine).get_columns("dm_runs")}
+            added = {"tidb_qps": "FLOAT", "tidb_p99_ms": "FLOAT", "tidb_latency_mean_ms": "FLOAT"}
+            added |= {"tidb_measure_source": "VARCHAR", "tidb_note": "TEXT"}
+            for col, typ in added.items():
+                if col not in have:
+                    with self.engine.begin() as c:
+                        c.exec_driver_sql(f"ALTER TABLE dm_runs ADD COLUMN {col} {typ}")
 
     def _check_version(self) -> None:
         if self.path is None:

@@ -38,6 +38,7 @@ from .dmctl import DmStatusError
 from .dump import DumpSettings
 from .load import LoadSettings
 from .plan import DmSpec, settings_for
+from .tidb_load import tidb_measures
 
 
 class DmTaskError(RuntimeError):
@@ -205,6 +206,7 @@ def run_full(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
         "load_rows_s": rows / load_s if rows and load_s else None,
         "dump_rows_s": rows / dump_s if rows and dump_s else None,
     }  # fmt: skip
+    row |= tidb_measures(study.prometheus_url, ctx.target, p.database, started, finished)
     rec = dict(
         workload="full", threads=ls.threads, error=error, events=rows,
         tps=rows / (finished - started) if rows else None, warnings=warns,
@@ -272,6 +274,7 @@ def run_sync(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
         "events_s": events / catchup if events and catchup else None,
         "rows_s": rows_applied / catchup if rows_applied and catchup else None,
     }  # fmt: skip
+    row |= tidb_measures(ctx.study.prometheus_url, ctx.target, p.database, started, finished)
     rec = dict(
         workload="sync", threads=p.sync.threads, error=error, events=events,
         tps=row["rows_s"], warnings=[], total_time_s=catchup,
