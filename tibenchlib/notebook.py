@@ -199,22 +199,9 @@ class Session:
         """The notebook's first output: which study file, which study, measure or show."""
         s = self.study
         arms = self.arms
-        if self.phase == "numa":
-            from .numa import policies
-
-            arms = self.only or policies(s)
-        elif self.phase == "tpch_scaling":
-            from .tpch.phase import arm_labels
-
-            arms = self.only or arm_labels(s)
-        elif self.phase == "dm":
-            from .dm.plan import arm_labels as dm_arms
-
-            arms = self.only or dm_arms(s)
-        elif self.phase == "tpcc":
-            from .tpcc.phase import arm_labels as tpcc_arms
-
-            arms = self.only or tpcc_arms(s)
+        ph = registry.get(self.phase)
+        if ph.arms_ref is not None:
+            arms = self.only or ph.arm_labels(s)
         from .report import words
 
         lines = [
@@ -239,7 +226,7 @@ class Session:
                 self.study,
                 self.phase,
                 yes=self.yes,
-                arms=self.arms if self.phase not in ("numa", "tpch_scaling", "dm") else self.only,
+                arms=self.only if registry.get(self.phase).runs_given_arms else self.arms,
                 redo=self.redo,
                 progress=progress,
             )
@@ -310,93 +297,11 @@ def phase_stored(study, phase: str, arms: list[str]) -> bool:
 
     if not paths.catalog_file(study.study).exists() and not study.results_url:
         return False
-    store = Store.for_study(study)
-    if phase == "environment":
-        caps = store.environment_captures(study.study)
-        return all(a in caps for a in arms)
-    if phase == "prepare":
-        return paths.phase_results(study.study, "prepare").is_file()
-    if phase in ("sweep", "compare"):
-        runs = store.runs(study.study, phase="sweep")
-        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
-    if phase == "numa":
-        return bool(len(store.runs(study.study, phase="numa")))
-    if phase == "tpch_scaling":
-        return bool(len(store.read("tpch_queries", study.study)))
-    if phase == "dm":
-        return bool(len(store.read("dm_runs", study.study)))
-    if phase == "ycsb":
-        runs = store.runs(study.study, phase="ycsb")
-        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
-    if phase == "tpcc":
-        return bool(len(store.runs(study.study, phase="tpcc")))
-    return False
+    return registry.get(phase).stored(study, Store.for_study(study), arms)
 
 
 def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
     """A phase's rows as its function returns them, read from the catalog (no server)."""
-    from . import phases
     from .store import Store
 
-    store = Store.for_study(study)
-    if phase == "environment":
-        from .envcapture import host_summary
-
-        caps = store.environment_captures(study.study)
-        rows = []
-        for a in arms:
-            if a in caps:
-                c = caps[a]
-                db = c.get("database", {})
-                rows.append(
-                    {
-                        "arm": a,
-                        "flavor": db.get("flavor"),
-                        "version": db.get("version"),
-                        **host_summary(c.get("host", {})),
-                    }
-                )
-        return pd.DataFrame(rows)
-    if phase == "prepare":
-        rows = pd.DataFrame(phases.read_results(study, "prepare"))
-        return rows[rows["arm"].isin(arms)].reset_index(drop=True) if len(rows) else rows
-    if phase == "sweep":
-        from .record import result_rows
-        from .sweep import plan
-
-        runs = store.runs(study.study, phase="sweep")
-        keys = {s.run_key for s in plan(study, arms=arms)}
-        if not len(runs):
-            return result_rows(runs)
-        return result_rows(runs[runs["run_key"].isin(keys)])
-    if phase == "compare":
-        if not phase_stored(study, "sweep", arms):
-            return pd.DataFrame()
-        return phases.compare(study)
-    if phase == "numa":
-        from .numa import analyze
-
-        return analyze(study, store)
-    if phase == "tpch_scaling":
-        from .tpch.phase import summarize
-
-        return summarize(study, store)
-    if phase == "dm":
-        from .dm.analysis import result_rows, unit_rows
-        from .dm.phase import planned_runs
-
-        return result_rows(unit_rows(planned_runs(store, study)))
-    if phase == "ycsb":
-        from .ycsb.phase import plan as ycsb_plan
-        from .ycsb.phase import result_table
-
-        runs = store.runs(study.study, phase="ycsb")
-        keys = {s.run_key for s in ycsb_plan(study, arms)}
-        if len(runs):
-            runs = runs[runs["run_key"].isin(keys)].reset_index(drop=True)
-        return result_table(runs)
-    if phase == "tpcc":
-        from .tpcc.phase import summarize as tpcc_summary
-
-        return tpcc_summary(study, store, arms)
-    raise ValueError(f"unknown phase '{phase}'")
+    return registry.get(phase).results(study, Store.for_study(study), arms)

@@ -1,9 +1,11 @@
 """The study's phases, in one place: name, function, notebook, arms and dry-run estimate.
 
 ``params.PHASES`` (what a study file may list), ``phases.PHASE_FUNCS`` (what ``tibench run
---in-process`` and the notebooks call), ``notebook.PHASE_NOTEBOOKS`` (what papermill executes)
-and the dry run (:mod:`tibenchlib.studyplan`) all read :data:`PHASES`; a new phase is one entry
-here, its function in :mod:`tibenchlib.phases` and its notebook.
+--in-process`` and the notebooks call), ``notebook.PHASE_NOTEBOOKS`` (what papermill executes),
+the notebooks' session (arm labels, results read back from the catalog), the dry run and
+``tibench status`` (:mod:`tibenchlib.studyplan`) and the report's titles all read
+:data:`PHASES`; a new phase is one entry here, its module(s) and its notebook: no other module
+branches on a phase's name for these decisions.
 
 Functions are named ``"module:attribute"`` and imported when first used, so this module imports
 nothing of the library (``params`` can read the names without a cycle).
@@ -44,6 +46,48 @@ class Phase:
     arms_ref: str | None = None
     #: one line for ``tibench run --help`` and the README
     summary: str = ""
+    #: ``module:function``: ``f(study, store, arms) -> bool``, the phase's results are in the
+    #: catalog (:func:`tibenchlib.notebook.phase_stored`)
+    stored_ref: str = ""
+    #: ``module:function``: ``f(study, store, arms) -> DataFrame``, the phase's rows read back
+    #: from the catalog (:func:`tibenchlib.notebook.stored_results`)
+    results_ref: str = ""
+    #: ``module:function``: ``f(study, store, add)``, the phase's rows of
+    #: :func:`tibenchlib.studyplan.progress` (``add(phase, arm, unit, planned, done, failed)``)
+    progress_ref: str = ""
+    #: ``module:function``: ``f(study, store) -> list`` of run specs, the planned runs a
+    #: run-counting progress compares with the catalog (None: the phase counts otherwise)
+    plan_ref: str | None = None
+    #: the notebook's session passes only the arms the notebook's ``arms`` parameter names (None:
+    #: all the phase's own arms) rather than the study's selected arms
+    runs_given_arms: bool = False
+    #: the phase's title in the report, in en and zh
+    title_en: str = ""
+    title_zh: str = ""
+
+    @property
+    def refs(self) -> dict[str, str]:
+        """Every ``module:function`` the entry names, by field."""
+        names = ("function_ref", "estimate_ref", "arms_ref", "stored_ref", "results_ref")
+        names += ("progress_ref", "plan_ref")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+    def stored(self, study, store, arms: list[str]) -> bool:
+        return bool(_resolve(self.stored_ref)(study, store, arms))
+
+    def results(self, study, store, arms: list[str]):
+        return _resolve(self.results_ref)(study, store, arms)
+
+    def progress(self, study, store, add) -> None:
+        _resolve(self.progress_ref)(study, store, add)
+
+    def planned_runs(self, study, store) -> list:
+        if self.plan_ref is None:
+            raise ValueError(f"phase '{self.name}' has no planned runs")
+        return list(_resolve(self.plan_ref)(study, store))
+
+    def title(self, lang: str) -> str:
+        return self.title_zh if lang == "zh" else self.title_en
 
     @property
     def function(self) -> Callable:
@@ -65,6 +109,11 @@ PHASES: tuple[Phase, ...] = (
         "00_environment.ipynb",
         "tibenchlib.envcapture:estimate",
         summary="client host and database of every arm",
+        stored_ref="tibenchlib.stored:environment_stored",
+        results_ref="tibenchlib.stored:environment_results",
+        progress_ref="tibenchlib.studyplan:environment_progress",
+        title_en="Environment",
+        title_zh="测试环境",
     ),
     Phase(
         "prepare",
@@ -72,6 +121,11 @@ PHASES: tuple[Phase, ...] = (
         "01_prepare.ipynb",
         "tibenchlib.sysbench.prepare:estimate",
         summary="sysbench tables prepared, analyzed, warmed up and verified",
+        stored_ref="tibenchlib.stored:prepare_stored",
+        results_ref="tibenchlib.stored:prepare_results",
+        progress_ref="tibenchlib.studyplan:prepare_progress",
+        title_en="Prepare",
+        title_zh="数据准备",
     ),
     Phase(
         "sweep",
@@ -79,6 +133,12 @@ PHASES: tuple[Phase, ...] = (
         "02_sweep.ipynb",
         "tibenchlib.sweep:phase_estimate",
         summary="sysbench workloads × thread ladder × repeats",
+        stored_ref="tibenchlib.stored:sweep_stored",
+        results_ref="tibenchlib.stored:sweep_results",
+        progress_ref="tibenchlib.studyplan:sweep_progress",
+        plan_ref="tibenchlib.studyplan:sweep_specs",
+        title_en="Sweep",
+        title_zh="压测",
     ),
     Phase(
         "compare",
@@ -86,6 +146,11 @@ PHASES: tuple[Phase, ...] = (
         "03_compare.ipynb",
         "tibenchlib.phases:compare_estimate",
         summary="A/B comparison of the sweep's arms",
+        stored_ref="tibenchlib.stored:sweep_stored",
+        results_ref="tibenchlib.stored:compare_results",
+        progress_ref="tibenchlib.studyplan:compare_progress",
+        title_en="A/B comparison",
+        title_zh="A/B 对比",
     ),
     Phase(
         "numa",
@@ -94,6 +159,13 @@ PHASES: tuple[Phase, ...] = (
         "tibenchlib.numa:estimate",
         arms_ref="tibenchlib.numa:policies",
         summary="CPU/NUMA binding policies against unbound",
+        stored_ref="tibenchlib.stored:numa_stored",
+        results_ref="tibenchlib.stored:numa_results",
+        progress_ref="tibenchlib.studyplan:numa_progress",
+        plan_ref="tibenchlib.studyplan:numa_specs",
+        runs_given_arms=True,
+        title_en="NUMA",
+        title_zh="NUMA 绑定",
     ),
     Phase(
         "tpch_scaling",
@@ -102,6 +174,12 @@ PHASES: tuple[Phase, ...] = (
         "tibenchlib.tpch.phase:estimate",
         arms_ref="tibenchlib.tpch.phase:arm_labels",
         summary="TPC-H queries over scaling arms",
+        stored_ref="tibenchlib.stored:tpch_scaling_stored",
+        results_ref="tibenchlib.stored:tpch_scaling_results",
+        progress_ref="tibenchlib.studyplan:tpch_scaling_progress",
+        runs_given_arms=True,
+        title_en="TPC-H scaling",
+        title_zh="TPC-H 扩展",
     ),
     Phase(
         "dm",
@@ -110,6 +188,13 @@ PHASES: tuple[Phase, ...] = (
         "tibenchlib.dm.plan:estimate",
         arms_ref="tibenchlib.dm.plan:arm_labels",
         summary="DM load tuning: mydumper/myloader knobs and the sync unit's worker-count",
+        stored_ref="tibenchlib.stored:dm_stored",
+        results_ref="tibenchlib.stored:dm_results",
+        progress_ref="tibenchlib.studyplan:dm_progress",
+        plan_ref="tibenchlib.studyplan:dm_specs",
+        runs_given_arms=True,
+        title_en="DM load tuning",
+        title_zh="DM 迁移调优",
     ),
     Phase(
         "ycsb",
@@ -117,6 +202,12 @@ PHASES: tuple[Phase, ...] = (
         "07_ycsb.ipynb",
         "tibenchlib.ycsb.phase:estimate",
         summary="YCSB workloads × thread ladder × repeats (upstream YCSB or go-ycsb)",
+        stored_ref="tibenchlib.stored:ycsb_stored",
+        results_ref="tibenchlib.stored:ycsb_results",
+        progress_ref="tibenchlib.studyplan:ycsb_progress",
+        plan_ref="tibenchlib.studyplan:ycsb_specs",
+        title_en="YCSB",
+        title_zh="YCSB",
     ),
     Phase(
         "tpcc",
@@ -125,6 +216,11 @@ PHASES: tuple[Phase, ...] = (
         "tibenchlib.tpcc.phase:estimate",
         arms_ref="tibenchlib.tpcc.phase:arm_labels",
         summary="TPC-C (TPC-C-like on the embedded server): tpmC over threads, wait on/off",
+        stored_ref="tibenchlib.stored:tpcc_stored",
+        results_ref="tibenchlib.stored:tpcc_results",
+        progress_ref="tibenchlib.tpcc.phase:progress",
+        title_en="TPC-C",
+        title_zh="TPC-C",
     ),
 )
 

@@ -154,58 +154,86 @@ def progress(study: Study) -> pd.DataFrame:
         )
 
     for phase in ordered_phases(study):
-        if phase == "environment":
-            have = set(store.read("environment", study.study)["arm"])
-            for a in phase_arms(study, phase):
-                add(phase, a, "captures", 1, int(a in have), 0)
-        elif phase == "prepare":
-            steps = store.read("prepare_steps", study.study)
-            if len(steps):  # the ycsb phase's own load/verify steps are not sysbench's prepare
-                steps = steps[~steps["step"].str.startswith("ycsb_")]
-            for a in phase_arms(study, phase):
-                mine = steps[steps["arm"] == a] if len(steps) else steps
-                bad = int(len(mine) and (mine["status"] == "failed").any())
-                add(phase, a, "data sets", 1, int(len(mine) > 0 and not bad), bad)
-        elif phase in ("sweep", "numa", "ycsb"):
-            _runs_progress(study, store, phase, add)
-        elif phase == "compare":
-            done = paths.phase_results(study.study, "compare").is_file()
-            add(phase, "", "tables", 1, int(done), 0)
-        elif phase == "tpch_scaling":
-            _tpch_progress(study, store, add)
-        elif phase == "dm":
-            _runs_progress(study, store, phase, add)
-        elif phase == "tpcc":
-            from .tpcc.phase import progress as tpcc_progress
-
-            tpcc_progress(study, store, add)
+        registry.get(phase).progress(study, store, add)
     return pd.DataFrame(
         rows, columns=["phase", "arm", "unit", "planned", "done", "failed", "pending"]
     )
 
 
-def _runs_progress(study: Study, store, phase: str, add) -> None:
-    if phase == "sweep" and study.adaptive is not None:
+def environment_progress(study: Study, store, add) -> None:
+    phase = "environment"
+    have = set(store.read("environment", study.study)["arm"])
+    for a in phase_arms(study, phase):
+        add(phase, a, "captures", 1, int(a in have), 0)
+
+
+def prepare_progress(study: Study, store, add) -> None:
+    phase = "prepare"
+    steps = store.read("prepare_steps", study.study)
+    if len(steps):  # the ycsb phase's own load/verify steps are not sysbench's prepare
+        steps = steps[~steps["step"].str.startswith("ycsb_")]
+    for a in phase_arms(study, phase):
+        mine = steps[steps["arm"] == a] if len(steps) else steps
+        bad = int(len(mine) and (mine["status"] == "failed").any())
+        add(phase, a, "data sets", 1, int(len(mine) > 0 and not bad), bad)
+
+
+def compare_progress(study: Study, store, add) -> None:
+    done = paths.phase_results(study.study, "compare").is_file()
+    add("compare", "", "tables", 1, int(done), 0)
+
+
+def sweep_progress(study: Study, store, add) -> None:
+    _runs_progress(study, store, "sweep", add)
+
+
+def numa_progress(study: Study, store, add) -> None:
+    _runs_progress(study, store, "numa", add)
+
+
+def dm_progress(study: Study, store, add) -> None:
+    _runs_progress(study, store, "dm", add)
+
+
+def ycsb_progress(study: Study, store, add) -> None:
+    _runs_progress(study, store, "ycsb", add)
+
+
+def tpch_scaling_progress(study: Study, store, add) -> None:
+    _tpch_progress(study, store, add)
+
+
+def sweep_specs(study: Study, store) -> list:
+    """The sweep's planned runs: with adaptive repeats, the rounds decided so far and the next."""
+    if study.adaptive is not None:
         from .sweep import adaptive_specs
 
-        # adaptive repeats: the rounds decided so far and the next one
-        specs = adaptive_specs(study, store.runs(study.study, phase="sweep"))
-    elif phase == "sweep":
-        from .sweep import plan
+        return adaptive_specs(study, store.runs(study.study, phase="sweep"))
+    from .sweep import plan
 
-        specs = plan(study)
-    elif phase == "dm":
-        from .dm.plan import plan
+    return plan(study)
 
-        specs = plan(study)
-    elif phase == "ycsb":
-        from .ycsb.phase import plan
 
-        specs = plan(study)
-    else:
-        from .numa import plan
+def numa_specs(study: Study, store) -> list:
+    from .numa import plan
 
-        specs = plan(study)
+    return plan(study)
+
+
+def dm_specs(study: Study, store) -> list:
+    from .dm.plan import plan
+
+    return plan(study)
+
+
+def ycsb_specs(study: Study, store) -> list:
+    from .ycsb.phase import plan
+
+    return plan(study)
+
+
+def _runs_progress(study: Study, store, phase: str, add) -> None:
+    specs = registry.get(phase).planned_runs(study, store)
     runs = store.runs(study.study, phase=phase)
     status = dict(zip(runs["run_key"], runs["status"], strict=True)) if len(runs) else {}
     for a in dict.fromkeys(s.arm for s in specs):

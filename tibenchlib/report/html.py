@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
-from .. import paths
+from .. import paths, registry
 from ..notebook import PHASE_NOTEBOOKS
 from . import tables
 from .comparison import export
@@ -35,17 +35,7 @@ TEXT = {
         "title": "tibench report: study {study}",
         "toc": "Contents",
         "headlines": "Headlines",
-        "phase": {
-            "environment": "Environment",
-            "prepare": "Prepare",
-            "sweep": "Sweep",
-            "compare": "A/B comparison",
-            "numa": "NUMA",
-            "tpch_scaling": "TPC-H scaling",
-            "dm": "DM load tuning",
-            "ycsb": "YCSB",
-            "tpcc": "TPC-C",
-        },
+        "phase": {p.name: p.title("en") for p in registry.PHASES},
         "section": "{n}. {title} ({state})",
         "done": "done",
         "not_run": "not run",
@@ -69,17 +59,7 @@ TEXT = {
         "title": "tibench 测试报告:{study}",
         "toc": "目录",
         "headlines": "主要结果",
-        "phase": {
-            "environment": "测试环境",
-            "prepare": "数据准备",
-            "sweep": "压测",
-            "compare": "A/B 对比",
-            "numa": "NUMA 绑定",
-            "tpch_scaling": "TPC-H 扩展",
-            "dm": "DM 迁移调优",
-            "ycsb": "YCSB",
-            "tpcc": "TPC-C",
-        },
+        "phase": {p.name: p.title("zh") for p in registry.PHASES},
         "section": "{n}. {title}({state})",
         "done": "已完成",
         "not_run": "未运行",
