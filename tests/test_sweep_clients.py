@@ -45,3 +45,13 @@ def test_clients_as_a_number_or_endpoints():
         }
     )
     assert s.n_clients == 3
+
+
+def test_several_sweep_clients_are_refused_before_anything_runs(tmp_path):
+    from types import SimpleNamespace
+
+    from tibenchlib.sysbench.runner import RunSpec, run_one
+
+    s = parse_study({"study": "t", "threads": [2], "clients": 2})
+    with pytest.raises(ValueError, match="clients: 2 sysbench clients per sweep run"):
+        run_one(SimpleNamespace(study=s), RunSpec("a", "oltp_point_select", 2, 1))

@@ -76,6 +76,11 @@ def run_one(
     from ..parse.sysbench import parse_sysbench_file
 
     study = ctx.study
+    if study.n_clients > 1:
+        raise ValueError(
+            f"clients: {study.n_clients} sysbench clients per sweep run are not supported yet; "
+            "set clients: 1 (the tpcc and ycsb phases run several clients)"
+        )
     d = duration_s or study.duration_s
     path = log_path(study.study, spec)
     attempt = set_aside(path)
