@@ -8,13 +8,14 @@ figures is :mod:`tibenchlib.multiclient`'s job.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from .tools import Outcome, execute
 
-__all__ = ["execute_together", "failed_clients"]
+__all__ = ["endpoint_conns", "execute_together", "failed_clients", "split_threads"]
 
 
 def execute_together(
@@ -64,3 +65,23 @@ def failed_clients(outcomes: Sequence[Outcome]) -> list[int]:
     return [
         i for i, o in enumerate(outcomes) if o.missing or o.timed_out or o.returncode not in (0,)
     ]
+
+
+def split_threads(threads: int, clients: int) -> list[int]:
+    """``threads`` shared by ``clients`` as evenly as possible (the first ones take the rest)."""
+    if clients < 1 or threads < clients:
+        raise ValueError(f"{threads} threads cannot be shared by {clients} clients")
+    base, rest = divmod(threads, clients)
+    return [base + (i < rest) for i in range(clients)]
+
+
+def endpoint_conns(conn, clients: int | Sequence[str]) -> list:
+    """One connection per client: ``conn`` ``clients`` times, or ``conn`` at each ``host:port``
+    (a ``clients`` parameter as :func:`tibenchlib.params.check_endpoints` validates it)."""
+    if isinstance(clients, int):
+        return [conn] * clients
+    out = []
+    for e in clients:
+        host, _, port = e.rpartition(":")
+        out.append(dataclasses.replace(conn, host=host.strip("[]"), port=int(port)))
+    return out

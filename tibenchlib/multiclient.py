@@ -33,6 +33,7 @@ __all__ = [
     "merge_summaries",
     "merged_percentiles",
     "sum_series",
+    "summed_intervals",
 ]
 
 
@@ -210,3 +211,25 @@ def merge_summaries(summaries: Sequence[Mapping]) -> dict:
             "sum": lat_total,
         },
     }
+
+
+def summed_intervals(parsed: Sequence, started: Sequence[float]) -> pd.DataFrame:
+    """The run's per-interval rows (``parse.sysbench`` results in, ``started`` = each client's
+    start, epoch seconds): one client's as sysbench printed them; several clients' aligned on
+    wall-clock time and summed (throughput, errors, reconnects, threads), only the slots every
+    client reported (empty when a client printed no intervals)."""
+    ivs = [p.intervals for p in parsed]
+    if len(ivs) == 1:
+        return ivs[0] if ivs[0] is not None else pd.DataFrame()
+    if any(iv is None or not len(iv) for iv in ivs):
+        return pd.DataFrame()
+    out = None
+    for col in ("tps", "qps", "err_s", "reconn_s", "threads"):
+        a = align_series(ivs, started, column=col)
+        g = a.groupby("slot")
+        s = pd.DataFrame({col: g["value"].sum(), "n": g["client"].nunique()})
+        out = s if out is None else out.join(s[[col]])
+    period = float(np.diff(ivs[0]["t"]).min()) if len(ivs[0]) > 1 else 1.0
+    out = out[out["n"] == len(ivs)].drop(columns="n").reset_index()
+    out["t"] = (out["slot"] + 1) * period
+    return out.drop(columns="slot")

@@ -355,6 +355,17 @@ class YcsbParams(_Model):
 _ENDPOINT = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
 
 
+def check_endpoints(v):
+    """A ``clients`` value: a number, or a non-empty list of ``host:port`` endpoints."""
+    if isinstance(v, list):
+        if not v:
+            raise ValueError("clients: give a number or at least one host:port endpoint")
+        bad = [e for e in v if not _ENDPOINT.match(e)]
+        if bad:
+            raise ValueError(f"clients: {bad[0]!r} is not host:port (e.g. 10.0.1.8:4000)")
+    return v
+
+
 class TpccParams(_Model):
     """The ``tpcc`` phase: TPC-C-like on the embedded default (the sysbench Lua driver),
     go-tpc / ``tiup bench tpcc`` on a cluster.
@@ -392,13 +403,7 @@ class TpccParams(_Model):
     @field_validator("clients")
     @classmethod
     def _endpoints(cls, v):
-        if isinstance(v, list):
-            if not v:
-                raise ValueError("clients: give a number or at least one host:port endpoint")
-            bad = [e for e in v if not _ENDPOINT.match(e)]
-            if bad:
-                raise ValueError(f"clients: {bad[0]!r} is not host:port (e.g. 10.0.1.8:4000)")
-        return v
+        return check_endpoints(v)
 
     @property
     def n_clients(self) -> int:
@@ -420,6 +425,9 @@ class Study(_Model):
     workloads: Annotated[list[Workload], Field(min_length=1)] = ["oltp_point_select"]
     threads: Annotated[list[PosInt], Field(min_length=1)] = [1, 2, 4]
     threads_by_workload: dict[Workload, Annotated[list[PosInt], Field(min_length=1)]] = {}
+    #: sysbench clients per sweep run: a number (the target that many times) or host:port
+    #: endpoints (one client each); ``threads`` stay the run's total, shared among them
+    clients: PosInt | list[str] = 1
     duration_s: PosInt = 10
     report_interval_s: PosInt = 1
     percentile: Annotated[float, Field(gt=0, lt=100)] = 95
@@ -531,6 +539,33 @@ class Study(_Model):
     def max_rounds(self) -> int:
         """The most rounds (repeats) the sweep may run: ``repeats``, or its adaptive ``max``."""
         return self.repeats.max if isinstance(self.repeats, AdaptiveRepeats) else self.repeats
+
+    @field_validator("clients")
+    @classmethod
+    def _sweep_endpoints(cls, v):
+        return check_endpoints(v)
+
+    @property
+    def n_clients(self) -> int:
+        """How many sysbench clients a sweep run starts."""
+        return self.clients if isinstance(self.clients, int) else len(self.clients)
+
+    @model_validator(mode="after")
+    def _sweep_clients_consistent(self) -> Study:
+        n = self.n_clients
+        lists = [self.threads, *self.threads_by_workload.values()]
+        few = [t for ts in lists for t in ts if t < n]
+        if few:
+            raise ValueError(
+                f"threads: {few[0]} threads cannot be shared by {n} clients "
+                "(threads are the run's total, at least one per client)"
+            )
+        if isinstance(self.clients, list) and self.target.kind == "embedded":
+            raise ValueError(
+                "clients: endpoints are for a url target; on the embedded server give a "
+                "number (the same server that many times)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _tpcc_consistent(self) -> Study:

@@ -141,6 +141,15 @@ def run_log(study: str, tool: str, run_key: str, prefix: str = "") -> Path:
     return raw_log(study, tool, prefix + run_key.replace("/", "__"))
 
 
+def client_run_logs(study: str, tool: str, run_key: str, clients: int) -> list[Path]:
+    """The raw output of one run's clients: :func:`run_log` for one client, else one log per
+    client, ``<run_log stem>.c<i>.log`` beside it."""
+    base = run_log(study, tool, run_key)
+    if clients == 1:
+        return [base]
+    return [raw_log(study, tool, f"{base.stem}.c{i}") for i in range(clients)]
+
+
 def raw_run_dir(study: str, tool: str, name: str) -> Path:
     """A folder of raw output for one run or step of a tool whose output is several files
     (mydumper's dump, a replica's set-up), named like :func:`run_log` (``/`` as ``__``)."""

@@ -9,8 +9,10 @@ opened until throughput is steady.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,11 @@ def log_path(study: str, spec: RunSpec) -> Path:
     return paths.run_log(study, "sysbench", spec.run_key)
 
 
+def client_logs(study: str, spec: RunSpec, clients: int) -> list[Path]:
+    """Every client's log of a run: :func:`log_path` for one client, ``.c<i>`` for several."""
+    return paths.client_run_logs(study, "sysbench", spec.run_key, clients)
+
+
 def earlier_attempts(path: Path) -> list[Path]:
     """The logs of earlier attempts of a run, set aside as ``<name>.attempt<N>.log``."""
     return sorted(
@@ -77,8 +84,8 @@ def run_one(
 
     study = ctx.study
     d = duration_s or study.duration_s
-    path = log_path(study.study, spec)
-    attempt = set_aside(path)
+    logs = client_logs(study.study, spec, study.n_clients)
+    attempt = max(set_aside(p) for p in logs)
     timeout = study.run_timeout_s or d * 1.5 + 60
     sampler = _sampler(ctx) if (study.sample_resources if sample is None else sample) else None
 
@@ -88,14 +95,18 @@ def run_one(
             sampler.t0 = time.time()
             sampler.start()
 
-    with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
-        cmd = study_command(study, ctx.conn, spec.workload, spec.threads, d, cfg)
-        try:
-            outcome = execute(cmd, path, timeout_s=timeout, on_start=started)
-        finally:
-            if sampler is not None:
-                sampler.stop()
-    parsed = parse_sysbench_file(path)
+    if len(logs) == 1:
+        with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
+            cmd = study_command(study, ctx.conn, spec.workload, spec.threads, d, cfg)
+            try:
+                outcome = execute(cmd, logs[0], timeout_s=timeout, on_start=started)
+            finally:
+                if sampler is not None:
+                    sampler.stop()
+        parsed = parse_sysbench_file(logs[0])
+        command = display_command(cmd)
+    else:
+        parsed, outcome, command = _run_clients(ctx, spec, d, logs, timeout, sampler)
     rec, iv = record_from_parsed(
         parsed,
         study=study.study,
@@ -107,7 +118,7 @@ def run_one(
         repeat=spec.repeat,
         seq=spec.seq,
         outcome=outcome,
-        command=display_command(cmd),
+        command=command,
         expected_s=d,
         interval_s=study.report_interval_s,
     )
@@ -135,6 +146,60 @@ def run_one(
     if sampler is not None and len(samples):
         ctx.store.append("samples", samples.assign(study=study.study, run_key=spec.run_key))
     return rec
+
+
+def _run_clients(ctx, spec: RunSpec, d: int, logs: list[Path], timeout: float, sampler):
+    """Several sysbench clients of one run started together (``study.clients``), the run's
+    threads shared among them; returns ``(parsed, outcome, command)`` for the record builder:
+    one parsed result whose summary, intervals and histogram merge the clients'
+    (:mod:`tibenchlib.multiclient`) and one outcome spanning them all (the first failed
+    client's exit when one failed). Every client's log stays where it was written."""
+    from ..clients import endpoint_conns, execute_together, failed_clients, split_threads
+    from ..multiclient import merge_histograms, merge_summaries, summed_intervals
+    from ..parse.sysbench import SysbenchResult, parse_sysbench_file
+
+    study = ctx.study
+    conns = endpoint_conns(ctx.conn, study.clients)
+    shares = split_threads(spec.threads, len(conns))
+    with ExitStack() as stack:
+        cmds = []
+        for c, n in zip(conns, shares, strict=True):
+            cfg = stack.enter_context(secret_config_file(c, paths.private_dir(study.study)))
+            cmds.append(study_command(study, c, spec.workload, n, d, cfg))
+        if sampler is not None:
+            sampler.t0 = time.time()
+            sampler.start()
+        try:
+            outcomes = execute_together(cmds, logs, timeout_s=timeout)
+        finally:
+            if sampler is not None:
+                sampler.stop()
+    each = [parse_sysbench_file(p) for p in logs]
+    summary = merge_summaries([p.summary for p in each])
+    first = each[0].summary
+    for key in ("workload", "percentile", "report_interval_s", "sysbench_version"):
+        if key in first:
+            summary[key] = first[key]
+    summary["fatal"] = [f for p in each for f in (p.summary.get("fatal") or [])]
+    summary["client_logs"] = [str(p) for p in logs]
+    summary["client_tps"] = [p.summary.get("tps") for p in each]
+    parsed = SysbenchResult(
+        summary=summary,
+        intervals=summed_intervals(each, [o.started_at for o in outcomes]),
+        histogram=merge_histograms([p.histogram for p in each if p.histogram is not None]),
+    )
+    failed = failed_clients(outcomes)
+    base = outcomes[failed[0]] if failed else outcomes[0]
+    outcome = dataclasses.replace(
+        base,
+        started_at=min(o.started_at for o in outcomes),
+        finished_at=max(o.finished_at for o in outcomes),
+    )
+    if failed and summary["status"] == "ok":
+        summary["status"] = "failed"
+        summary["error"] = f"client {failed[0]} ({Path(base.log_path).name}) did not end well"
+    command = display_command(cmds[0]) + f"  (and {len(cmds) - 1} more clients started with it)"
+    return parsed, outcome, command
 
 
 def warmup_runs(ctx) -> pd.DataFrame:

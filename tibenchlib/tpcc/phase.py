@@ -32,14 +32,13 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
-from ..clients import execute_together
+from ..clients import endpoint_conns, execute_together, split_threads
 from ..db import ConnInfo, secret_config_file
-from ..multiclient import align_series, merge_histograms, merged_percentiles
+from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
 from ..parse.sysbench import parse_sysbench_file
 from ..record import RunRecord, decide_status
@@ -129,14 +128,6 @@ def describe(spec: TpccSpec) -> str:
     return f"{spec.arm} w{spec.warehouses} {spec.workload} t{spec.threads} r{spec.repeat}"
 
 
-def split_threads(threads: int, clients: int) -> list[int]:
-    """``threads`` shared by ``clients`` as evenly as possible (the first ones take the rest)."""
-    if clients < 1 or threads < clients:
-        raise ValueError(f"{threads} threads cannot be shared by {clients} clients")
-    base, rest = divmod(threads, clients)
-    return [base + (i < rest) for i in range(clients)]
-
-
 def resolve_tool(study: Study, arm: str) -> str:
     """``sysbench`` (the Lua driver) or ``go-tpc`` for an arm; :class:`TpccToolMissing` with
     one line when the target needs go-tpc and neither go-tpc nor tiup is installed."""
@@ -164,14 +155,7 @@ def data_conn(conn: ConnInfo, study: Study, warehouses: int) -> ConnInfo:
 
 def client_conns(conn: ConnInfo, study: Study) -> list[ConnInfo]:
     """One connection per client: the target ``clients`` times, or each ``host:port``."""
-    c = study.tpcc.clients
-    if isinstance(c, int):
-        return [conn] * c
-    out = []
-    for e in c:
-        host, _, port = e.rpartition(":")
-        out.append(dataclasses.replace(conn, host=host.strip("[]"), port=int(port)))
-    return out
+    return endpoint_conns(conn, study.tpcc.clients)
 
 
 def log_path(study: str, spec: TpccSpec) -> Path:
@@ -308,26 +292,6 @@ def _gotpc(conn: ConnInfo, action: str, path: Path, warehouses: int, threads: in
 
 
 # -- one run -----------------------------------------------------------------------------------
-def _series(parsed: list, started: list[float]) -> pd.DataFrame:
-    """The run's per-interval rows: one client's as sysbench printed them; several clients'
-    aligned on wall-clock time and summed (throughput, errors, reconnects)."""
-    ivs = [p.intervals for p in parsed]
-    if len(ivs) == 1:
-        return ivs[0] if ivs[0] is not None else pd.DataFrame()
-    if any(iv is None or not len(iv) for iv in ivs):
-        return pd.DataFrame()
-    out = None
-    for col in ("tps", "qps", "err_s", "reconn_s", "threads"):
-        a = align_series(ivs, started, column=col)
-        g = a.groupby("slot")
-        s = pd.DataFrame({col: g["value"].sum(), "n": g["client"].nunique()})
-        out = s if out is None else out.join(s[[col]])
-    period = float(np.diff(ivs[0]["t"]).min()) if len(ivs[0]) > 1 else 1.0
-    out = out[out["n"] == len(ivs)].drop(columns="n").reset_index()
-    out["t"] = (out["slot"] + 1) * period
-    return out.drop(columns="slot")
-
-
 def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     """One run of the Lua driver by every client at once (``ctx.study`` is read), the orders
     counted before and after; returns the run's figures, not yet recorded."""
@@ -425,7 +389,7 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
         "qps": _sum(s.get("qps") for s in sums),
         "errors": _sum(s.get("errors") for s in sums),
         "reconnects": _sum(s.get("reconnects") for s in sums),
-        "series": _series(parsed, [o.started_at for o in outcomes]),
+        "series": summed_intervals(parsed, [o.started_at for o in outcomes]),
     }
 
 
