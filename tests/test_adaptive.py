@@ -203,10 +203,10 @@ def test_params_accept_a_number_auto_or_the_rule_and_name_the_field_on_error():
     assert s.adaptive.target_halfwidth_pct == 2 and str(s.repeats) == "3–6 (adaptive, ±2%)"
     assert parse_study(s.public_dump()).repeats == s.repeats  # the catalog's copy reads back
     for bad, words in (
-        ({"min": 1}, "repeats.adaptive.min"),
+        ({"min": 1}, "repeats.min"),
         ({"min": 5, "max": 3}, "max (3) is below min (5)"),
-        ({"mn": 3}, "repeats.adaptive.mn: unknown key"),
-        (0, "repeats.fixed"),
+        ({"mn": 3}, "repeats.mn: unknown key"),
+        (0, "repeats: Input should be greater than 0"),
     ):
         with pytest.raises(ParamsError, match=re.escape(words)):
             parse_study({"study": "x", "repeats": bad})

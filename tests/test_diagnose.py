@@ -222,6 +222,19 @@ def test_one_run_per_thread_count_gives_point_figures_only():
     assert "no interval" in d["sentence_en"]
 
 
+def test_one_thread_count_is_undetermined_not_a_crash():
+    # a sweep at a single thread count (e.g. threads: [2]) has no curve to read
+    runs = _runs(FLAT)
+    runs = runs[runs["threads"] == 4]
+    s = _samples(runs, {"client": 0.30, "server": 0.96}, {"client": 1, "server": 1})
+    cpu = cpu_per_run(s, None, None)
+    en = diagnose(runs, cpu).iloc[0]
+    assert en["verdict"] == "undetermined" and en["n_sat"] is None
+    assert "one thread count only" in en["reason"] and "(4)" in en["sentence_en"]
+    zh = diagnose(runs, cpu, lang="zh").iloc[0]
+    assert zh["sentence"].startswith("w:") and "一个压测线程数" in zh["sentence"]
+
+
 def test_bad_input_is_named():
     runs = _runs(FLAT)
     with pytest.raises(ValueError, match="lang"):
@@ -418,10 +431,9 @@ def test_real_sweep_client_on_one_cpu_is_client_bound(data_dir, sysbench_bin):
     process is bound to the last CPU (and niced) once the server runs, and sysbench inherits
     both. On a small shared host the server and other tenants run on the client's CPU too;
     the lowest priority makes sure that the client, not the server, is the one kept short."""
-    from tibenchlib.prepare import ensure_ready
-
     from tibenchlib.store import Store
     from tibenchlib.sweep import sweep
+    from tibenchlib.sysbench.prepare import ensure_ready
     from tibenchlib.target import open_arm
 
     study = _real_study("diag-client", {"label": "cli1"})

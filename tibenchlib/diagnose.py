@@ -239,6 +239,13 @@ def diagnosis_row(
     }
     steps = sat["steps"]
     last = steps.iloc[-1] if len(steps) else None
+    if last is None:
+        # one thread count: no curve, so no saturation point and nothing to read at it
+        row["n_sat"] = None
+        row["threads_at"] = n_max
+        row["n_runs"] = int((sel["threads"] == n_max).sum())
+        row["reason"] = ONE_THREAD_COUNT
+        return row
     unsaturated = n_sat is None or n_sat == n_max
     if last is not None:
         row["evidence"]["last_step"] = {
@@ -386,6 +393,10 @@ def _cpu_evidence(
     return shares
 
 
+#: The reason given when a workload ran at a single thread count.
+ONE_THREAD_COUNT = "one thread count only: the diagnosis needs a thread ladder"
+
+
 def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
     zh = lang == "zh"
     ev, v = row["evidence"], row["verdict"]
@@ -415,6 +426,10 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
         )
 
     others = [share_of(s) for s in cpu if cpu[s]["share"]["mean"] is not None]
+    if row["reason"] == ONE_THREAD_COUNT:
+        if zh:
+            return f"{w}:只测了 {n_max} 一个压测线程数,无法判断饱和点与瓶颈(需要线程阶梯)。"
+        return f"{w}: {ONE_THREAD_COUNT} ({n_max}), so no saturation point or bottleneck is read."
     if v == "not_saturated":
         ls = ev.get("last_step")
         step = (

@@ -606,10 +606,21 @@ class Study(_Model):
         return (self.target_for(arm) if arm else self.target).kind == "embedded"
 
 
+_UNION_TAGS = ("fixed", "adaptive")
+
+
 def _format_errors(err: ValidationError, source: str) -> str:
     lines = []
     for e in err.errors():
-        loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        # the tags of a tagged union (``repeats: 3`` or ``repeats: {min: …}``) are not keys the
+        # user wrote: ``repeats.fixed`` is shown as ``repeats``
+        loc_ = e["loc"]
+        parts = [
+            str(p)
+            for i, p in enumerate(loc_)
+            if not (i and loc_[i - 1] == "repeats" and p in _UNION_TAGS)
+        ]
+        loc = ".".join(parts) or "(top level)"
         msg = e["msg"]
         if e["type"] == "extra_forbidden":
             msg = "unknown key"

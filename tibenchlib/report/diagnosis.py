@@ -176,7 +176,7 @@ def diagnosis_table(d: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
                 H["client"]: _pct(r.client_demand, r.client_demand_ci_low, r.client_demand_ci_high),
                 H["server"]: _pct(r.server_demand, r.server_demand_ci_low, r.server_demand_ci_high),
                 H["p95"]: p95,
-                H["note"]: T.fmt_notes(notes),
+                H["note"]: T.fmt_notes(notes, lang),
             }
         )
     return pd.DataFrame(rows, columns=list(H.values()))

@@ -491,6 +491,31 @@ NOTES: list[tuple[str, str]] = [
         "the peak is at the largest thread count tested: saturation may lie beyond",
         "峰值出现在测试的最大压测线程数:饱和点可能更高",
     ),
+    # bottleneck diagnosis (tibenchlib.diagnose): its warnings and reasons
+    (
+        "the largest thread count has the highest mean TPS but the last step's interval does not "
+        "show throughput still rising: the saturation point is uncertain",
+        "最大压测线程数的平均 TPS 最高,但最后一步的区间不能说明吞吐仍在上升:饱和点不确定",
+    ),
+    (
+        "the CPU demand of {who} lies between {a} and {b} (or its interval reaches above {c}): "
+        "neither at its limit nor clearly free",
+        "{who} 的 CPU 需求介于 {a} 与 {b} 之间(或区间超过 {c}):既未达到上限,也不明显空闲",
+    ),
+    (
+        "the throughput curve is unclear and no CPU is at its limit",
+        "吞吐量曲线不确定,且没有 CPU 达到上限",
+    ),
+    (
+        "no server CPU measured (a remote server without Prometheus, or sampling off)",
+        "未测到服务端 CPU(远程服务端且无 Prometheus,或未开启采样)",
+    ),
+    ("no CPU count for {who}: pass component_cores", "缺少 {who} 的 CPU 数:请提供 component_cores"),
+    ("the CPU of {who} was not measured", "未测到 {who} 的 CPU"),
+    (
+        "one thread count only: the diagnosis needs a thread ladder",
+        "只有一个压测线程数:判断瓶颈需要线程阶梯",
+    ),
     # steady state, stability
     (
         "no steady state: MSER-5 cuts {a} s, more than half of the run ({b} s)",
