@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -195,14 +195,10 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
 
 # -- one run -------------------------------------------------------------------------------------
 def _client_conns(study: Study, conn) -> list:
+    from ..clients import endpoint_conns
+
     y = study.ycsb
-    if not y.endpoints:
-        return [conn] * y.clients
-    out = []
-    for ep in y.endpoints:
-        host, _, port = ep.rpartition(":")
-        out.append(replace(conn, host=host.strip("[]"), port=int(port)))
-    return out
+    return endpoint_conns(conn, y.endpoints or y.clients)
 
 
 def _paths(study: str, spec: YcsbSpec, clients: int) -> tuple[list[Path], list[Path]]:
