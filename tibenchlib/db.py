@@ -87,6 +87,30 @@ CONFIG_PREFIX, CONFIG_SUFFIX = "sysbench-", ".cfg"
 
 
 @contextmanager
+def private_file(text: str, directory: Path, prefix: str, suffix: str) -> Iterator[Path]:
+    """``text`` in a new file of ``directory``, mode 0600 from its creation, removed afterwards
+    (what a killed run leaves, :func:`remove_stale_files` deletes)."""
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+    os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
+    p = Path(name)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    try:
+        yield p
+    finally:
+        p.unlink(missing_ok=True)
+
+
+def remove_stale_files(directory: str | Path, prefix: str, suffix: str) -> int:
+    """Delete the ``prefix*suffix`` files a killed run left in ``directory``; returns how many."""
+    n = 0
+    for p in Path(directory).glob(f"{prefix}*{suffix}"):
+        p.unlink(missing_ok=True)
+        n += 1
+    return n
+
+
+@contextmanager
 def secret_config_file(info: ConnInfo, directory: str | Path | None = None) -> Iterator[Path]:
     """A sysbench ``--config-file`` holding the password, mode 0600, removed afterwards.
 
@@ -96,27 +120,18 @@ def secret_config_file(info: ConnInfo, directory: str | Path | None = None) -> I
     """
     made = directory is None
     d = Path(tempfile.mkdtemp(prefix="tibench-") if made else directory)
-    fd, name = tempfile.mkstemp(prefix=CONFIG_PREFIX, suffix=CONFIG_SUFFIX, dir=d)
-    os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
-    p = Path(name)
-    with os.fdopen(fd, "w") as f:
-        if info.password:
-            f.write(f"mysql-password={info.password}\n")
+    text = f"mysql-password={info.password}\n" if info.password else ""
     try:
-        yield p
+        with private_file(text, d, CONFIG_PREFIX, CONFIG_SUFFIX) as p:
+            yield p
     finally:
-        p.unlink(missing_ok=True)
         if made:
             os.rmdir(d)
 
 
 def remove_stale_configs(directory: str | Path) -> int:
     """Delete credentials files a killed run left in ``directory``; returns how many."""
-    n = 0
-    for p in Path(directory).glob(f"{CONFIG_PREFIX}*{CONFIG_SUFFIX}"):
-        p.unlink(missing_ok=True)
-        n += 1
-    return n
+    return remove_stale_files(directory, CONFIG_PREFIX, CONFIG_SUFFIX)
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,11 @@ the password never appears on the command line, in ``ps`` or in the logged comma
 
 from __future__ import annotations
 
-import os
-import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..db import ConnInfo
+from ..db import ConnInfo, private_file, remove_stale_files
 
 PREFIX, SUFFIX = "client-", ".cnf"
 
@@ -27,30 +24,20 @@ def client_defaults_file(info: ConnInfo, directory: str | Path) -> Iterator[Path
     """
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=PREFIX, suffix=SUFFIX, dir=d)
-    os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
-    p = Path(name)
-    with os.fdopen(fd, "w") as f:
-        f.write("[client]\n")
-        if info.password:
-            if any(ch in info.password for ch in "\n\r"):
-                raise ValueError("the password holds a line break: an option file cannot carry it")
-            # quoted, so '#' or ';' inside the password is not read as a comment
-            escaped = info.password.replace("\\", "\\\\").replace('"', '\\"')
-            f.write(f'password="{escaped}"\n')
-    try:
+    text = "[client]\n"
+    if info.password:
+        if any(ch in info.password for ch in "\n\r"):
+            raise ValueError("the password holds a line break: an option file cannot carry it")
+        # quoted, so '#' or ';' inside the password is not read as a comment
+        escaped = info.password.replace("\\", "\\\\").replace('"', '\\"')
+        text += f'password="{escaped}"\n'
+    with private_file(text, d, PREFIX, SUFFIX) as p:
         yield p
-    finally:
-        p.unlink(missing_ok=True)
 
 
 def remove_stale(directory: str | Path) -> int:
     """Delete option files a killed run left in ``directory``; returns how many."""
-    n = 0
-    for p in Path(directory).glob(f"{PREFIX}*{SUFFIX}"):
-        p.unlink(missing_ok=True)
-        n += 1
-    return n
+    return remove_stale_files(directory, PREFIX, SUFFIX)
 
 
 def connection_args(conn: ConnInfo, defaults_file: str | Path | None) -> list[str]:
