@@ -75,12 +75,19 @@ def test_plan_covers_every_cell_once_in_rounds():
     keys = [x.run_key for x in specs]
     assert len(set(keys)) == len(keys)
     assert keys[0] == "tpcc/a/w1/tpcc/t1/r1" and "tpcc/b/w2/tpcc_wait/t4/r3" in keys
-    # one data set per arm and warehouse count: each (arm, warehouses) is one block
-    blocks = [(x.arm, x.warehouses) for x in specs]
-    assert sum(1 for i in range(1, len(blocks)) if blocks[i] != blocks[i - 1]) == 3
-    # within a block, repeat r ends before r + 1 starts (rounds)
-    first = [x.repeat for x in specs if (x.arm, x.warehouses) == ("a", 1)]
-    assert first == sorted(first)
+    # one data set per warehouse count: the plan runs warehouses 1 to the end, then 2
+    assert [x.warehouses for x in specs] == sorted(x.warehouses for x in specs)
+    # interleaved (the default order): rounds, every arm in each round, their order rotated
+    w1 = [x for x in specs if x.warehouses == 1]
+    assert [x.repeat for x in w1] == sorted(x.repeat for x in w1)
+    firsts = [next(x.arm for x in w1 if x.repeat == r) for r in (1, 2, 3)]
+    assert firsts == ["a", "b", "b"]  # a b | b a | b a (rotated by one, reversed)
+    for r in (1, 2, 3):
+        assert {x.arm for x in w1 if x.repeat == r} == {"a", "b"}
+    # sequential: each arm's rounds back to back, per warehouse count
+    seq = plan(s.model_copy(update={"order": "sequential"}))
+    arms_seq = [x.arm for x in seq if x.warehouses == 1]
+    assert arms_seq == sorted(arms_seq) and len(seq) == len(specs)
     assert {x.arm for x in plan(s, ["b"])} == {"b"}
     assert [x.seq for x in specs] == list(range(len(specs)))
 

@@ -110,17 +110,26 @@ def arm_labels(study: Study) -> list[str]:
 
 
 def plan(study: Study, arms: list[str] | None = None) -> list[TpccSpec]:
-    """Per arm and warehouse count (one data set each), rounds of repeats; in a round, every
-    wait mode and thread count once, so drift spreads over the whole ladder."""
+    """The runs in execution order. Per warehouse count (one data set each), rounds of
+    repeats; in a round, every arm runs every wait mode and thread count once, so drift spreads
+    over the whole ladder and every arm. The arms' order within a round follows the sweep
+    (``study.order``): ``interleaved`` and ``random`` rotate and reverse it from round to round
+    (:func:`tibenchlib.sweep.arm_order`), so a round is a block for a paired comparison;
+    ``sequential`` runs each arm's rounds back to back."""
+    from ..sweep import arm_order
+
     p = study.tpcc
     labels = [a for a in arm_labels(study) if not arms or a in arms]
     out: list[TpccSpec] = []
-    for a in labels:
-        for w in p.warehouses:
-            for r in range(1, p.repeats + 1):
-                for wait in p.wait:
-                    for t in p.threads:
-                        out.append(TpccSpec(a, w, wait, t, r, len(out)))
+    for w in p.warehouses:
+        if study.order == "sequential":
+            blocks = [(a, r) for a in labels for r in range(1, p.repeats + 1)]
+        else:
+            blocks = [(a, r) for r in range(1, p.repeats + 1) for a in arm_order(labels, r)]
+        for a, r in blocks:
+            for wait in p.wait:
+                for t in p.threads:
+                    out.append(TpccSpec(a, w, wait, t, r, len(out)))
     return out
 
 
