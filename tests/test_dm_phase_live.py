@@ -180,7 +180,8 @@ def test_a_replica_error_is_one_line_and_the_next_sync_run_sets_up_again(live):
     src, tgt = source_server().ensure(), target_server().ensure()
     ctx = DmContext(study, SimpleNamespace(label="sync.workers=2"), src, tgt, store, {})
     spec = DmSpec("sync", "sync.workers", "2", "oltp_insert", 8, 98, 2)
-    assert run_sync(ctx, spec).status == "ok" and ctx.state["replica"]
+    rec = run_sync(ctx, spec)
+    assert rec.status == "ok" and ctx.state["replica"], rec.error
     # the target loses the table the source writes to: the replica stops on an error
     eng = ctx.target_conn().engine()
     with eng.begin() as c:
@@ -194,3 +195,83 @@ def test_a_replica_error_is_one_line_and_the_next_sync_run_sets_up_again(live):
     # the next run copies the source again, replicates from there and measures
     rec = run_sync(ctx, DmSpec("sync", "sync.workers", "2", "oltp_insert", 10, 100, 2))
     assert rec.status == "ok" and rec.tps > 0, rec.error
+
+
+def test_a_source_killed_during_a_dump_fails_that_run_and_the_phase_resumes(live, monkeypatch):
+    """SIGKILL of the source's mariadbd while mydumper is writing the dump: that run is failed
+    with one line naming the source and the dump, the runs before it stay as they were, the
+    phase restarts the source once and goes on, and a second invocation measures the failed
+    run again with verified data."""
+    import psutil
+
+    from tibenchlib.dm import migrate
+    from tibenchlib.dm.phase import run_dm_phase
+    from tibenchlib.dm.servers import source_server
+    from tibenchlib.params import parse_study
+
+    study = parse_study(
+        {
+            "study": "dmkill",
+            "target": {"kind": "embedded"},
+            "dm": {
+                "tables": 2,
+                "table_size": 60000,
+                "repeats": 3,
+                "dump": {"threads": [1]},
+                "load": {"threads": [1, 2]},
+                "sync": {"workers": []},
+            },
+        }
+    )
+    real_dump, calls, killed = migrate.dump, [], {}
+
+    def dump_killing_the_second(conn, outdir, *args, on_start=None, **kw):
+        calls.append(outdir)
+        if len(calls) != 2:
+            return real_dump(conn, outdir, *args, on_start=on_start, **kw)
+
+        def kill_when_writing(pid):
+            if on_start:
+                on_start(pid)
+
+            def watch():  # the first file mydumper writes, then the source goes
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and not any(Path(outdir).glob("*.sql")):
+                    time.sleep(0.002)
+                killed["mydumper_running"] = psutil.pid_exists(pid)
+                killed["files"] = len(list(Path(outdir).glob("*.sql")))
+                os.kill(source_server().pid, signal.SIGKILL)
+
+            threading.Thread(target=watch, daemon=True).start()
+
+        return real_dump(conn, outdir, *args, on_start=kill_when_writing, **kw)
+
+    monkeypatch.setattr(migrate, "dump", dump_killing_the_second)
+    rows = run_dm_phase(study, progress=False)
+    assert killed["mydumper_running"] and killed["files"] >= 1
+    store = Store.for_study(study)
+    runs = store.runs("dmkill").sort_values("seq")
+    assert len(runs) == 6
+    first, second = runs.iloc[0], runs.iloc[1]
+    assert first["status"] == "ok"
+    assert second["status"] == "failed", second["error"]
+    err = second["error"]
+    assert "\n" not in err and "Traceback" not in err
+    assert err.startswith("dump failed: the embedded MariaDB stopped during the dump")
+    assert "error.log" in err and "mydumper.log" in err
+    secret = (live.data / "server" / "embedded" / "credentials").read_text().strip()
+    assert secret not in err
+    # the source was restarted once and every later run measured and verified
+    assert (runs.iloc[2:]["status"] == "ok").all()
+    assert rows.set_index("run_key").loc[second["run_key"], "verified"] == False  # noqa: E712
+    # the second invocation measures only the failed run again
+    monkeypatch.setattr(migrate, "dump", real_dump)
+    before = runs.set_index("run_key")["started_at"]
+    run_dm_phase(study, progress=False)
+    after = store.runs("dmkill").set_index("run_key")
+    assert (after["status"] == "ok").all() and int(after.loc[second["run_key"], "attempts"]) == 2
+    for key in before.index.drop(second["run_key"]):
+        assert after.loc[key, "started_at"] == before[key]  # not measured twice
+    dm = store.read("dm_runs", "dmkill").set_index("run_key")
+    assert bool(dm.loc[second["run_key"], "verified"]) and dm["verified"].all()
+    assert (dm["rows"] == 2 * 60000).all()

@@ -276,6 +276,13 @@ class DmParams(_Model):
     source_password_env: str = "TIBENCH_SOURCE_PASSWORD"
     task_name: str = "tibench-dm"
     poll_s: Annotated[float, Field(gt=0)] = 2.0
+    #: how tasks reach DM: ``openapi`` (DM ≥ 5.3), ``dmctl`` with a task file (any DM; the
+    #: only way to set mydumper's rows and statement size), ``auto``: see README (real DM)
+    api: Literal["auto", "openapi", "dmctl"] = "auto"
+    #: the cluster's DM version (``v1.0.7``, ``5.4.0``): it decides the task file's dialect
+    #: (DM 1.0: black-white-list, rows and statement size as mydumper extra-args) and, with
+    #: ``api: auto``, dmctl below 5.3; null: a current DM
+    version: Annotated[str, Field(pattern=r"^v?\d+(\.\d+){0,2}$")] | None = None
 
     @field_validator("master_url")
     @classmethod

@@ -29,7 +29,9 @@ def master_addr(master_url: str) -> str:
 
 def dmctl_command(dmctl: str, master_url: str, action: str, *args: str) -> list[str]:
     """The argv of one dmctl call."""
-    if action not in ("start-task", "query-status", "stop-task", "list-member"):
+    if action not in (
+        "start-task", "query-status", "stop-task", "pause-task", "resume-task", "list-member"
+    ):  # fmt: skip
         raise ValueError(f"unsupported dmctl action {action!r}")
     return [dmctl, f"--master-addr={master_addr(master_url)}", action, *map(str, args)]
 
@@ -65,11 +67,18 @@ class DmctlClient:
     def masters(self) -> dict:
         return self._run("list-member")
 
-    def start_task(self, task_file: str | Path) -> dict:
-        return self._run("start-task", str(task_file))
+    def start_task(self, task_file: str | Path, *flags: str) -> dict:
+        """``start-task [flags] FILE`` (e.g. ``--remove-meta``, :func:`.taskfile.start_args`)."""
+        return self._run("start-task", *flags, str(task_file))
 
     def stop_task(self, name: str) -> dict:
         return self._run("stop-task", name)
+
+    def pause_task(self, name: str) -> dict:
+        return self._run("pause-task", name)
+
+    def resume_task(self, name: str) -> dict:
+        return self._run("resume-task", name)
 
     def status(self, name: str) -> pd.DataFrame:
         return parse_query_status(self._run("query-status", name)["_stdout"])

@@ -34,6 +34,19 @@ def _cpu(samples: pd.DataFrame, t0: float, t1: float, t_base: float) -> dict:
     return {f"cpu_{k}_pct": float(v) for k, v in w.groupby("source")["cpu_pct"].mean().items()}
 
 
+def _failure(tool: str, outcome, server: EmbeddedServer, unit: str) -> str:
+    """One line for a failed dump or load: a server that died under the tool is named first
+    (its error log is where to look), then the tool's own log."""
+    if outcome.missing:
+        return f"{tool} is not installed: see {outcome.log_path}"
+    if server.pid is None:
+        return (
+            f"the {server.name} MariaDB stopped during the {unit} ({tool} failed): see "
+            f"{server.error_log} and {outcome.log_path}"
+        )
+    return f"{tool} failed: see {outcome.log_path}"
+
+
 def migrate_once(
     source: EmbeddedServer,
     target: EmbeddedServer,
@@ -83,9 +96,10 @@ def migrate_once(
             }
         )
         if not d.ok:
-            why = "mydumper is not installed" if d.outcome.missing else "mydumper failed"
             rec.update(
-                status="dump failed", verified=False, message=f"{why}: see {d.outcome.log_path}"
+                status="dump failed",
+                verified=False,
+                message=_failure("mydumper", d.outcome, source, "dump"),
             )
             return MigrationRun(rec, s.samples, None)
         ld = load(
@@ -106,9 +120,10 @@ def migrate_once(
         }
     )
     if not ld.ok:
-        why = "myloader is not installed" if ld.outcome.missing else "myloader failed"
         rec.update(
-            status="load failed", verified=False, message=f"{why}: see {ld.outcome.log_path}"
+            status="load failed",
+            verified=False,
+            message=_failure("myloader", ld.outcome, target, "load"),
         )
         return MigrationRun(rec, samples, None)
     se, te = si.engine(), ti.engine()

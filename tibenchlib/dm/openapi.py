@@ -168,7 +168,9 @@ class DmClient:
                 text = r.read().decode()
         except urllib.error.HTTPError as e:
             detail = " ".join(e.read().decode(errors="replace").split())[:300]
-            raise DmStatusError(f"DM OpenAPI {method} {path}: HTTP {e.code}: {detail}") from None
+            err = DmStatusError(f"DM OpenAPI {method} {path}: HTTP {e.code}: {detail}")
+            err.http_status = e.code
+            raise err from None
         except urllib.error.URLError as e:
             raise DmStatusError(f"DM master {self.base} unreachable: {e.reason}") from None
         return json.loads(text) if text.strip() else {}
@@ -179,11 +181,20 @@ class DmClient:
     def create_task(self, body: dict) -> dict:
         return self._call("POST", "/tasks", body)
 
-    def start_task(self, name: str) -> dict:
-        return self._call("POST", f"/tasks/{name}/start", {"remove_meta": True})
+    def start_task(self, name: str, *, remove_meta: bool = True) -> dict:
+        """Start a task; ``remove_meta`` (its first start) drops the checkpoints, so the task
+        migrates from scratch; a stopped task resumes from them with ``remove_meta=False``."""
+        return self._call("POST", f"/tasks/{name}/start", {"remove_meta": remove_meta})
 
     def stop_task(self, name: str) -> dict:
         return self._call("POST", f"/tasks/{name}/stop")
+
+    # the sync runs' stop and catch-up, the same names as :class:`.dmctl_client.DmctlClient`
+    def pause_task(self, name: str) -> dict:
+        return self.stop_task(name)
+
+    def resume_task(self, name: str) -> dict:
+        return self.start_task(name, remove_meta=False)
 
     def status(self, name: str) -> pd.DataFrame:
         return parse_task_status(self._call("GET", f"/tasks/{name}/status"))

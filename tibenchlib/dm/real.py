@@ -1,5 +1,7 @@
 """Phase ``dm`` against a real DM cluster (``dm.master_url``): tasks through DM's OpenAPI
-(DM ≥ 5.3), the same plan, run loop and records as on the embedded default.
+(DM ≥ 5.3) or through ``dmctl`` with a task file (:mod:`.taskfile`; any DM, and the only way to
+set mydumper's rows and statement size), chosen by :func:`choose_api`; the same plan, run loop
+and records as on the embedded default.
 
 * ``full`` runs: a ``full`` task with the arm's settings (:func:`.openapi.task_request`) into a
   target schema dropped first; the status is polled every ``dm.poll_s`` until the subtasks are
@@ -19,6 +21,8 @@ run's raw folder with every polled status.
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,17 +32,20 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
-from ..db import ConnInfo
+from ..db import ConnInfo, private_file
 from ..params import Study
 from ..record import RunRecord
 from ..safety import guard_destructive
 from ..store import Store
-from . import openapi
+from . import openapi, taskfile
 from .dmctl import DmStatusError
+from .dmctl_client import DmctlClient
 from .dump import DumpSettings
 from .load import LoadSettings
 from .plan import DmSpec, settings_for
 from .tidb_load import tidb_measures
+
+log = logging.getLogger(__name__)
 
 
 class DmTaskError(RuntimeError):
@@ -49,12 +56,13 @@ class DmTaskError(RuntimeError):
 class RealContext:
     study: Study
     arm: SimpleNamespace
-    client: openapi.DmClient
+    client: openapi.DmClient | DmctlClient
     source: ConnInfo
     target: ConnInfo
     store: Store
     state: dict = field(default_factory=dict)
     server: None = None  # no local server: the run loop checks the target by connecting
+    api: str = "openapi"  # or "dmctl" (:func:`choose_api`)
 
     @property
     def conn(self) -> ConnInfo:  # what the run loop's alive check connects to
@@ -115,8 +123,48 @@ def unit_times(polls: pd.DataFrame) -> tuple[float | None, float | None]:
     return t_load, t_end - t_load
 
 
+def needs_task_file(study: Study, specs: list[DmSpec]) -> bool:
+    """Whether a planned run sets mydumper's rows or a statement size other than DM's default:
+    DM's OpenAPI has no field for either, a task file has."""
+    base = DumpSettings().statement_size
+    for spec in specs:
+        s = settings_for(study, spec.knob, spec.value)
+        if s["dump.rows"] is not None or s["dump.statement_size"] != base:
+            return True
+    return False
+
+
+def choose_api(study: Study, specs: list[DmSpec], *, dmctl: str | None = None) -> tuple[str, str]:
+    """``(api, why)``: ``openapi`` or ``dmctl`` for the phase's tasks, and one line saying why.
+
+    ``dm.api`` decides when set. With ``auto``: dmctl for DM older than 5.3 (``dm.version``, no
+    OpenAPI); dmctl when the plan sets rows or statement size and dmctl is installed (else the
+    OpenAPI, which warns that DM chose them); the OpenAPI when the master answers it, dmctl when
+    it answers 404 (the OpenAPI is off: ``openapi = true`` in dm-master's configuration).
+    """
+    p = study.dm
+    dmctl = dmctl if dmctl is not None else shutil.which("dmctl")
+    if p.api != "auto":
+        return p.api, f"dm.api: {p.api}"
+    if taskfile.dm_version(p.version) < (5, 3):
+        return "dmctl", f"DM {p.version} has no OpenAPI (DM ≥ 5.3): tasks through dmctl"
+    if needs_task_file(study, specs):
+        if dmctl:
+            return "dmctl", "the plan sets dump rows or statement_size: tasks through dmctl"
+        why = "the plan sets dump rows or statement_size but dmctl is not installed"
+        return "openapi", why + ": DM's OpenAPI cannot carry them, DM chooses"
+    try:
+        openapi.DmClient(p.master_url).masters()
+    except DmStatusError as e:
+        if getattr(e, "http_status", None) == 404:
+            why = "the DM master does not serve the OpenAPI (HTTP 404)"
+            return "dmctl", why + ": tasks through dmctl"
+        raise
+    return "openapi", "the DM master serves the OpenAPI"
+
+
 def poll(
-    client: openapi.DmClient,
+    client: openapi.DmClient | DmctlClient,
     name: str,
     done,
     *,
@@ -145,8 +193,28 @@ def poll(
         time.sleep(poll_s)
 
 
-def _recreate(ctx: RealContext, body: dict, rdir: Path) -> str:
-    name = body["task"]["name"]
+def _recreate(ctx: RealContext, name: str, rdir: Path, *, task_mode: str, **settings) -> list:
+    """Remove task ``name`` if it exists and start it again from scratch with ``settings``
+    (``dump``, ``load``, ``workers``); the task as sent is kept in ``rdir``, password masked.
+    Returns the warnings of settings the chosen API cannot carry."""
+    p = ctx.study.dm
+    common = dict(
+        source_name=p.source_name, target=ctx.target, schema=p.database,
+        batch=p.sync.batch, task_mode=task_mode, **settings,
+    )  # fmt: skip
+    if ctx.api == "dmctl":
+        doc = taskfile.task_file(name, version=p.version, **common)
+        try:
+            ctx.client.stop_task(name)
+        except DmStatusError:
+            pass  # no such task yet
+        (rdir / "task.yaml").write_text(taskfile.task_yaml(taskfile.masked(doc)))
+        with private_file(
+            taskfile.task_yaml(doc), paths.private_dir(ctx.study.study), "dm-task-", ".yaml"
+        ) as f:
+            ctx.client.start_task(f, *taskfile.start_args(p.version))
+        return []
+    body, warns = openapi.task_request(name, **common)
     try:
         ctx.client.delete_task(name)
     except DmStatusError:
@@ -154,7 +222,12 @@ def _recreate(ctx: RealContext, body: dict, rdir: Path) -> str:
     (rdir / "task.json").write_text(json.dumps(openapi.masked(body), indent=1))
     ctx.client.create_task(body)
     ctx.client.start_task(name)
-    return name
+    return warns
+
+
+def _command(ctx: RealContext, name: str, what: str) -> str:
+    via = "dmctl start-task" if ctx.api == "dmctl" else "DM OpenAPI task"
+    return f"{via} {name} ({what})"
 
 
 def _drop_target_schema(ctx: RealContext) -> None:
@@ -177,16 +250,12 @@ def run_full(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
     """One full migration by a DM task; returns the ``dm_runs`` row and the run record."""
     study, p = ctx.study, ctx.study.dm
     s, ds, ls, workers = _settings(study, spec)
-    body, warns = openapi.task_request(
-        f"{p.task_name}-full", source_name=p.source_name, target=ctx.target,
-        schema=p.database, dump=ds, load=ls, workers=workers, batch=p.sync.batch,
-        task_mode="full",
-    )  # fmt: skip
+    name = f"{p.task_name}-full"
     started = time.time()
-    error, polls = None, pd.DataFrame()
+    error, polls, warns = None, pd.DataFrame(), []
     try:
         _drop_target_schema(ctx)
-        name = _recreate(ctx, body, rdir)
+        warns = _recreate(ctx, name, rdir, task_mode="full", dump=ds, load=ls, workers=workers)
         polls = poll(
             ctx.client, name, lambda st: openapi.finished(st, "full"),
             poll_s=p.poll_s, timeout_s=p.timeout_s, log=rdir / "status.jsonl",
@@ -210,7 +279,7 @@ def run_full(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
     rec = dict(
         workload="full", threads=ls.threads, error=error, events=rows,
         tps=rows / (finished - started) if rows else None, warnings=warns,
-        command=f"DM OpenAPI task {body['task']['name']} (task_mode full)",
+        command=_command(ctx, name, "task-mode full"),
         started_at=started, finished_at=finished,
     )  # fmt: skip
     return row, rec
@@ -230,17 +299,13 @@ def run_sync(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
     synced = lambda st: openapi.finished(st, "all")  # noqa: E731
     try:
         if ctx.state.get("sync_arm") != spec.arm:
-            body, _ = openapi.task_request(
-                name, source_name=p.source_name, target=ctx.target, schema=p.database,
-                dump=ds, load=ls, workers=workers, batch=p.sync.batch, task_mode="all",
-            )  # fmt: skip
             _drop_target_schema(ctx)
-            _recreate(ctx, body, rdir)
+            _recreate(ctx, name, rdir, task_mode="all", dump=ds, load=ls, workers=workers)
             poll(ctx.client, name, synced, poll_s=p.poll_s, timeout_s=p.timeout_s,
                  log=rdir / "status.jsonl")  # fmt: skip
             ctx.state["sync_arm"] = spec.arm
         before = ctx.client.status(name)
-        ctx.client.stop_task(name)
+        ctx.client.pause_task(name)
         with secret_config_file(ctx.source, paths.private_dir(study.study)) as cfg:
             out = execute(
                 sysbench_command(
@@ -254,7 +319,7 @@ def run_sync(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
         if out.returncode != 0:
             raise DmTaskError(f"sysbench exited {out.returncode}: see {out.log_path}")
         t0 = time.monotonic()
-        ctx.client.start_task(name)
+        ctx.client.resume_task(name)
         after = poll(ctx.client, name, synced, poll_s=p.poll_s, timeout_s=p.timeout_s,
                      log=rdir / "status.jsonl")  # fmt: skip
         catchup = time.monotonic() - t0
@@ -278,7 +343,8 @@ def run_sync(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
     rec = dict(
         workload="sync", threads=p.sync.threads, error=error, events=events,
         tps=row["rows_s"], warnings=[], total_time_s=catchup,
-        command=f"sysbench {spec.workload} on the source; DM task {name} worker-count {workers}",
+        command=f"sysbench {spec.workload} on the source; "
+        + _command(ctx, name, f"worker-count {workers}"),
         started_at=started, finished_at=finished,
     )  # fmt: skip
     return row, rec
@@ -305,13 +371,17 @@ def run_real_dm(
         allowed=study.allow_destructive or yes,
         target=tgt.masked_url(),
     )
-    client = openapi.DmClient(p.master_url)
+    api, why = choose_api(study, specs)
+    log.info("dm: %s", why)
+    client = DmctlClient(p.master_url) if api == "dmctl" else openapi.DmClient(p.master_url)
     state: dict = {}
 
     def open_arm(spec: DmSpec, previous):
         if previous is None:
             client.masters()  # unreachable: one line, before anything is measured
-        return RealContext(study, SimpleNamespace(label=spec.arm), client, src, tgt, store, state)
+        ctx = RealContext(study, SimpleNamespace(label=spec.arm), client, src, tgt, store, state)
+        ctx.api = api
+        return ctx
 
     def run(ctx: RealContext, spec: DmSpec) -> RunRecord:
         rdir = run_dir(study.study, spec)
