@@ -194,7 +194,9 @@ def test_task_started_through_dmctl_with_the_file_and_no_password_kept(tmp_path,
         dump=DumpSettings(4, 320000, 62500), load=LoadSettings(16), workers=8,
     )  # fmt: skip
     assert warns == []
+    ctx.client.check()
     calls = [json.loads(x) for x in seen.read_text().splitlines()]
+    assert calls[-1]["argv"][-1] == "query-status"
     assert calls[0]["argv"][-2:] == ["stop-task", "tibench-dm-full"]
     start = calls[1]
     assert start["argv"][1] == "start-task" and start["mode"] == "0o600"

@@ -67,6 +67,11 @@ class DmctlClient:
     def masters(self) -> dict:
         return self._run("list-member")
 
+    def check(self) -> dict:
+        """The master answers: ``query-status`` without a task (every DM version has it;
+        ``list-member`` came with DM 2.0)."""
+        return self._run("query-status")
+
     def start_task(self, task_file: str | Path, *flags: str) -> dict:
         """``start-task [flags] FILE`` (e.g. ``--remove-meta``, :func:`.taskfile.start_args`)."""
         return self._run("start-task", *flags, str(task_file))

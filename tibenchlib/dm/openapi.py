@@ -178,6 +178,10 @@ class DmClient:
     def masters(self) -> dict:
         return self._call("GET", "/cluster/masters")
 
+    def check(self) -> dict:
+        """The master answers (its masters' list)."""
+        return self.masters()
+
     def create_task(self, body: dict) -> dict:
         return self._call("POST", "/tasks", body)
 

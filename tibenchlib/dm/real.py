@@ -378,7 +378,7 @@ def run_real_dm(
 
     def open_arm(spec: DmSpec, previous):
         if previous is None:
-            client.masters()  # unreachable: one line, before anything is measured
+            client.check()  # unreachable: one line, before anything is measured
         ctx = RealContext(study, SimpleNamespace(label=spec.arm), client, src, tgt, store, state)
         ctx.api = api
         return ctx
