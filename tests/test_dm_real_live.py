@@ -1,7 +1,9 @@
 """Phase dm against a real DM cluster: runs only when TIBENCH_DM_MASTER names a DM master
 (OpenAPI, DM ≥ 5.3), with TIBENCH_DM_SOURCE_NAME, TIBENCH_DM_SOURCE_URL and TIBENCH_DM_TARGET_URL
 (passwords in TIBENCH_SOURCE_PASSWORD and TIBENCH_PASSWORD). It drops and re-creates database
-``tibench_dm_live`` on the target."""
+``tibench_dm_live`` on the target. With ``dmctl`` on PATH the same phase also runs through
+dmctl and a task file (``dm.api: dmctl``; ``TIBENCH_DM_VERSION`` gives the cluster's version
+when it is older than a current DM)."""
 
 from __future__ import annotations
 
@@ -17,10 +19,15 @@ pytestmark = [
 ]
 
 
-def test_real_dm_phase(tmp_path, monkeypatch):
+@pytest.mark.parametrize("api", ["auto", "dmctl"])
+def test_real_dm_phase(tmp_path, monkeypatch, api):
+    import shutil
+
     from tibenchlib import phases
     from tibenchlib.params import parse_study
 
+    if api == "dmctl" and not shutil.which("dmctl"):
+        pytest.skip("dmctl is not on PATH")
     monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
     study = parse_study(
         {
@@ -36,6 +43,8 @@ def test_real_dm_phase(tmp_path, monkeypatch):
                 "master_url": os.environ["TIBENCH_DM_MASTER"],
                 "source_name": os.environ["TIBENCH_DM_SOURCE_NAME"],
                 "source_url": os.environ["TIBENCH_DM_SOURCE_URL"],
+                "api": api,
+                "version": os.environ.get("TIBENCH_DM_VERSION"),
                 "load": {"threads": [2, 4]},
                 "sync": {"workers": [4], "workloads": ["oltp_insert"], "duration_s": 5},
             },
