@@ -23,6 +23,7 @@ from ..db import ConnInfo
 from .dmctl import STATUS_COLUMNS, DmStatusError, status_row
 from .dump import DumpSettings
 from .load import LoadSettings
+from .taskfile import check_task
 
 API = "/api/v1"
 
@@ -47,10 +48,7 @@ def task_request(
     ``import_threads``, ``workers`` (worker-count) → ``repl_threads``, ``batch`` →
     ``repl_batch``.
     """
-    if task_mode not in ("all", "full", "incremental"):
-        raise ValueError(f"dm task_mode '{task_mode}' is not one of all, full, incremental")
-    if workers < 1 or batch < 1:
-        raise ValueError(f"dm workers and batch must be ≥ 1, got {workers} and {batch}")
+    check_task(name, task_mode, workers, batch)
     warnings = []
     if dump.rows is not None:
         warnings.append(

@@ -31,7 +31,7 @@ from ..db import ConnInfo
 from .dump import DumpSettings
 from .load import LoadSettings
 
-__all__ = ["dm_version", "masked", "start_args", "task_file", "task_yaml"]
+__all__ = ["check_task", "dm_version", "masked", "start_args", "task_file", "task_yaml"]
 
 CONFIG = "tibench"  # the one mydumper/loader/syncer config each task uses
 
@@ -44,6 +44,16 @@ def dm_version(version: str | None) -> tuple[int, int]:
     if not m:
         raise ValueError(f"dm.version {version!r} is not a version like v1.0.7 or 5.4.0")
     return int(m.group(1)), int(m.group(2) or 0)
+
+
+def check_task(name: str, task_mode: str, workers: int, batch: int) -> None:
+    """What a DM task needs of its settings, for the task file and the OpenAPI request alike."""
+    if task_mode not in ("all", "full", "incremental"):
+        raise ValueError(f"dm task_mode '{task_mode}' is not one of all, full, incremental")
+    if workers < 1 or batch < 1:
+        raise ValueError(f"dm workers and batch must be ≥ 1, got {workers} and {batch}")
+    if not re.match(r"^[A-Za-z0-9_-]+$", name):
+        raise ValueError(f"dm task name {name!r}: letters, digits, _ and - only")
 
 
 def task_file(
@@ -62,12 +72,7 @@ def task_file(
 ) -> dict:
     """The task file of one arm: ``schema`` of ``source_name`` migrated to ``target`` with the
     dump, load and sync settings (rows and statement size included, unlike the OpenAPI)."""
-    if task_mode not in ("all", "full", "incremental"):
-        raise ValueError(f"dm task_mode '{task_mode}' is not one of all, full, incremental")
-    if workers < 1 or batch < 1:
-        raise ValueError(f"dm workers and batch must be ≥ 1, got {workers} and {batch}")
-    if not re.match(r"^[A-Za-z0-9_-]+$", name):
-        raise ValueError(f"dm task name {name!r}: letters, digits, _ and - only")
+    check_task(name, task_mode, workers, batch)
     old = dm_version(version) < (2, 0)
     rule = "tibench-rule"
     filter_key = "black-white-list" if old else "block-allow-list"
