@@ -4,7 +4,7 @@ status as the tidy rows of :mod:`.dmctl`, and a small client.
 DM's OpenAPI task has ``export_threads`` (mydumper ``threads``), ``import_threads`` (the loader's
 pool-size), ``repl_threads`` (the syncer's worker-count) and ``repl_batch``; mydumper's ``rows``
 and ``statement_size`` have no OpenAPI field, so :func:`task_request` returns them as warnings
-(set them with ``mydumpers.extra-args`` of a dmctl task file instead).
+(``dm.api: dmctl`` sends them in a task file, :mod:`.taskfile`).
 
 ``GET /api/v1/tasks`` returns the target password in clear: :func:`masked` is what may be stored
 or shown.
@@ -53,12 +53,12 @@ def task_request(
     if dump.rows is not None:
         warnings.append(
             f"dump rows={dump.rows} has no OpenAPI field: DM uses its own chunking "
-            "(set mydumpers extra-args '-r' in a dmctl task file)"
+            "(dm.api: dmctl sends it in a task file)"
         )
     if dump.statement_size != DumpSettings().statement_size:
         warnings.append(
             f"dump statement_size={dump.statement_size} has no OpenAPI field "
-            "(set mydumpers extra-args '-s' in a dmctl task file)"
+            "(dm.api: dmctl sends it in a task file)"
         )
     body = {
         "remove_meta": True,

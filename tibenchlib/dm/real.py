@@ -379,9 +379,8 @@ def run_real_dm(
     def open_arm(spec: DmSpec, previous):
         if previous is None:
             client.check()  # unreachable: one line, before anything is measured
-        ctx = RealContext(study, SimpleNamespace(label=spec.arm), client, src, tgt, store, state)
-        ctx.api = api
-        return ctx
+        arm = SimpleNamespace(label=spec.arm)
+        return RealContext(study, arm, client, src, tgt, store, state, api=api)
 
     def run(ctx: RealContext, spec: DmSpec) -> RunRecord:
         rdir = run_dir(study.study, spec)
