@@ -111,22 +111,28 @@ def remove_stale_files(directory: str | Path, prefix: str, suffix: str) -> int:
 
 
 @contextmanager
-def secret_config_file(info: ConnInfo, directory: str | Path | None = None) -> Iterator[Path]:
-    """A sysbench ``--config-file`` holding the password, mode 0600, removed afterwards.
+def secret_file(text: str, directory: str | Path | None = None) -> Iterator[Path]:
+    """``text`` (a password, a tool's credentials) in a 0600 file, removed afterwards.
 
     ``directory`` is the study's private folder (``paths.private_dir``, mode 0700, which
     :func:`remove_stale_configs` sweeps after a kill); without it, a private temp directory.
-    The process list shows only the file's path.
     """
     made = directory is None
     d = Path(tempfile.mkdtemp(prefix="tibench-") if made else directory)
-    text = f"mysql-password={info.password}\n" if info.password else ""
     try:
         with private_file(text, d, CONFIG_PREFIX, CONFIG_SUFFIX) as p:
             yield p
     finally:
         if made:
             os.rmdir(d)
+
+
+@contextmanager
+def secret_config_file(info: ConnInfo, directory: str | Path | None = None) -> Iterator[Path]:
+    """A sysbench ``--config-file`` holding the password (:func:`secret_file`); the process
+    list shows only the file's path."""
+    with secret_file(f"mysql-password={info.password}\n" if info.password else "", directory) as p:
+        yield p
 
 
 def remove_stale_configs(directory: str | Path) -> int:

@@ -11,12 +11,9 @@ runs it), the Java YCSB otherwise (always on the embedded server).
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
-import stat
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -27,7 +24,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..clients import execute_together
-from ..db import CONFIG_PREFIX, CONFIG_SUFFIX, ConnInfo
+from ..db import CONFIG_PREFIX, CONFIG_SUFFIX, ConnInfo, secret_file
 from ..tools import Outcome, execute, require
 from .build import BINDING_CLASS, CLIENT_CLASS, build_binding
 
@@ -190,22 +187,11 @@ def row_count(conn: ConnInfo, table: str = "usertable") -> int | None:
 # -- secrets ------------------------------------------------------------------------------------
 @contextmanager
 def _secret_file(content: str, directory: str | Path | None) -> Iterator[Path]:
-    """A 0600 file holding ``content``, removed afterwards. Its name has the prefix and suffix
-    :func:`tibenchlib.db.remove_stale_configs` sweeps, so a killed run leaves nothing behind."""
-    made = directory is None
-    d = Path(tempfile.mkdtemp(prefix="tibench-") if made else directory)
-    d.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=CONFIG_PREFIX, suffix=CONFIG_SUFFIX, dir=d)
-    os.fchmod(fd, stat.S_IRUSR | stat.S_IWUSR)
-    p = Path(name)
-    with os.fdopen(fd, "w") as f:
-        f.write(content)
-    try:
+    """:func:`tibenchlib.db.secret_file` in ``directory``, created when missing."""
+    if directory is not None:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+    with secret_file(content, directory) as p:
         yield p
-    finally:
-        p.unlink(missing_ok=True)
-        if made:
-            shutil.rmtree(d, ignore_errors=True)
 
 
 def _mask_in_log(log: Path, secret: str | None) -> None:
