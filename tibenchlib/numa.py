@@ -29,6 +29,7 @@ from .binding import (
     verify_binding,
 )
 from .params import Arm, Study
+from .phase import Phase, RunContext
 from .resources import numastat_per_node
 from .runloop import run_plan
 from .stability import stability_by_run
@@ -97,12 +98,12 @@ def run_numa_phase(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
+    store: Store,
 ) -> pd.DataFrame:
     """Run (or resume) the NUMA cells and return one row per policy × workload × threads."""
     from .sysbench.prepare import ensure_ready
     from .target import open_arm
 
-    store = Store.for_study(study, record=True)
     only = [parse_policy(a).label for a in arms] if arms else None
     embedded = study.target.kind == "embedded"
     if not embedded and not only:
@@ -311,3 +312,37 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
         "note": f"{len(specs)} runs of {study.numa.duration_s} s over "
         f"{len(set(s.arm for s in specs))} policies",
     }
+
+
+class Numa(Phase):
+    name = "numa"
+    notebook = "04_numa.ipynb"
+    summary = "CPU/NUMA binding policies against unbound"
+    titles = {"en": "NUMA", "zh": "NUMA 绑定"}
+    own_arms = True
+    runs_given_arms = True
+
+    def arms(self, study) -> list[str]:
+        return policies(study)
+
+    def estimate(self, study, arms=None) -> dict:
+        return estimate(study, arms)
+
+    def plan(self, study, store) -> list:
+        return plan(study)
+
+    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
+        df = run_numa_phase(
+            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
+        )
+        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
+        return df
+
+    def stored(self, study, store, arms) -> bool:
+        return bool(len(store.runs(study.study, phase=self.name)))
+
+    def results(self, study, store, arms) -> pd.DataFrame:
+        return analyze(study, store)
+
+
+NUMA = Numa()

@@ -14,6 +14,8 @@ import random
 import pandas as pd
 
 from .params import WRITE_WORKLOADS, Study
+from .phase import Phase, RunContext
+from .record import result_rows
 from .runloop import run_plan
 from .store import Store
 from .sysbench.runner import RunSpec, describe, run_one, warmup_runs
@@ -166,9 +168,11 @@ def sweep(
     redo: bool = False,
     yes: bool = False,
     progress: bool = True,
-    store: Store | None = None,
+    store: Store,
 ) -> pd.DataFrame:
-    """Run (or resume) the study's sweep; returns the catalog's runs of the planned cells.
+    """Run (or resume) the study's sweep in the catalog ``store`` (opened with the study's
+    parameters recorded: :meth:`tibenchlib.store.Store.for_study`); returns the catalog's runs
+    of the planned cells.
 
     Runs already in the catalog are skipped, except failed and degenerate ones, which are run
     again (their logs kept as earlier attempts); ``redo`` re-measures every run (the loop:
@@ -177,10 +181,6 @@ def sweep(
     from .sysbench.prepare import ensure_ready, prepare
     from .target import open_arm
 
-    if store is None:
-        store = Store.for_study(study, record=True)
-    else:
-        store.record_study(study.study, study.public_dump())
     specs = plan(study, arms=arms)
 
     opened: list = []  # the arm open at the end of the last round (adaptive repeats)
@@ -257,3 +257,39 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
     if out is None:
         return pd.DataFrame(columns=keys)
     return out.sort_values(keys).reset_index(drop=True)
+
+
+class Sweep(Phase):
+    name = "sweep"
+    notebook = "02_sweep.ipynb"
+    summary = "sysbench workloads × thread ladder × repeats"
+    titles = {"en": "Sweep", "zh": "压测"}
+
+    def estimate(self, study, arms=None) -> dict:
+        return phase_estimate(study, arms)
+
+    def plan(self, study, store) -> list:
+        """The planned runs: with adaptive repeats, the rounds decided so far and the next."""
+        if study.adaptive is not None:
+            return adaptive_specs(study, store.runs(study.study, phase=self.name))
+        return plan(study)
+
+    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
+        ctx.runs = sweep(
+            ctx.study, arms=arms, redo=redo, yes=ctx.yes, progress=ctx.progress, store=ctx.store
+        )
+        return result_rows(ctx.runs)
+
+    def stored(self, study, store, arms) -> bool:
+        runs = store.runs(study.study, phase=self.name)
+        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
+
+    def results(self, study, store, arms) -> pd.DataFrame:
+        runs = store.runs(study.study, phase=self.name)
+        if not len(runs):
+            return result_rows(runs)
+        keys = {s.run_key for s in plan(study, arms=arms)}
+        return result_rows(runs[runs["run_key"].isin(keys)])
+
+
+SWEEP = Sweep()
