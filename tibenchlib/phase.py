@@ -28,6 +28,17 @@ from .store import Store
 AddRow = Callable[[str, str, str, "int | None", int, int], None]
 
 
+@dataclass(frozen=True)
+class Tool:
+    """How the report's across-tools table (:mod:`tibenchlib.report.tools`) shows a phase whose
+    runs are one tool's throughput over a thread ladder."""
+
+    #: the tool's name in the table
+    name: str
+    #: per language: (unit of the throughput, what the latency is of)
+    units: dict[str, tuple[str, str]]
+
+
 @dataclass
 class RunContext:
     """What one run of a phase shares, opened once: the study, its catalog and private folder,
@@ -70,6 +81,8 @@ class Phase:
     runs_given_arms: bool = False
     #: the phase measures or writes (its study parameters are recorded in the catalog)
     measures: bool = True
+    #: the phase's runs are one tool's throughput over a thread ladder (None: they are not)
+    tool: Tool | None = None
 
     def __repr__(self) -> str:
         return f"<phase {self.name}>"
@@ -116,6 +129,11 @@ class Phase:
             done = sum(status.get(k) == "ok" for k in keys)
             failed = sum(k in status and status[k] != "ok" for k in keys)
             add(self.name, a, "runs", len(keys), done, failed)
+
+    def cell_workload(self, runs: pd.DataFrame) -> pd.Series:
+        """The workload that makes a cell of the phase's ``runs`` (catalog rows): by default
+        their ``workload``."""
+        return runs["workload"]
 
     def findings(self, study: Study, store: Store, lang: str) -> list:
         """What the phase's results say, as data for the report and the notebook (none yet)."""

@@ -14,7 +14,7 @@ import random
 import pandas as pd
 
 from .params import WRITE_WORKLOADS, Study
-from .phase import Phase, RunContext
+from .phase import Phase, RunContext, Tool
 from .record import result_rows
 from .runloop import run_plan
 from .store import Store
@@ -264,6 +264,10 @@ class Sweep(Phase):
     notebook = "02_sweep.ipynb"
     summary = "sysbench workloads × thread ladder × repeats"
     titles = {"en": "Sweep", "zh": "压测"}
+    tool = Tool(
+        "sysbench",
+        {"en": ("events/s (TPS)", "every event"), "zh": ("事件/秒 (TPS)", "全部事件")},
+    )
 
     def estimate(self, study, arms=None) -> dict:
         return phase_estimate(study, arms)

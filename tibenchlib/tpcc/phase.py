@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from ..db import ConnInfo, secret_config_file
 from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
 from ..parse.sysbench import parse_sysbench_file
-from ..phase import Phase, RunContext
+from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord, decide_status
 from ..runloop import run_plan
 from ..stats import summarize_cells
@@ -772,12 +773,23 @@ def wait_effect(study: Study, store: Store | None = None, arms: list[str] | None
     return pd.DataFrame(rows, columns=cols)
 
 
+#: the warehouse count in a run key (``tpcc/<arm>/w8/...``)
+_WAREHOUSES = re.compile(r"/w(\d+)/")
+
+
 class Tpcc(Phase):
     name = "tpcc"
     notebook = "08_tpcc.ipynb"
     summary = "TPC-C (TPC-C-like on the embedded server): tpmC over threads, wait on/off"
     titles = {"en": "TPC-C", "zh": "TPC-C"}
     own_arms = True
+    tool = Tool(
+        "TPC-C",
+        {
+            "en": ("transactions/s (tpmTotal/60)", "New-Order"),
+            "zh": ("事务/秒 (tpmTotal/60)", "New-Order"),
+        },
+    )
 
     def arms(self, study) -> list[str]:
         return arm_labels(study)
@@ -800,6 +812,11 @@ class Tpcc(Phase):
 
     def results(self, study, store, arms) -> pd.DataFrame:
         return summarize(study, store, arms)
+
+    def cell_workload(self, runs: pd.DataFrame) -> pd.Series:
+        """Runs carry their warehouse count in the key: ``tpcc w8`` is another data set."""
+        w = runs["run_key"].str.extract(_WAREHOUSES, expand=False)
+        return runs["workload"].where(w.isna(), runs["workload"] + " w" + w.fillna(""))
 
 
 TPCC = Tpcc()

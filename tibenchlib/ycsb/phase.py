@@ -33,7 +33,7 @@ import sqlalchemy as sa
 from .. import paths
 from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
-from ..phase import Phase, RunContext
+from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord
 from ..store import Store
 from . import hdr
@@ -539,6 +539,7 @@ class Ycsb(Phase):
     notebook = "07_ycsb.ipynb"
     summary = "YCSB workloads × thread ladder × repeats (upstream YCSB or go-ycsb)"
     titles = {"en": "YCSB", "zh": "YCSB"}
+    tool = Tool("YCSB", {"en": ("operations/s", "every operation"), "zh": ("操作/秒", "全部操作")})
 
     def estimate(self, study, arms=None) -> dict:
         return estimate(study, arms)
