@@ -32,10 +32,13 @@ from .params import Arm, Study
 from .phase import Phase, RunContext
 from .resources import numastat_per_node
 from .runloop import run_plan
-from .stability import stability_by_run
+from .stability import cpu_vs_throughput, stability_by_run
 from .stats import compare_arms
 from .store import Store
+from .sweep import estimate as runs_estimate
+from .sysbench.prepare import ensure_ready
 from .sysbench.runner import RunSpec, describe, run_one
+from .target import open_arm
 
 log = logging.getLogger(__name__)
 
@@ -101,9 +104,6 @@ def run_numa_phase(
     store: Store,
 ) -> pd.DataFrame:
     """Run (or resume) the NUMA cells and return one row per policy × workload × threads."""
-    from .sysbench.prepare import ensure_ready
-    from .target import open_arm
-
     only = [parse_policy(a).label for a in arms] if arms else None
     embedded = study.target.kind == "embedded"
     if not embedded and not only:
@@ -275,8 +275,6 @@ def memory_table(store: Store, study: Study) -> pd.DataFrame:
 
 def cpu_table(store: Store, study: Study) -> pd.DataFrame:
     """:func:`~tibenchlib.stability.cpu_vs_throughput` per policy, from the catalog."""
-    from .stability import cpu_vs_throughput
-
     runs = store.runs(study.study, phase="numa")
     samples = store.read("samples", study.study, run_key=list(runs["run_key"]))
     node_cpus, host_cpus = cpu_counts()
@@ -296,8 +294,6 @@ RESTART_S = 8.0
 
 def estimate(study: Study, arms: list[str] | None = None) -> dict:
     """Dry-run entry of the numa phase: its runs (no warm-up, no cooldown) and server restarts."""
-    from .sweep import estimate as runs_estimate
-
     only = [parse_policy(a).label for a in arms] if arms else None
     specs = plan(study, only)
     bare = study.model_copy(update={"warmup_s": 0, "cooldown_s": 0})

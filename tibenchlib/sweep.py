@@ -13,12 +13,16 @@ import random
 
 import pandas as pd
 
+from .adaptive import cell_decisions, describe_rule, open_cells
 from .params import WRITE_WORKLOADS, Study
 from .phase import Phase, RunContext, Tool
 from .record import result_rows
 from .runloop import run_plan
+from .stats import summarize_cells
 from .store import Store
+from .sysbench.prepare import ensure_ready, prepare
 from .sysbench.runner import RunSpec, describe, run_one, warmup_runs
+from .target import open_arm
 
 #: Seconds a run costs beyond its configured duration (connect, thread start, report).
 RUN_OVERHEAD_S = 1.0
@@ -76,8 +80,6 @@ def adaptive_round(
     (:func:`tibenchlib.adaptive.cell_decisions`), so a sweep resumed after a kill plans the same
     rounds; the runs keep the order and ``seq`` they have in the full plan of ``max`` rounds.
     """
-    from .adaptive import cell_decisions, open_cells
-
     full = [s for s in plan(study, arms=arms) if s.repeat == round_no]
     if round_no > study.adaptive.min:
         cells = list(dict.fromkeys((s.workload, s.threads) for s in full))
@@ -138,8 +140,6 @@ def phase_estimate(study: Study, arms: list[str] | None = None) -> dict:
     specs = plan(study, arms=arms)
     est = estimate(study, specs)
     if study.adaptive is not None:
-        from .adaptive import describe_rule
-
         least = estimate(study, plan(study, arms=arms, repeats=study.adaptive.min))
         return {
             "runs": len(specs),
@@ -178,9 +178,6 @@ def sweep(
     again (their logs kept as earlier attempts); ``redo`` re-measures every run (the loop:
     :func:`tibenchlib.runloop.run_plan`).
     """
-    from .sysbench.prepare import ensure_ready, prepare
-    from .target import open_arm
-
     specs = plan(study, arms=arms)
 
     opened: list = []  # the arm open at the end of the last round (adaptive repeats)
@@ -240,8 +237,6 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
     log scale, back-transformed, so no bound is negative; n = 1 gives no interval. Failed and
     degenerate runs are counted (``n_failed``), never averaged.
     """
-    from .stats import summarize_cells
-
     keys = ["workload", "arm", "threads"]
     out = None
     for metric in ("tps", "qps", "lat_avg_ms", "lat_p95_ms"):
