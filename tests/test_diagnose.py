@@ -414,10 +414,11 @@ def _real_diagnosis(study) -> pd.Series:
 def test_real_sweep_server_on_one_cpu_is_server_bound(data_dir, sysbench_bin):
     """The embedded server bound to one CPU (``cpu_binding: cpus:0``, numactl), the client on
     every CPU: the server is the limit."""
+    from tibenchlib.store import Store
     from tibenchlib.sweep import sweep
 
     study = _real_study("diag-server", {"label": "srv1", "cpu_binding": "cpus:0"})
-    sweep(study, progress=False)
+    sweep(study, progress=False, store=Store.for_study(study, record=True))
     d = _real_diagnosis(study)
     assert (d["verdict"], d["resource"]) == ("server_cpu", "server"), d["sentence_en"]
     assert d["server_demand"] >= 0.9 and d["threads_at"] == 16

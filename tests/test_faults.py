@@ -529,13 +529,13 @@ def test_server_killed_mid_sweep_is_restarted_once_and_resume_retries(measured, 
 
     t = threading.Thread(target=kill_server_during_second_run)
     t.start()
-    df = phases.sweep(study, progress=False)
+    df = phases.run_phase(study, "sweep", progress=False)
     t.join()
     assert killed and len(df) == 6
     assert 1 <= (df["status"] != "ok").sum() <= 1, df[["run_key", "status", "error"]]
     assert (df["status"] == "ok").sum() == 5  # the later runs ran on the restarted server
     # resume: only the failed run runs again, its first log kept
-    again = phases.sweep(study, progress=False)
+    again = phases.run_phase(study, "sweep", progress=False)
     assert (again["status"] == "ok").all()
     assert sorted(again["attempts"].fillna(1).astype(int)) == [1, 1, 1, 1, 1, 2]
     ok_before = df[df["status"] == "ok"].set_index("run_key")["tps"]

@@ -182,10 +182,10 @@ def cmd_env(a) -> int:
 
     cap = {"host": capture_host(data_dir=paths.data_dir())}
     if a.params:
-        from .phases import environment
+        from .phases import run_phase
 
         study = load_study(a.params)
-        environment(study, yes=a.yes)
+        run_phase(study, "environment", yes=a.yes)
         from .store import Store
 
         cap["arms"] = Store.for_study(study).environment_captures(study.study)

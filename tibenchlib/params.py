@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from . import registry
+from . import phasenames
 from .db import mask_url, mask_urls, url_has_password
 from .ycsb.runner import Workload as YcsbWorkload
 
@@ -51,8 +51,8 @@ WRITE_WORKLOADS = frozenset(
         "oltp_delete",
     }
 )
-#: The phases a study may run, in order (see :mod:`tibenchlib.registry`).
-PHASES = registry.NAMES
+#: The phases a study may run, in order (:mod:`tibenchlib.registry` holds the phases).
+PHASES = phasenames.NAMES
 
 Workload = Literal[SYSBENCH_WORKLOADS]  # type: ignore[valid-type]
 PosInt = Annotated[int, Field(gt=0)]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from ..db import ConnInfo, secret_config_file
 from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
 from ..parse.sysbench import parse_sysbench_file
+from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord, decide_status
 from ..runloop import run_plan
 from ..stats import summarize_cells
@@ -608,11 +610,12 @@ def run_tpcc_phase(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
+    store: Store,
 ) -> pd.DataFrame:
-    """Run (or resume) the TPC-C runs and return one row per cell (:data:`SUMMARY_COLUMNS`)."""
+    """Run (or resume) the TPC-C runs in the catalog ``store`` and return one row per cell
+    (:data:`SUMMARY_COLUMNS`)."""
     from ..target import open_arm
 
-    store = Store.for_study(study, record=True)
     specs = plan(study, arms)
     tools = {a: resolve_tool(study, a) for a in dict.fromkeys(s.arm for s in specs)}
 
@@ -744,18 +747,6 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     }
 
 
-def progress(study: Study, store: Store, add) -> None:
-    """``studyplan.progress`` rows of the phase: runs per arm."""
-    specs = plan(study)
-    runs = store.runs(study.study, phase="tpcc")
-    status = dict(zip(runs["run_key"], runs["status"], strict=True)) if len(runs) else {}
-    for a in dict.fromkeys(s.arm for s in specs):
-        keys = [s.run_key for s in specs if s.arm == a]
-        done = sum(status.get(k) == "ok" for k in keys)
-        failed = sum(k in status and status[k] != "ok" for k in keys)
-        add("tpcc", a, "runs", len(keys), done, failed)
-
-
 def wait_effect(study: Study, store: Store | None = None, arms: list[str] | None = None):
     """Per arm × warehouses × threads measured both ways: tpmC with keying and think times
     over tpmC without, the ratio of the mean tpmC with Fieller's 95% interval (independent
@@ -780,3 +771,52 @@ def wait_effect(study: Study, store: Store | None = None, arms: list[str] | None
                      "ratio": f["ratio"], "ci_low": f["ci_low"], "ci_high": f["ci_high"],
                      "warnings": f["warnings"]})  # fmt: skip
     return pd.DataFrame(rows, columns=cols)
+
+
+#: the warehouse count in a run key (``tpcc/<arm>/w8/...``)
+_WAREHOUSES = re.compile(r"/w(\d+)/")
+
+
+class Tpcc(Phase):
+    name = "tpcc"
+    notebook = "08_tpcc.ipynb"
+    summary = "TPC-C (TPC-C-like on the embedded server): tpmC over threads, wait on/off"
+    titles = {"en": "TPC-C", "zh": "TPC-C"}
+    own_arms = True
+    tool = Tool(
+        "TPC-C",
+        {
+            "en": ("transactions/s (tpmTotal/60)", "New-Order"),
+            "zh": ("事务/秒 (tpmTotal/60)", "New-Order"),
+        },
+    )
+
+    def arms(self, study) -> list[str]:
+        return arm_labels(study)
+
+    def estimate(self, study, arms=None) -> dict:
+        return estimate(study, arms)
+
+    def plan(self, study, store) -> list:
+        return plan(study)
+
+    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
+        df = run_tpcc_phase(
+            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
+        )
+        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
+        return df
+
+    def stored(self, study, store, arms) -> bool:
+        return bool(len(store.runs(study.study, phase=self.name)))
+
+    def results(self, study, store, arms) -> pd.DataFrame:
+        return summarize(study, store, arms)
+
+    def cell_workload(self, runs: pd.DataFrame) -> pd.Series:
+        """Runs carry their warehouse count in the key: ``tpcc w8`` is another data set."""
+        w = runs["run_key"].str.extract(_WAREHOUSES, expand=False)
+        return runs["workload"].where(w.isna(), runs["workload"] + " w" + w.fillna(""))
+
+
+TPCC = Tpcc()
