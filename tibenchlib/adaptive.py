@@ -33,8 +33,9 @@ interval decides what the comparison reports: *better*/*worse* (the interval exc
 estimate lies beyond +-delta; "above/below margin" when the whole interval does), *equivalent*
 (the whole interval within +-delta), or where no decision is within reach by ``max`` rounds:
 with the spread and estimate so far, the chance that the interval at ``max`` rounds decides is
-below :data:`FUTILITY` ("out of reach"). A cell without a margin (a single arm) stops when its
-half-width is at most ``target_halfwidth_pct``. Otherwise it runs to ``max``.
+below ``repeats.futility`` (default :data:`FUTILITY`; "out of reach"). A cell without a margin
+(a single arm) stops when its half-width is at most ``target_halfwidth_pct``. Otherwise it runs
+to ``max``.
 
 The reported p is the look's paired-t p times alpha / alpha_n (capped at 1), alpha_n the
 nominal two-sided level of the look's critical value: it is below alpha exactly when the
@@ -489,6 +490,7 @@ def cell_decisions(
             target_halfwidth_pct=rep.target_halfwidth_pct,
             delta_pct=study.compare.delta_pct if b is not None else None,
             rounds_run=given,
+            futility=rep.futility,
         )
         dec.insert(0, "threads", [t for _, t in keys])
         dec.insert(0, "workload", [w for w, _ in keys])
@@ -538,6 +540,7 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
             delta_pct=c.delta_pct,
             level=level,
             rounds_run=given,
+            futility=rep.futility,
         )
         staged = dec["df"].notna().to_numpy()
         m = max(int(staged.sum()), 1)
