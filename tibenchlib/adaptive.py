@@ -313,8 +313,8 @@ def stopping_rule(
         reason[stopped] = why[stopped]
 
     staged = k >= min_rounds
-    done = stop_at >= 0
-    open_ = staged & ~done | ~staged
+    done = stop_at >= 0  # only a cell that reached a look can have stopped
+    open_ = ~done
     # an open cell reports its latest look
     j_rep = np.where(done, stop_at, np.clip(k - min_rounds, 0, len(looks) - 1))
     n_used = np.where(staged, looks[j_rep], k)
@@ -324,8 +324,7 @@ def stopping_rule(
         _, mj, sj, _ = look(j)
         sel = staged & (j_rep == j)
         mean[sel], sd[sel] = mj[sel], sj[sel]
-    with np.errstate(invalid="ignore"):
-        before = np.nanmean(np.where(np.isfinite(D), D, np.nan), axis=1)
+    before = np.nansum(D, axis=1) / np.maximum(k, 1)  # the mean of the rounds before look 1
     mean = np.where(staged, mean, np.where(k > 0, before, np.nan))
     c = np.where(staged, crit[j_rep], np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
