@@ -138,13 +138,16 @@ def _critical(min_rounds: int, max_rounds: int, alpha: float) -> tuple[np.ndarra
     cum = _spent(looks / max_rounds, alpha)
     cum[-1] = alpha
     x = np.random.default_rng(CALIBRATION_SEED).standard_normal((CALIBRATION_PATHS, max_rounds))
-    s1, s2 = np.cumsum(x, axis=1), np.cumsum(x * x, axis=1)
+    # running sums, round by round (not whole cumulative arrays: memory stays one x)
+    s1, s2 = x[:, :min_rounds].sum(axis=1), (x[:, :min_rounds] ** 2).sum(axis=1)
     alive = np.ones(CALIBRATION_PATHS, dtype=bool)
     crit = np.empty(len(looks))
     crossed = 0
     for j, n in enumerate(looks):
-        m = s1[:, n - 1] / n
-        t = np.abs(m) * np.sqrt(n) / np.sqrt((s2[:, n - 1] - n * m * m) / (n - 1))
+        if j:
+            s1, s2 = s1 + x[:, n - 1], s2 + x[:, n - 1] ** 2
+        m = s1 / n
+        t = np.abs(m) * np.sqrt(n) / np.sqrt((s2 - n * m * m) / (n - 1))
         tail = np.sort(t[alive])[::-1]
         allowed = int(round(cum[j] * CALIBRATION_PATHS)) - crossed
         if allowed <= 0:
