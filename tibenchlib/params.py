@@ -162,15 +162,18 @@ class CompareParams(_Model):
 
 
 class AdaptiveRepeats(_Model):
-    """``repeats: {min, max, target_halfwidth_pct}`` (or ``repeats: auto``): each cell runs
-    ``min`` rounds, then as many more as its spread needs for an interval of
-    ±``target_halfwidth_pct``, at most ``max`` (:mod:`tibenchlib.adaptive`)."""
+    """``repeats: {min, max, target_halfwidth_pct, futility}`` (or ``repeats: auto``): each cell
+    runs ``min`` rounds, then one more at a time until its interval decides against
+    ±``compare.delta_pct`` (a single arm: is within ±``target_halfwidth_pct``) or no decision is
+    within reach, at most ``max`` (:mod:`tibenchlib.adaptive`)."""
 
-    #: stage 1; its df (min - 1) stay with the final interval: min 3 (df 2, t = 4.85) asks for
-    #: so many rounds that a fixed design does as well (benchmarks/bench_adaptive.py), min 5 saves
+    #: the first look; the interval at each look has the df of the rounds used
     min: Annotated[int, Field(ge=2)] = 5
     max: PosInt = 10
+    #: without a margin (a single arm): stop once the interval is within ±this percent
     target_halfwidth_pct: Annotated[float, Field(gt=0, lt=100)] = 2.0
+    #: stop a cell "out of reach" when its chance of a decision by max is below this (0: never)
+    futility: Annotated[float, Field(ge=0, lt=1)] = 0.10
 
     @model_validator(mode="after")
     def _max_not_below_min(self) -> AdaptiveRepeats:
