@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_cli as tibench
+from helpers import run_cli, tibench
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures" / "sysbench"
@@ -41,7 +41,7 @@ def test_dry_run_prints_the_plan_eta_and_disk(tmp_path):
 def test_bad_params_exit_2_with_every_field(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text("study: x\nthreads: [0]\nduration_s: 0\n")
-    r = tibench("run", str(p), "--dry-run")
+    r = run_cli("run", str(p), "--dry-run")  # the exit code a shell sees
     assert r.returncode == 2 and r.stdout == ""
     assert "2 problems" in r.stderr and "threads.0" in r.stderr and "duration_s" in r.stderr
 
@@ -99,7 +99,7 @@ def test_version_verbose_after_the_subcommand_and_every_option_has_help():
     from tibenchlib import __version__
     from tibenchlib.cli import build_parser
 
-    r = tibench("--version")
+    r = run_cli("--version")  # the real entry point, in a child process
     assert r.returncode == 0 and r.stdout.strip() == f"tibench {__version__}"
     a = build_parser().parse_args(["run", "params/ci.yaml", "-v", "--dry-run"])
     assert a.verbose is True
