@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from helpers import run_cli, tibench
@@ -184,11 +185,8 @@ def test_runs_shows_done_failed_and_pending_per_phase_and_arm(tmp_path):
     assert not (tmp_path / "ci").exists(), "reading progress creates no catalog"
 
     study = load_study(ROOT / "params/ci.yaml")
-    os.environ["TIBENCH_DATA"] = str(tmp_path)
-    try:
+    with mock.patch.dict(os.environ, env):  # restores a TIBENCH_DATA set before, too
         store = Store(default_url("ci"))
-    finally:
-        del os.environ["TIBENCH_DATA"]
     store.record_study("ci", study.model_dump(mode="json"))
     for i, (key, status) in enumerate(
         [("flush1/oltp_point_select/t1/r1", "ok"), ("flush1/oltp_point_select/t2/r1", "ok"),
