@@ -9,9 +9,11 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
+from tibenchlib import paths
 from tibenchlib.server import EmbeddedServer, embedded
 
 
@@ -33,12 +35,10 @@ def _worker_data_dir(tmp_path_factory):
         yield None
         return
     d = tmp_path_factory.getbasetemp() / "data"
-    os.environ["TIBENCH_DATA"] = str(d)
-    try:
+    shared = {"TIBENCH_YCSB_HOME": str(paths.ycsb_home())}  # one YCSB build, as in one process
+    with mock.patch.dict(os.environ, {"TIBENCH_DATA": str(d), **shared}):
         yield d
         embedded().stop()
-    finally:
-        del os.environ["TIBENCH_DATA"]
 
 
 def _have_mariadb() -> bool:
