@@ -218,6 +218,7 @@ def test_streamed_parse_equals_whole_parse(name, raw, tmp_path, monkeypatch):
     assert counted.summary == whole.summary and len(counted.intervals) == 0
 
 
+@pytest.mark.slow  # writes and parses 60 MB: several seconds
 def test_large_log_streams_in_bounded_memory(tmp_path):
     """A log of 60 MB of real interval lines: parsed with peak memory well under its size."""
     code = f"""
