@@ -415,11 +415,13 @@ def test_dry_run_states_the_rule_and_the_range_of_runs():
 def test_tibench_dry_run_prints_the_range_and_the_rule(tmp_path, data_dir):
     import json
 
+    from helpers import tibench
+
     f = _real_params(tmp_path)
-    text = _cli("run", str(f), "--phase", "sweep", "--dry-run").stdout
+    text = tibench("run", str(f), "--phase", "sweep", "--dry-run").stdout
     assert "8–16" in text and "sweep: at most 4 rounds; from round 2 on" in text
     assert "sweep runs, in order (the most it may run):" in text
-    entry = json.loads(_cli("run", str(f), "--phase", "sweep", "--dry-run", "--json").stdout)
+    entry = json.loads(tibench("run", str(f), "--phase", "sweep", "--dry-run", "--json").stdout)
     sweep = entry["phases"][0]
     assert (sweep["runs_min"], sweep["runs"]) == (8, 16) and sweep["eta_min_s"] < sweep["eta_s"]
     assert not (data_dir / "adapt").exists(), "a dry run writes nothing"

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import run_cli, tibench
 
 from tibenchlib import paths
 from tibenchlib.db import mask_url, url_has_password
@@ -23,6 +23,10 @@ SECRET = "s3cr/e?t@pw"
 
 def _tibench(*args, data: Path, env: dict | None = None, cwd: Path | None = None):
     return run_cli(*args, env={"TIBENCH_DATA": str(data), **(env or {})}, cwd=cwd)
+
+
+def _data(data: Path) -> dict[str, str]:
+    return {"TIBENCH_DATA": str(data)}
 
 
 def _error_line(r) -> str:
@@ -174,7 +178,7 @@ def test_corrupt_catalog_through_the_cli_is_one_line(tmp_path):
     db.write_bytes(b"garbage" * 200)
     params = tmp_path / "p.yaml"
     params.write_text("study: c\nphases: [compare]\n")
-    r = _tibench("run", str(params), "--in-process", "--phase", "compare", data=tmp_path)
+    r = tibench("run", str(params), "--in-process", "--phase", "compare", env=_data(tmp_path))
     assert r.returncode == 1
     line = _error_line(r)
     assert str(db) in line and "move it aside" in line, r.stderr
@@ -214,6 +218,7 @@ def test_streamed_parse_equals_whole_parse(name, raw, tmp_path, monkeypatch):
     assert counted.summary == whole.summary and len(counted.intervals) == 0
 
 
+@pytest.mark.slow  # writes and parses 60 MB: several seconds
 def test_large_log_streams_in_bounded_memory(tmp_path):
     """A log of 60 MB of real interval lines: parsed with peak memory well under its size."""
     code = f"""
@@ -258,15 +263,15 @@ def parse_tps(text: str) -> float:
 def test_parse_directory_and_unreadable_files_are_per_file_statuses(tmp_path):
     good = FIXTURES / "mariadb" / "point_select-t2-events2000.txt"
     missing = tmp_path / "missing.log"
-    r = _tibench(
-        "parse", "sysbench", str(tmp_path), str(good), str(missing), "--json", data=tmp_path
+    r = tibench(
+        "parse", "sysbench", str(tmp_path), str(good), str(missing), "--json", env=_data(tmp_path)
     )
     assert r.returncode == 0, r.stderr
     rows = json.loads(r.stdout)
     assert [x["status"] for x in rows] == ["unreadable", "ok", "unreadable"]
     assert "is a directory" in rows[0]["error"] and "no such file" in rows[2]["error"]
     assert f"tibench: {tmp_path}: is a directory" in r.stderr
-    r = _tibench("parse", "sysbench", str(tmp_path), "--json", data=tmp_path)
+    r = tibench("parse", "sysbench", str(tmp_path), "--json", env=_data(tmp_path))
     assert r.returncode == 2 and json.loads(r.stdout)[0]["status"] == "unreadable"
 
 

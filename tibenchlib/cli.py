@@ -14,8 +14,10 @@ import signal
 import sys
 from pathlib import Path
 
-from . import paths
-from .params import PHASES, ParamsError, load_study
+from . import paths, phasenames
+
+# Each subcommand imports the modules it needs when it runs, so that `tibench --version` and
+# `tibench parse` start without pydantic, SQLAlchemy, SciPy or nbformat (CLI start-up time).
 
 
 def _print_json(obj) -> None:
@@ -32,6 +34,7 @@ def _fail(msg: str, code: int = 2) -> int:
 def cmd_run(a) -> int:
     from . import phases, studyplan
     from .notebook import PHASE_NOTEBOOKS, execute_phase_notebook
+    from .params import load_study
 
     study = load_study(a.params)
     selected = studyplan.ordered_phases(study, a.phase)
@@ -179,6 +182,7 @@ def cmd_server(a) -> int:
 # -- env ---------------------------------------------------------------------------------------
 def cmd_env(a) -> int:
     from .envcapture import capture_host
+    from .params import load_study
 
     cap = {"host": capture_host(data_dir=paths.data_dir())}
     if a.params:
@@ -335,6 +339,7 @@ def cmd_compare(a) -> int:
 # -- report ------------------------------------------------------------------------------------
 def cmd_report(a) -> int:
     from .notebook import PHASE_NOTEBOOKS
+    from .params import ParamsError
     from .report import html
     from .studyplan import study_from
 
@@ -458,7 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("params", help="the study's YAML file")
     r.add_argument(
         "--phase", action="append", metavar="NAME",
-        help=f"run only this phase: {', '.join(PHASES)} (repeatable; run in this order)",
+        help=f"run only this phase: {', '.join(phasenames.NAMES)} (repeatable; run in this order)",
     )  # fmt: skip
     r.add_argument(
         "--arm", action="append", metavar="LABEL",
@@ -575,17 +580,23 @@ def _main(a) -> int:
         return code
     except BrokenPipeError:
         return _closed_stdout()
-    except ParamsError as e:
-        return _fail(str(e))
     except KeyboardInterrupt:
         return _fail("interrupted: measured runs are in the catalog; run again to resume", 130)
     except Exception as e:  # a clear message for the user; the traceback with -v
+        if _is_params_error(e):
+            return _fail(str(e))
         if a.verbose:
             raise
         name = type(e).__name__
         if name == "PapermillExecutionError":
             return _fail(f"{getattr(e, 'ename', name)}: {getattr(e, 'evalue', e)}", 1)
         return _fail(f"{name}: {e}", 1)
+
+
+def _is_params_error(e: Exception) -> bool:
+    # only a subcommand that read a study file imported params: without it, no ParamsError
+    params = sys.modules.get(f"{__package__}.params")
+    return params is not None and isinstance(e, params.ParamsError)
 
 
 def _closed_stdout() -> int:
