@@ -270,6 +270,94 @@ def test_parse_directory_and_unreadable_files_are_per_file_statuses(tmp_path):
     assert r.returncode == 2 and json.loads(r.stdout)[0]["status"] == "unreadable"
 
 
+# -- parsing: truncated logs, files that are not logs ------------------------------------------
+HIST_LOG = FIXTURES / "mariadb" / "point_select-t2-ri1-hist.txt"
+
+
+@pytest.mark.parametrize(
+    "cut_after,missing",
+    [
+        ("Latency (ms):", "latency min"),
+        ("avg:", "latency max"),
+        ("95th percentile:", "latency sum"),
+        ("Threads fairness:", "threads fairness"),
+    ],
+)
+def test_sysbench_log_cut_inside_its_summary_is_truncated(tmp_path, cut_after, missing):
+    text = HIST_LOG.read_text()
+    assert parse_tps(text) > 0  # the whole log parses as ok
+    end = text.index("\n", text.index(cut_after)) + 1
+    f = tmp_path / "cut.log"
+    f.write_text(text[:end])
+    r = _tibench("parse", "sysbench", str(f), "--json", data=tmp_path)
+    assert r.returncode == 0, r.stderr
+    row = json.loads(r.stdout)[0]
+    assert row["status"] == "failed" and row["error"].startswith("truncated: the summary ends")
+    assert missing in row["error"]
+    r = _tibench("parse", "sysbench", str(HIST_LOG), str(f), data=tmp_path)
+    assert f"{f}: truncated: the summary ends early (no {missing}" in r.stdout
+    assert [x.split()[1] for x in r.stdout.splitlines()[2:4]] == ["ok", "failed"]
+
+
+@pytest.mark.parametrize("tool", ["sysbench", "ycsb", "tpcc", "tpch"])
+def test_fifo_and_devices_are_refused_without_reading(tool, tmp_path):
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    r = run_cli("parse", tool, str(fifo), "/dev/zero", "--json", timeout=60)
+    assert r.returncode == 2, r.stderr
+    rows = json.loads(r.stdout)
+    assert [x["status"] for x in rows] == ["unreadable", "unreadable"]
+    assert f"tibench: {fifo}: is not a regular file" in r.stderr
+    assert "tibench: /dev/zero: is not a regular file" in r.stderr
+
+
+MEASURE = """
+import json, resource, sys
+sys.path.insert(0, {root!r})
+from tibenchlib.parse import parse_sysbench_file, parse_tpcc_file, parse_ycsb_file
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+s = {{"sysbench": parse_sysbench_file, "ycsb": parse_ycsb_file, "tpcc": parse_tpcc_file}}[
+    sys.argv[1]](sys.argv[2]).summary
+grew = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+print(json.dumps({{"status": s["status"], "error": s["error"], "grew": grew}}))
+"""
+
+
+@pytest.mark.parametrize("tool", ["sysbench", "ycsb", "tpcc"])
+def test_a_300_mb_file_of_zeros_is_refused_in_bounded_memory(tool, tmp_path):
+    """No line breaks: "not a … log" after a few MB read, memory and time bounded."""
+    import time
+
+    f = tmp_path / "zeros.log"
+    with open(f, "wb") as fh:
+        fh.truncate(300 << 20)  # sparse: reads as 300 MB of zero bytes
+    code = MEASURE.format(root=str(Path(__file__).parents[1]))
+    t0 = time.monotonic()
+    r = subprocess.run(
+        [sys.executable, "-c", code, tool, str(f)], capture_output=True, text=True, timeout=120
+    )
+    took = time.monotonic() - t0
+    out = json.loads(r.stdout)
+    assert out["status"] in ("failed", "error"), out
+    assert out["error"].startswith("not a ") and "longer than 1 MiB" in out["error"]
+    assert out["grew"] < 32 << 20, f"grew by {out['grew'] >> 20} MB"
+    assert took < 30
+
+
+def test_log_lines_keep_the_text_and_bound_the_line(tmp_path, monkeypatch):
+    from tibenchlib.parse import files
+
+    text = "a\r\nb\rc\n" + "é" * 50 + "\nlast"
+    f = tmp_path / "x.log"
+    f.write_bytes(text.encode())
+    monkeypatch.setattr(files, "CHUNK_BYTES", 3)  # chunks split lines and characters
+    assert list(files.log_lines(f, "log")) == ["a\n", "b\n", "c\n", "é" * 50 + "\n", "last"]
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 60)
+    f.write_bytes(b"ok\n" + b"x" * 100)
+    with pytest.raises(files.NotALog, match="not a log: line 2 is longer"):
+        list(files.log_lines(f, "log"))
+
+
 # -- the study lock ------------------------------------------------------------------------------
 HOLD = """
 import sys, time

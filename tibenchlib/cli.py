@@ -201,6 +201,8 @@ def cmd_env(a) -> int:
 
 # -- parse -------------------------------------------------------------------------------------
 def cmd_parse(a) -> int:
+    from .parse.files import NotALog, read_log
+
     rows = []
     unreadable = 0
     for f in a.files:
@@ -216,9 +218,9 @@ def cmd_parse(a) -> int:
 
             rows.append(parse_sysbench_file(f, intervals=False).summary)
         elif a.tool == "tpcc":
-            from .parse.gotpc import parse_tpcc_output
+            from .parse.gotpc import parse_tpcc_file
 
-            rows.append(parse_tpcc_output(Path(f).read_text(errors="replace"), file=f).summary)
+            rows.append(parse_tpcc_file(f).summary)
         elif a.tool == "ycsb":
             from .parse.ycsb import parse_ycsb_file
 
@@ -226,7 +228,11 @@ def cmd_parse(a) -> int:
         else:
             from .parse.gotpc import parse_tpch_output
 
-            df = parse_tpch_output(Path(f).read_text(errors="replace"))
+            try:
+                df = parse_tpch_output(read_log(f, "go-tpc TPC-H log"))
+            except NotALog as e:
+                rows.append({"file": f, "status": "failed", "error": str(e)})
+                continue
             rows += [dict(r, file=f) for r in json.loads(df.to_json(orient="records"))]
     if a.json:
         _print_json(rows)
@@ -241,6 +247,8 @@ def _unreadable(f: str) -> str | None:
         return "is a directory, not a log file"
     if not p.exists():
         return "no such file"
+    if not p.is_file():  # a FIFO would block the read, /dev/zero would never end
+        return "is not a regular file (a pipe, device or socket), not a log file"
     try:
         with open(p, "rb") as fh:
             fh.read(1)
