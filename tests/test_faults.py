@@ -37,9 +37,12 @@ def _error_line(r) -> str:
 def _counts(db: Path) -> dict[str, int]:
     if not db.exists():
         return {}
-    with sqlite3.connect(db) as c:
+    c = sqlite3.connect(db)
+    try:  # closed, not only committed: an open reader keeps SQLite's WAL files in place
         tabs = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         return {t: c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tabs}
+    finally:
+        c.close()
 
 
 # -- passwords in URLs ---------------------------------------------------------------------------
@@ -672,3 +675,176 @@ def test_a_study_folder_symlinked_to_another_disk_is_allowed(tmp_path, monkeypat
     (data / "s").symlink_to(elsewhere)
     monkeypatch.setenv("TIBENCH_DATA", str(data))
     assert paths.study_dir("s").resolve() == elsewhere
+
+
+# -- params files and catalogs that are not what they should be -----------------------------------
+def _dry(tmp_path, params: Path, *more: str):
+    return _tibench("run", str(params), "--dry-run", *more, data=tmp_path / "data")
+
+
+PARAMS_FILES = [
+    ("utf16", "study: x\n".encode("utf-16"), "UTF-16 text: save the params file as UTF-8"),
+    ("binary", bytes(range(256)) * 4, "not UTF-8 text (byte 128 is 0x80)"),
+    ("nul", b"study: x\n\0\0\0", "holds NUL bytes"),
+    ("twice", b"study: a\nthreads: [1]\nstudy: b\n", "line 3: key 'study' given twice (first"),
+    ("twice-nested", b"study: a\ndataset:\n  tables: 1\n  tables: 2\n", "line 4: key 'tables'"),
+]
+
+
+@pytest.mark.parametrize("kind,raw,shown", PARAMS_FILES, ids=[k for k, _, _ in PARAMS_FILES])
+def test_params_file_that_is_not_utf8_yaml_is_one_line_naming_it(tmp_path, kind, raw, shown):
+    p = tmp_path / f"{kind}.yaml"
+    p.write_bytes(raw)
+    r = _dry(tmp_path, p)
+    assert r.returncode == 2, r.stderr
+    line = _error_line(r)
+    assert line.startswith(f"tibench: error: {p}: ") and shown in line, line
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_params_path_that_is_a_directory_is_said_so(tmp_path):
+    d = tmp_path / "study.yaml"
+    d.mkdir()
+    r = _dry(tmp_path, d)
+    assert r.returncode == 2
+    assert _error_line(r) == (
+        f"tibench: error: {d}: is a directory, not a params file (give the YAML file in it)"
+    )
+
+
+@pytest.mark.parametrize("name", paths.RESERVED_NAMES)
+def test_study_named_after_a_folder_tibench_uses_is_refused(tmp_path, name):
+    p = tmp_path / "p.yaml"
+    p.write_text(f"study: {name}\n")
+    r = _dry(tmp_path, p)
+    assert r.returncode == 2
+    assert f"'{name}' is reserved for tibench's own files" in r.stderr
+    with pytest.raises(paths.PathError, match="reserved"):
+        paths.study_dir(name)
+
+
+def test_every_folder_of_the_data_dir_tibench_writes_is_reserved(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    monkeypatch.delenv("TIBENCH_YCSB_HOME", raising=False)
+    used = [
+        paths.server_dir("embedded"),
+        paths.jupyter_dir(),
+        paths.tpch_data_dir("0.01"),
+        paths.ycsb_home(),
+        tmp_path / paths.REFERENCE_FOLDER,
+    ]
+    assert {p.relative_to(tmp_path).parts[0] for p in used} == set(paths.RESERVED_NAMES)
+
+
+@pytest.mark.parametrize("command", ["runs", "report"])
+def test_catalog_that_is_a_directory_is_refused_by_runs_and_report(tmp_path, command):
+    data = tmp_path / "data"
+    (data / "dirstudy" / "results.sqlite").mkdir(parents=True)
+    p = tmp_path / "p.yaml"
+    p.write_text("study: dirstudy\n")
+    for ref in ("dirstudy", str(p)):
+        r = _tibench(command, ref, data=data)
+        assert r.returncode == 2, (ref, r.stdout, r.stderr)
+        line = _error_line(r)
+        assert f"{data / 'dirstudy' / 'results.sqlite'} is a directory" in line, line
+        assert "move it aside" in line
+    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data)
+    assert r.returncode == 2 and "is a directory, not a tibench catalog" in _error_line(r)
+    assert (data / "dirstudy" / "results.sqlite").is_dir()
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 2 MB tmpfs (root only): the data directory on a disk that fills up."""
+    mnt = tmp_path / "small-disk"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)])
+    if r.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)])
+
+
+def test_full_disk_is_one_line_naming_the_path(full_disk, tmp_path):
+    data = full_disk / "data"
+    p = tmp_path / "p.yaml"
+    p.write_text("study: full\nphases: [compare]\n")
+    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data)
+    assert "no sweep runs" in _error_line(r)  # the catalog was made on the empty disk
+    db = data / "full" / "results.sqlite"
+    before = _counts(db)
+    with open(full_disk / "filler", "wb") as fh:
+        try:
+            fh.write(b"\0" * (4 << 20))
+        except OSError:
+            pass
+    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data)
+    assert r.returncode == 2
+    line = _error_line(r)
+    assert f"{db}: no space left on its device" in line, line
+    assert "Traceback" not in r.stderr
+    other = tmp_path / "o.yaml"
+    other.write_text("study: other\n")  # a new study: no room for its catalog
+    r = _tibench("run", str(other), "--phase", "compare", "--in-process", data=data)
+    assert r.returncode == 2
+    line = _error_line(r)
+    assert "no space left on" in line and str(data) in line, line
+    (full_disk / "filler").unlink()
+    assert _counts(db) == before
+
+
+def test_stopping_a_server_that_does_not_exist_is_an_error(tmp_path):
+    r = _tibench("server", "stop", "--name", "nosuch", data=tmp_path)
+    assert r.returncode == 2
+    line = _error_line(r)
+    assert "--name nosuch: no such embedded server" in line
+    assert str(tmp_path / "server" / "nosuch") in line
+    r = _tibench("server", "stop", data=tmp_path)  # the default one, never started: stopped
+    assert r.returncode == 0 and "stopped" in r.stdout
+
+
+def test_missing_or_broken_java_is_found_before_any_run(tmp_path, monkeypatch):
+    """With the binding built, Java is still checked first, and the hint names the package."""
+    from tibenchlib.tools import ToolMissing
+    from tibenchlib.ycsb import build
+
+    home = tmp_path / "ycsb"
+    done = home / f"build-{build.source_hash(build.SOURCE_DIR)}"
+    done.mkdir(parents=True)
+    (done / "classpath.txt").write_text("/nonexistent.jar\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    with pytest.raises(ToolMissing, match="java is not installed.*default-jre-headless"):
+        build.build_binding(home)
+    java = bin_dir / "java"
+    java.write_text("#!/bin/sh\necho 'Error: could not find libjvm.so' >&2\nexit 1\n")
+    java.chmod(0o755)
+    with pytest.raises(ToolMissing, match="does not start .*libjvm.so.*default-jre-headless"):
+        build.build_binding(home)
+
+
+# -- YCSB's own defaults for the operation mix ---------------------------------------------------
+def test_ycsb_proportions_not_given_take_ycsbs_defaults_and_are_named(tmp_path):
+    from tibenchlib.ycsb.runner import Workload
+
+    w = Workload(operationcount=10)
+    assert (w.readproportion, w.updateproportion, w.insertproportion) == (0.95, 0.05, 0.0)
+    assert w.filled_in == {"readproportion": 0.95, "updateproportion": 0.05}
+    assert Workload(operationcount=10, readproportion=1.0, updateproportion=0).filled_in == {}
+    p = tmp_path / "p.yaml"
+    p.write_text(
+        "study: y\nphases: [ycsb]\n"
+        "ycsb: {workloads: {ro: {readproportion: 1.0, maxexecutiontime_s: 3}}}\n"
+    )
+    r = _dry(tmp_path, p)
+    assert r.returncode == 2
+    assert "got 1.05 (updateproportion 0.05 not given: YCSB's default filled in" in r.stderr
+    assert "give updateproportion: 0 for none" in r.stderr
+    p.write_text(
+        p.read_text().replace("readproportion: 1.0", "readproportion: 1.0, updateproportion: 0")
+    )
+    assert _dry(tmp_path, p).returncode == 0

@@ -26,6 +26,7 @@ from pydantic import (
 
 from . import registry
 from .db import mask_url, mask_urls, url_has_password
+from .paths import RESERVED_NAMES
 from .ycsb.runner import Workload as YcsbWorkload
 
 SYSBENCH_WORKLOADS = (
@@ -468,8 +469,11 @@ class Study(_Model):
     def _not_a_relative_dir(cls, v: str) -> str:
         if set(v) == {"."}:
             raise ValueError(f"'{v}' is not a study name (it names a directory, not a study)")
-        if v in ("server", "reference"):
-            raise ValueError(f"'{v}' is reserved for tibench's own files under data/")
+        if v in RESERVED_NAMES:
+            raise ValueError(
+                f"'{v}' is reserved for tibench's own files under data/ "
+                f"({', '.join(RESERVED_NAMES)} are not study names)"
+            )
         return v
 
     @field_validator("results_url")
@@ -655,6 +659,49 @@ def parse_study(data: Any, source: str = "<params>") -> Study:
         raise ParamsError(_format_errors(e, source)) from None
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last
+    silently: ``study:`` twice would run the second study without a word)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise ParamsError(
+                    f"line {line}: key '{key}' given twice (first on line {seen[key]}); keep one"
+                )
+            if isinstance(key, str | int | float | bool):
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_params_file(path: str | Path) -> Any:
+    """The YAML data of a params file; :class:`ParamsError` naming the file when it is missing,
+    a directory, not UTF-8 text (a binary or UTF-16 file), not YAML, or gives a key twice."""
+    p = Path(path)
+    if p.is_dir():
+        raise ParamsError(f"{p}: is a directory, not a params file (give the YAML file in it)")
+    if not p.is_file():
+        raise ParamsError(f"{p}: no such params file{_examples_hint()}")
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        why = "UTF-16 text" if utf16 else f"not UTF-8 text (byte {e.start} is 0x{raw[e.start]:02x})"
+        raise ParamsError(f"{p}: {why}: save the params file as UTF-8 YAML") from None
+    if "\0" in text:
+        raise ParamsError(f"{p}: holds NUL bytes, a binary file, not a params file (UTF-8 YAML)")
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except ParamsError as e:
+        raise ParamsError(f"{p}: {e}") from None
+    except yaml.YAMLError as e:
+        raise ParamsError(f"{p}: not valid YAML: {e}") from None
+
+
 def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Study:
     """Read and validate a study YAML file.
 
@@ -666,12 +713,7 @@ def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Stu
         Top-level keys replacing the file's (e.g. from a notebook's parameters cell).
     """
     p = Path(path)
-    if not p.is_file():
-        raise ParamsError(f"{p}: no such params file{_examples_hint()}")
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ParamsError(f"{p}: not valid YAML: {e}") from None
+    data = read_params_file(p) or {}
     if overrides:
         data = {**data, **overrides}
     study = parse_study(data, str(p))

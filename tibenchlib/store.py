@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import threading
 import time
 from collections.abc import Iterable
@@ -57,6 +58,29 @@ SCHEMA_VERSION = 1
 
 class CatalogError(RuntimeError):
     """The catalog cannot be opened or was written by a newer tibench; names the file."""
+
+
+class CatalogPathError(CatalogError):
+    """The catalog's path holds something that is not a file (a directory); names it."""
+
+    exit_code = 2  # bad input, as a bad params file: nothing was run
+
+
+class CatalogDiskFull(CatalogError):
+    """The catalog's file system is full; names the catalog."""
+
+    exit_code = 2  # the same exit as any full disk (see tibenchlib.cli)
+
+
+def check_catalog_path(path: Path) -> None:
+    """Raise :class:`CatalogPathError` when ``path`` exists and is not a regular file (reading
+    a directory as an empty catalog would show an empty study without a word)."""
+    if path.exists() and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file"
+        raise CatalogPathError(
+            f"{path} is {kind}, not a tibench catalog: move it aside (mv {path} {path}.bad) "
+            "and run again"
+        )
 
 
 _S = sa.String(200)
@@ -351,6 +375,7 @@ class Store:
         sa_url = sa.engine.make_url(url)
         if sa_url.get_backend_name() == "sqlite" and sa_url.database not in (None, "", ":memory:"):
             self.path = Path(sa_url.database)
+            check_catalog_path(self.path)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists() and self.path.stat().st_size == 0:
                 log.warning(
@@ -372,6 +397,12 @@ class Store:
             self.engine.dispose()
             if self.path is None:
                 raise CatalogError(f"catalog {self.url}: {e.orig}") from None
+            if _disk_full(self.path.parent):
+                # SQLite says "disk I/O error" when its WAL cannot grow: not a damaged file
+                raise CatalogDiskFull(
+                    f"{self.path}: no space left on its device ({e.orig}): free some space "
+                    "and run again; the catalog is kept as it was"
+                ) from None
             raise CatalogError(
                 f"{self.path} is not a readable tibench catalog ({e.orig}): move it aside "
                 f"(mv {self.path} {self.path}.bad) and run again; the raw logs under "
@@ -551,6 +582,14 @@ class Store:
     def environment_captures(self, study: str) -> dict[str, dict]:
         df = self.read("environment", study)
         return {r.arm: json.loads(r.capture_json) for r in df.itertuples()}
+
+
+def _disk_full(folder: Path) -> bool:
+    """Whether the file system holding ``folder`` has less than 1 MiB left."""
+    try:
+        return shutil.disk_usage(folder).free < (1 << 20)
+    except OSError:
+        return False
 
 
 def _plain(v: Any) -> Any:
