@@ -848,3 +848,52 @@ def test_ycsb_proportions_not_given_take_ycsbs_defaults_and_are_named(tmp_path):
         p.read_text().replace("readproportion: 1.0", "readproportion: 1.0, updateproportion: 0")
     )
     assert _dry(tmp_path, p).returncode == 0
+
+
+# -- absurd counts -------------------------------------------------------------------------------
+ABSURD = [
+    ("repeats: 1000000000000\n", "repeats: Input should be less than or equal to 1000"),
+    ("dm: {repeats: 1000000000000}\n", "dm.repeats: Input should be less than or equal to 1000"),
+    ("ycsb: {repeats: 1000000000000}\n", "ycsb.repeats: Input should be less than or equal"),
+    ("tpcc: {repeats: 1000000000000}\n", "tpcc.repeats: Input should be less than or equal"),
+    ("ycsb: {threads: [1.0e+9]}\n", "ycsb.threads.0: Input should be less than or equal to 100000"),
+    ("threads: [100001]\n", "threads.0: Input should be less than or equal to 100000"),
+    ("tpcc: {warehouses: [1000000000]}\n", "tpcc.warehouses.0: Input should be less than or equal"),
+    ("repeats: {min: 5, max: 5000}\n", "repeats.max: Input should be less than or equal to 1000"),
+    ("duration_s: 100000000\n", "duration_s: Input should be less than or equal to 604800"),
+    ("dataset: {tables: 1000000000}\n", "dataset.tables: Input should be less than or equal"),
+    ("tpch_scaling: {streams: 1000000}\n", "tpch_scaling.streams: Input should be less than"),
+]
+
+
+@pytest.mark.parametrize("extra,shown", ABSURD, ids=[s.split(":")[0] for _, s in ABSURD])
+def test_absurd_counts_are_refused_naming_the_field(tmp_path, extra, shown):
+    p = tmp_path / "p.yaml"
+    p.write_text("study: big\n" + extra)
+    r = _dry(tmp_path, p)
+    assert r.returncode == 2, r.stdout[-500:]
+    assert shown in r.stderr, r.stderr
+
+
+def test_dry_run_at_the_bounds_is_quick_and_its_disk_estimate_honest(tmp_path):
+    """The largest accepted TPC-C data set is estimated in terabytes, not megabytes."""
+    import time
+
+    from tibenchlib.params import MAX_WAREHOUSES
+    from tibenchlib.tpcc.phase import data_set_bytes
+
+    # one warehouse at the specification's sizes: ~69 MB of rows (clause 4.3.3) and 8 MB of
+    # items, twice that on disk
+    assert data_set_bytes(100_000, 3_000, 1) / 2 == pytest.approx(77e6, rel=0.02)
+    assert data_set_bytes(100_000, 3_000, 10) > 9 * data_set_bytes(100_000, 3_000, 1)
+    p = tmp_path / "p.yaml"
+    p.write_text(
+        f"study: big\nphases: [tpcc]\ntpcc: {{warehouses: [{MAX_WAREHOUSES}], repeats: 1000}}\n"
+    )
+    t0 = time.monotonic()
+    r = _tibench("run", str(p), "--dry-run", "--json", data=tmp_path / "data")
+    took = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    (tpcc,) = [e for e in json.loads(r.stdout)["phases"] if e["phase"] == "tpcc"]
+    assert tpcc["runs"] == 2 * 1000 and tpcc["disk_bytes"] > 10e12
+    assert took < 60

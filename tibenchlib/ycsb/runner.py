@@ -75,9 +75,16 @@ class Workload(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    recordcount: int = Field(1000, gt=0, description="rows loaded into the table")
-    operationcount: int | None = Field(None, gt=0, description="operations in a run")
-    maxexecutiontime_s: int | None = Field(None, gt=0, description="longest run, seconds")
+    # YCSB 0.17 reads the counts as Java ints; a week bounds a run as every tibench run
+    recordcount: int = Field(
+        1000, gt=0, le=JAVA_UNBOUNDED_OPERATIONS, description="rows loaded into the table"
+    )
+    operationcount: int | None = Field(
+        None, gt=0, le=JAVA_UNBOUNDED_OPERATIONS, description="operations in a run"
+    )
+    maxexecutiontime_s: int | None = Field(
+        None, gt=0, le=7 * 24 * 3600, description="longest run, seconds"
+    )
     # YCSB's CoreWorkload defaults (READ_PROPORTION_PROPERTY_DEFAULT = "0.95", update "0.05",
     # the others "0"): a proportion not given is what YCSB itself would take
     readproportion: float = Field(0.95, ge=0, le=1)
