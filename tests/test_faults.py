@@ -897,3 +897,66 @@ def test_dry_run_at_the_bounds_is_quick_and_its_disk_estimate_honest(tmp_path):
     (tpcc,) = [e for e in json.loads(r.stdout)["phases"] if e["phase"] == "tpcc"]
     assert tpcc["runs"] == 2 * 1000 and tpcc["disk_bytes"] > 10e12
     assert took < 60
+
+
+# -- --redo never loses a good measurement -------------------------------------------------------
+def _run_row(run_key: str, status: str, tps, attempts: int, log: str) -> dict:
+    return {"study": "s", "run_key": run_key, "status": status, "tps": tps, "attempts": attempts,
+            "error": None if status == "ok" else "timeout after 1 s", "log_path": log,
+            "started_at": float(attempts), "warnings": []}  # fmt: skip
+
+
+def test_a_failed_attempt_keeps_the_earlier_good_result_and_every_row(tmp_path):
+    import pandas as pd
+
+    db = tmp_path / "results.sqlite"
+    store = Store(f"sqlite:///{db}")
+    log = tmp_path / "raw" / "k.log"
+    log.parent.mkdir()
+    log.write_text("first\n")
+    store.record_run(_run_row("k", "ok", 100.0, 1, str(log)), pd.DataFrame({"t": [1.0]}))
+    log.rename(log.with_name("k.attempt1.log"))  # as the runner sets it aside
+    log.write_text("second\n")
+    store.record_run(_run_row("k", "failed", None, 2, str(log)))
+    (row,) = store.runs("s").to_dict("records")
+    assert row["status"] == "ok" and row["tps"] == 100.0 and row["attempts"] == 2
+    assert row["warnings"] == [
+        "attempt 2 failed (timeout after 1 s); this is the earlier good result"
+    ]
+    assert Path(row["log_path"]).read_text() == "first\n"
+    assert len(store.intervals("s")) == 1  # the good run's intervals stay
+    a = store.attempts("s", "k")
+    assert list(a["status"]) == ["ok", "failed"] and list(a["attempts"]) == [1, 2]
+    store.record_run(_run_row("k", "ok", 90.0, 3, str(log)))  # a later good attempt wins
+    assert store.runs("s")["tps"].tolist() == [90.0]
+    assert list(store.attempts("s")["tps"].fillna(-1)) == [100.0, -1, 90.0]
+    assert _counts(db)["run_attempts"] == 3
+
+
+@pytest.mark.slow
+def test_redo_that_fails_keeps_the_good_runs(measured):
+    data, _, db = measured
+    with sqlite3.connect(db) as c:
+        good = dict(c.execute("SELECT run_key, tps FROM runs WHERE status = 'ok'").fetchall())
+    c.close()
+    before = _counts(db)
+    assert good
+    p = _variant(measured, "run_timeout_s: 0.01\n")  # every re-measurement times out
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", "--redo", data=data)
+    assert r.returncode == 0, r.stderr
+    after = _counts(db)
+    assert after["runs"] == before["runs"]
+    assert after["run_attempts"] >= before.get("run_attempts", 0) + len(good)
+    c = sqlite3.connect(db)
+    try:
+        now = dict(c.execute("SELECT run_key, tps FROM runs WHERE status = 'ok'").fetchall())
+        failed = c.execute(
+            "SELECT run_key, error FROM run_attempts WHERE status = 'failed'"
+        ).fetchall()
+        logs = dict(c.execute("SELECT run_key, log_path FROM runs").fetchall())
+    finally:
+        c.close()
+    assert now == good, "a failed --redo replaced good results"
+    assert {k for k, _ in failed} >= set(good) and all("timeout" in e for _, e in failed)
+    for key, path in logs.items():
+        assert ".attempt" in path and Path(path).exists(), (key, path)
