@@ -960,3 +960,59 @@ def test_redo_that_fails_keeps_the_good_runs(measured):
     assert {k for k, _ in failed} >= set(good) and all("timeout" in e for _, e in failed)
     for key, path in logs.items():
         assert ".attempt" in path and Path(path).exists(), (key, path)
+
+
+# -- a server killed during a phase's run: that run fails, the server restarts once -------------
+def _kill_embedded_when(data: Path, ready, timeout_s: float = 300):
+    """A thread that SIGKILLs the embedded server once ``ready()`` is true; returns (thread,
+    dict that gets the killed pid)."""
+    import signal
+    import threading
+    import time
+
+    killed: dict = {}
+
+    def watch():
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not ready():
+            time.sleep(0.05)
+        st = json.loads((data / "server" / "embedded" / "state.json").read_text())
+        os.kill(st["pid"], signal.SIGKILL)
+        killed["pid"] = st["pid"]
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    return t, killed
+
+
+@pytest.mark.slow
+def test_server_killed_during_a_tpcc_run_fails_that_run_only(measured, monkeypatch):
+    import time
+
+    from tibenchlib.params import load_study
+    from tibenchlib.tpcc.phase import run_tpcc_phase, runs_table
+
+    data, params, _ = measured
+    monkeypatch.setenv("TIBENCH_DATA", str(data))
+    p = data.parent / "tpcc-killed.yaml"
+    p.write_text(
+        "study: tpcckill\nphases: [tpcc]\nsample_resources: false\n"
+        "tpcc: {tool: sysbench, warehouses: [1], items: 1000, customers: 30, threads: [1],"
+        " duration_s: 3, repeats: 3, consistency: true}\n"
+    )
+    study = load_study(p)
+    raw = data / "tpcckill" / "raw"
+
+    def first_run_going():
+        logs = [x for x in raw.rglob("*r1*.log")] if raw.exists() else []
+        return any(x.stat().st_size > 0 for x in logs) and time.sleep(1.0) is None
+
+    t, killed = _kill_embedded_when(data, first_run_going)
+    run_tpcc_phase(study, yes=True, progress=False)
+    t.join(timeout=5)
+    runs = runs_table(study, Store.for_study(study))
+    assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
+    failed = runs[runs["status"] != "ok"]
+    assert len(failed) == 1 and "\n" not in failed["error"].iloc[0]
+    assert "stopped answering" in failed["error"].iloc[0], failed["error"].iloc[0]
+    assert (runs["status"] == "ok").sum() == 2  # on the restarted server

@@ -55,6 +55,7 @@ from .runner import (
     gotpc_command,
     gotpc_tool,
     orders_count,
+    orders_count_after,
     parse_driver_counts,
     parse_driver_latency,
     prepare_sysbench_tpcc,
@@ -333,7 +334,7 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
                     )  # fmt: skip
                 )
             outcomes = execute_together(cmds, logs, timeout_s=timeout)
-        after = orders_count(eng)
+        after, lost = orders_count_after(eng)
     finally:
         eng.dispose()
     parsed = [parse_sysbench_file(x) for x in logs]
@@ -358,7 +359,9 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
                 total[k] = total.get(k, 0) + v
     elif status == "ok":
         status, error = "failed", "the driver printed no transaction counts"
-    new_orders = after - before
+    if lost:  # the server went away during the run (the loop restarts it before the next)
+        status, error = "failed", lost
+    new_orders = after - before if after is not None else None
     if status == "ok" and total.get("new_order") != new_orders:
         status, error = (
             "failed",
@@ -506,7 +509,7 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
     minutes = f["runtime_s"] / 60 if f["runtime_s"] else None
     tpmc = f.get("tpmc")
     tpm_total = f.get("tpm_total")
-    if tool == "sysbench" and minutes:
+    if tool == "sysbench" and minutes and f["new_orders"] is not None:
         tpmc = f["new_orders"] / minutes
         tpm_total = f["committed"] / minutes if f["committed"] is not None else None
     if status == "ok" and not tpmc:
@@ -516,12 +519,18 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
         eng = conn.engine()
         try:
             checked = check_consistency(eng)
+        except sa.exc.DBAPIError as e:  # the server went away after the run
+            checked = None
+            if status == "ok":
+                status, error = "failed", "consistency not checked: the server stopped answering: "
+                error += " ".join(str(getattr(e, "orig", None) or e).split())
         finally:
             eng.dispose()
-        cons_ok, detail = consistency_detail(checked)
-        cons = checked.drop(columns="examples").to_dict("records")
-        if not cons_ok and status == "ok":
-            status, error = "failed", detail
+        if checked is not None:
+            cons_ok, detail = consistency_detail(checked)
+            cons = checked.drop(columns="examples").to_dict("records")
+            if not cons_ok and status == "ok":
+                status, error = "failed", detail
     no = f["latency"].get("new_order") or {}
     outcomes = f["outcomes"]
     n_clients = len(logs)
