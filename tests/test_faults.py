@@ -1016,3 +1016,69 @@ def test_server_killed_during_a_tpcc_run_fails_that_run_only(measured, monkeypat
     assert len(failed) == 1 and "\n" not in failed["error"].iloc[0]
     assert "stopped answering" in failed["error"].iloc[0], failed["error"].iloc[0]
     assert (runs["status"] == "ok").sum() == 2  # on the restarted server
+
+
+@pytest.mark.slow
+def test_dm_target_killed_during_myloader_fails_that_run_only(tmp_path, monkeypatch):
+    """SIGKILL of the DM target's mariadbd while myloader loads: that run fails with one line,
+    the target is restarted before the next run, the phase goes on."""
+    import shutil
+    import signal
+    import threading
+    import time
+
+    from tibenchlib.dm import migrate
+    from tibenchlib.dm.phase import run_dm_phase
+    from tibenchlib.dm.servers import target_server
+    from tibenchlib.server import embedded
+
+    for tool in ("mydumper", "myloader"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed (make setup installs it)")
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path / "data"))
+    study = parse_study(
+        {
+            "study": "dmloadkill",
+            "target": {"kind": "embedded"},
+            "sample_resources": False,
+            "dm": {
+                "tables": 1,
+                "table_size": 30000,
+                "repeats": 3,
+                "dump": {"threads": [1]},
+                "load": {"threads": [1]},
+                "sync": {"workers": []},
+            },
+        }
+    )
+    real_load, calls, killed = migrate.load, [], {}
+
+    def load_killing_the_second(conn, directory, *args, on_start=None, **kw):
+        calls.append(directory)
+        if len(calls) != 2:
+            return real_load(conn, directory, *args, on_start=on_start, **kw)
+
+        def kill_while_loading(pid):
+            if on_start:
+                on_start(pid)
+
+            def later():
+                time.sleep(0.2)
+                killed["pid"] = target_server().pid
+                os.kill(killed["pid"], signal.SIGKILL)
+
+            threading.Thread(target=later, daemon=True).start()
+
+        return real_load(conn, directory, *args, on_start=kill_while_loading, **kw)
+
+    monkeypatch.setattr(migrate, "load", load_killing_the_second)
+    try:
+        run_dm_phase(study, progress=False)
+        runs = Store.for_study(study).runs("dmloadkill").sort_values("seq")
+        assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
+        assert list(runs["status"]) == ["ok", "failed", "ok"], runs[["status", "error"]]
+        err = runs["error"].iloc[1]
+        assert "\n" not in err and "Traceback" not in err and "load failed" in err, err
+    finally:
+        embedded().stop()
+        target_server().stop()
