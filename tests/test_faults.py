@@ -1082,3 +1082,67 @@ def test_dm_target_killed_during_myloader_fails_that_run_only(tmp_path, monkeypa
     finally:
         embedded().stop()
         target_server().stop()
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_dm_sync_run_leaves_the_replica_applying(tmp_path):
+    """SIGTERM while sysbench writes on the source with the replica's SQL thread stopped: the
+    SQL thread runs again, and the user sees one line."""
+    import shutil
+    import signal
+    import time
+
+    from tibenchlib.dm.servers import target_server
+    from tibenchlib.dm.sync import replica_status
+    from tibenchlib.server import embedded
+
+    for tool in ("mydumper", "myloader", "sysbench"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed (make setup installs it)")
+    data = tmp_path / "data"
+    p = tmp_path / "dm.yaml"
+    p.write_text(
+        "study: dmterm\nphases: [dm]\nsample_resources: false\n"
+        "dm: {tables: 1, table_size: 2000, repeats: 1, load: {threads: [1]},"
+        " sync: {workers: [1], workloads: [oltp_insert], duration_s: 5, lag: false}}\n"
+    )
+    env = {**os.environ, "TIBENCH_DATA": str(data)}
+    cmd = [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--phase", "dm"]
+    proc = subprocess.Popen(
+        [*cmd, "--in-process"], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        deadline = time.monotonic() + 300
+        raw = data / "dmterm" / "raw" / "dm"
+        while time.monotonic() < deadline and proc.poll() is None:
+            writing = [x for x in raw.glob("sync*/sysbench.log")] if raw.exists() else []
+            if writing and writing[0].stat().st_size > 0:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(1)  # sysbench writes, the SQL thread is stopped
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err
+        assert _error_line(type("R", (), {"stderr": err})).startswith("tibench: error: interrupted")
+        os.environ["TIBENCH_DATA"], old = str(data), os.environ.get("TIBENCH_DATA")
+        try:
+            tgt = target_server()
+            eng = tgt.conninfo().engine(database="")
+            try:
+                st = replica_status(eng)
+            finally:
+                eng.dispose()
+            assert st.get("Slave_SQL_Running") == "Yes", st
+        finally:
+            tgt.stop()
+            embedded().stop()
+            if old is None:
+                os.environ.pop("TIBENCH_DATA", None)
+            else:
+                os.environ["TIBENCH_DATA"] = old
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
