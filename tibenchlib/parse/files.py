@@ -34,17 +34,10 @@ def check_regular(path: str | PathLike, what: str) -> int:
     it cannot be stat-ed)."""
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
-        kind = (
-            "a directory"
-            if stat.S_ISDIR(st.st_mode)
-            else "a pipe"
-            if stat.S_ISFIFO(st.st_mode)
-            else "a device"
-            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-            else "a socket"
-            if stat.S_ISSOCK(st.st_mode)
-            else "not a regular file"
-        )
+        kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a pipe"),
+                 (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+                 (stat.S_ISSOCK, "a socket")]  # fmt: skip
+        kind = next((k for test, k in kinds if test(st.st_mode)), "something else")
         raise NotALog(f"not a {what}: {path} is {kind}, not a regular file")
     return st.st_size
 
