@@ -490,9 +490,13 @@ def measured(tmp_path_factory):
 
 
 def _variant(measured, text: str) -> Path:
+    """The corpus params with ``text``'s top-level keys in place of the same keys (a key given
+    twice is refused)."""
     data, params, _ = measured
+    keys = {x.split(":")[0] for x in text.splitlines() if x and not x.startswith(" ")}
+    base = [x for x in params.read_text().splitlines(keepends=True) if x.split(":")[0] not in keys]
     p = data.parent / "variant.yaml"
-    p.write_text(params.read_text() + text)
+    p.write_text("".join(base) + text)
     return p
 
 
