@@ -7,9 +7,11 @@ stderr, so ``tibench run params/ci.yaml --phase sweep --json | jq …`` works.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -133,7 +135,9 @@ def cmd_runs(a) -> int:
     from .studyplan import progress, study_from
     from .texttable import format_frame
 
+    _check_catalog(a.study)
     study = study_from(a.study)
+    _check_catalog(study)
     df = progress(study)
     if a.json:
         _print_json(json.loads(df.to_json(orient="records")))
@@ -141,6 +145,22 @@ def cmd_runs(a) -> int:
         print(f"study {study.study}: done, failed and pending per phase and arm")
         print(format_frame(df))
     return 0
+
+
+def _check_catalog(ref) -> None:
+    """Refuse a study whose ``results.sqlite`` is a directory, before it reads as no catalog
+    (``runs``) or as an empty one (``report``). ``ref``: a Study, or a name or params path."""
+    from .store import check_catalog_path
+
+    if isinstance(ref, str):
+        if ref.endswith((".yaml", ".yml")) or Path(ref).is_file():
+            return
+        try:
+            check_catalog_path(paths.catalog_file(ref))
+        except paths.PathError:
+            return  # not a study name: study_from says so
+    elif not ref.results_url:
+        check_catalog_path(paths.catalog_file(ref.study))
 
 
 # -- tools -------------------------------------------------------------------------------------
@@ -166,6 +186,15 @@ def cmd_server(a) -> int:
     from .server import embedded
 
     srv = embedded(a.name)
+    if a.action == "stop" and a.name != "embedded" and not srv.root.exists():
+        # the default server is "stopped" before its first start; another name is a typo
+        known = (
+            sorted(p.name for p in srv.root.parent.iterdir()) if srv.root.parent.is_dir() else []
+        )
+        return _fail(
+            f"server --name {a.name}: no such embedded server (none at {srv.root}; "
+            f"known: {', '.join(known) or 'none'})"
+        )
     if a.action == "start":
         srv.ensure()
     elif a.action == "stop":
@@ -205,6 +234,8 @@ def cmd_env(a) -> int:
 
 # -- parse -------------------------------------------------------------------------------------
 def cmd_parse(a) -> int:
+    from .parse.files import NotALog, read_log
+
     rows = []
     unreadable = 0
     for f in a.files:
@@ -220,9 +251,9 @@ def cmd_parse(a) -> int:
 
             rows.append(parse_sysbench_file(f, intervals=False).summary)
         elif a.tool == "tpcc":
-            from .parse.gotpc import parse_tpcc_output
+            from .parse.gotpc import parse_tpcc_file
 
-            rows.append(parse_tpcc_output(Path(f).read_text(errors="replace"), file=f).summary)
+            rows.append(parse_tpcc_file(f).summary)
         elif a.tool == "ycsb":
             from .parse.ycsb import parse_ycsb_file
 
@@ -230,7 +261,11 @@ def cmd_parse(a) -> int:
         else:
             from .parse.gotpc import parse_tpch_output
 
-            df = parse_tpch_output(Path(f).read_text(errors="replace"))
+            try:
+                df = parse_tpch_output(read_log(f, "go-tpc TPC-H log"))
+            except NotALog as e:
+                rows.append({"file": f, "status": "failed", "error": str(e)})
+                continue
             rows += [dict(r, file=f) for r in json.loads(df.to_json(orient="records"))]
     if a.json:
         _print_json(rows)
@@ -245,6 +280,8 @@ def _unreadable(f: str) -> str | None:
         return "is a directory, not a log file"
     if not p.exists():
         return "no such file"
+    if not p.is_file():  # a FIFO would block the read, /dev/zero would never end
+        return "is not a regular file (a pipe, device or socket), not a log file"
     try:
         with open(p, "rb") as fh:
             fh.read(1)
@@ -344,6 +381,7 @@ def cmd_report(a) -> int:
     from .studyplan import study_from
 
     # a params file or a study's name; the language defaults to the study's own `lang`
+    _check_catalog(a.study)
     try:
         study = study_from(a.study)
         name, lang = study.study, a.lang or study.lang
@@ -351,6 +389,8 @@ def cmd_report(a) -> int:
         if a.study.endswith((".yaml", ".yml")):
             raise
         name, lang = a.study, a.lang or "en"
+    else:
+        _check_catalog(study)
     out = html.build_report(name, lang=lang, fmt=a.format)
     for phase in PHASE_NOTEBOOKS:
         st = html.phase_status(name, phase)
@@ -588,6 +628,11 @@ def _main(a) -> int:
         if a.verbose:
             raise
         name = type(e).__name__
+        full = _disk_full(e)
+        if full:
+            return _fail(full, 2)
+        if hasattr(e, "exit_code"):  # bad input found before anything ran (e.g. the catalog)
+            return _fail(f"{name}: {e}", e.exit_code)
         if name == "PapermillExecutionError":
             return _fail(f"{getattr(e, 'ename', name)}: {getattr(e, 'evalue', e)}", 1)
         return _fail(f"{name}: {e}", 1)
@@ -597,6 +642,39 @@ def _is_params_error(e: Exception) -> bool:
     # only a subcommand that read a study file imported params: without it, no ParamsError
     params = sys.modules.get(f"{__package__}.params")
     return params is not None and isinstance(e, params.ParamsError)
+
+
+def _disk_full(e: BaseException) -> str | None:
+    """One line naming where the disk filled up, or None when ``e`` is not a full disk.
+
+    ``OSError: [Errno 28]`` from a write names no file, and SQLite says only "database or disk
+    is full": the line names the file when known, else the data directory's file system.
+    An error that says so itself (the catalog's :class:`~tibenchlib.store.CatalogDiskFull`)
+    is shown as it is."""
+    if "no space left" in str(e):
+        return None
+    try:
+        free = shutil.disk_usage(paths.data_dir()).free
+    except OSError:
+        free = None
+    err = e
+    while err is not None:
+        if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+            break
+        if "database or disk is full" in str(err):
+            break
+        # SQLite's "disk I/O error" when its journal cannot grow on a full disk
+        if "disk I/O error" in str(err) and free is not None and free < (1 << 20):
+            break
+        err = err.__cause__ or err.__context__
+    if err is None:
+        return None
+    where = getattr(err, "filename", None) or paths.data_dir()
+    left = f", {free >> 20} MiB free" if free is not None else ""
+    return (
+        f"no space left on the device holding {where}{left}: free some space and run again "
+        "(measured runs are in the catalog; the run being written is measured again)"
+    )
 
 
 def _closed_stdout() -> int:

@@ -114,7 +114,13 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     return {
         "runs": len(specs),
         "eta_s": secs,
-        "disk_bytes": len(specs) * y.clients * 60_000,
+        # logs and histograms, and each arm's tables (YCSB's rows: a key and fieldcount fields)
+        "disk_bytes": len(specs) * y.clients * 60_000
+        + len({s.arm for s in specs})
+        * sum(
+            w.recordcount * (w.fieldcount * w.fieldlength + 30) * 2
+            for w in {w.table: w for w in y.workloads.values()}.values()
+        ),
         "note": f"{len(specs)} YCSB runs, {len(tables)} data set(s) loaded once"
         + ("" if built else "; the YCSB binding is built first (Maven)"),
         "specs": specs,
