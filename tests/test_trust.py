@@ -9,6 +9,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,116 @@ def test_datadir_of_the_old_layout_still_starts(tmp_path):
             assert c.exec_driver_sql(sql).scalar_one() == 1
     finally:
         EmbeddedServer(name="old", root=root).stop()
+
+
+# -- the benchmark account's privileges --------------------------------------------------------
+@needs_mariadb
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SET GLOBAL general_log_file = '/tmp/tibench-owned-by-mysql'",
+        "SET GLOBAL innodb_flush_log_at_trx_commit = 2",
+        "SELECT 1 INTO OUTFILE '{files}/out.txt'",
+        "CREATE USER 'other'@'%' IDENTIFIED BY 'x'",
+        "GRANT SELECT ON *.* TO 'tibench'@'localhost'",
+        "SHUTDOWN",
+        "INSERT INTO mysql.global_priv VALUES ('%', 'other', '{}')",
+        "UPDATE mysql.global_priv SET Priv = '{}' WHERE User = 'root'",
+        "DROP TABLE mysql.proxies_priv",
+    ],
+)
+def test_benchmark_account_cannot_write_files_or_change_the_server(mariadb, sql):
+    import pymysql
+
+    info = mariadb.conninfo()
+    c = pymysql.connect(host=info.host, port=info.port, user=info.user, password=info.password)
+    try:
+        with c.cursor() as cur, pytest.raises(pymysql.err.OperationalError) as e:
+            cur.execute(sql.replace("{files}", str(mariadb.files_dir)))
+        assert e.value.args[0] in (1044, 1045, 1227, 1142), e.value
+    finally:
+        c.close()
+    assert not os.path.exists("/tmp/tibench-owned-by-mysql")
+    assert not (mariadb.files_dir / "out.txt").exists()
+
+
+@needs_mariadb
+def test_benchmark_account_does_what_a_study_needs(mariadb):
+    import pymysql
+
+    info = mariadb.conninfo()
+    c = pymysql.connect(
+        host=info.host, port=info.port, user=info.user, password=info.password, autocommit=True
+    )
+    try:
+        with c.cursor() as cur:
+            cur.execute("CREATE DATABASE IF NOT EXISTS trust_w1")
+            cur.execute("CREATE TABLE IF NOT EXISTS trust_w1.t (x INT PRIMARY KEY)")
+            cur.execute("REPLACE INTO trust_w1.t VALUES (1)")
+            cur.execute("FLUSH TABLES WITH READ LOCK")  # mydumper's consistent snapshot
+            cur.execute("UNLOCK TABLES")
+            cur.execute("SHOW MASTER STATUS")
+            cur.execute("SELECT COUNT(*) FROM performance_schema.events_statements_history_long")
+            cur.execute("TRUNCATE TABLE performance_schema.events_statements_history_long")
+            cur.execute("SELECT COUNT(*) FROM mysql.user")
+            cur.execute("DROP DATABASE trust_w1")
+    finally:
+        c.close()
+
+
+@needs_mariadb
+@pytest.mark.slow
+def test_replication_password_is_not_kept_by_performance_schema(tmp_path):
+    import sqlalchemy as sa
+
+    from tibenchlib.dm import sync
+    from tibenchlib.dm.servers import source_server, target_server
+
+    src = source_server(name="trust-src", root=tmp_path / "src").ensure()
+    tgt = target_server(name="trust-tgt", root=tmp_path / "tgt").ensure()
+    try:
+        te = tgt.conninfo().engine(database="")
+        si = src.conninfo()
+        # through the benchmark account, with no SUPER: made a replica, workers set
+        sync.start_replica(
+            te, si, sync.gtid_binlog_pos(si.engine(database="")), sync.SyncSettings()
+        )
+        sync.set_workers(te, sync.SyncSettings(workers=4))
+        with te.connect() as c:
+            c.exec_driver_sql("SELECT 'after the change' AS marker")
+            texts = []
+            for table in (
+                "events_statements_history_long",
+                "events_statements_history",
+                "events_statements_current",
+            ):
+                texts += (
+                    c.exec_driver_sql(f"SELECT SQL_TEXT FROM performance_schema.{table}")
+                    .scalars()
+                    .all()
+                )
+            texts += (
+                c.exec_driver_sql(
+                    "SELECT DIGEST_TEXT FROM performance_schema.events_statements_summary_by_digest"
+                )
+                .scalars()
+                .all()
+            )
+            assert c.exec_driver_sql("SELECT @@slave_parallel_threads").scalar_one() == 4
+        texts = [t for t in texts if t]
+        assert not [t for t in texts if si.password in t]
+        assert not [t for t in texts if "MASTER_PASSWORD" in t.upper()]
+        # recording is back on for the connection the pool hands out again
+        assert any("after the change" in t for t in texts)
+        deadline = time.monotonic() + 30
+        while sync.replica_status(te).get("Slave_IO_Running") != "Yes":
+            assert time.monotonic() < deadline, sync.replica_status(te)
+            time.sleep(0.2)
+        with te.connect() as c:
+            c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("STOP SLAVE")
+        te.dispose()
+    except sa.exc.DBAPIError:
+        raise
+    finally:
+        tgt.stop()
+        src.stop()

@@ -52,6 +52,25 @@ DEFAULT_OPTIONS: dict[str, str | int | float | bool] = {
 }
 
 
+#: What a study does with the benchmark account beyond its own schemas: read the server's status,
+#: dump consistently (mydumper's FLUSH TABLES WITH READ LOCK needs RELOAD) and replicate from the
+#: source. Not FILE, SUPER, GRANT OPTION, CREATE USER or SHUTDOWN: server-wide settings go through
+#: root on the socket (:meth:`EmbeddedServer._root_connect`), and the account writes no file on
+#: the server's host.
+GRANTS: tuple[str, ...] = (
+    "PROCESS",
+    "RELOAD",
+    "REPLICATION SLAVE",
+    "BINLOG MONITOR",
+    "SLAVE MONITOR",
+)
+
+#: On every schema (``%``) but ``mysql``: everything a study does with its tables (sysbench, TPC-H,
+#: YCSB, TPC-C, DM), without GRANT OPTION. ``mysql`` gets a row of its own with SELECT only:
+#: MariaDB takes the first matching row of ``mysql.db`` and an exact name sorts before ``%``, so
+#: the account cannot write the grant tables (CREATE USER by INSERT, or a new account with SUPER).
+SCHEMA_GRANTS = "ALL PRIVILEGES"
+
 #: Version of the folder layout in the state file: a server started under another is restarted.
 LAYOUT = 2
 
@@ -220,6 +239,8 @@ class EmbeddedServer:
     prefix: list[str] = field(default_factory=list)
     database: str = "sbtest"
     root: Path | None = None
+    #: privileges beyond :data:`GRANTS` this instance's benchmark account needs (a replica's)
+    grants: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.root = Path(self.root) if self.root else paths.server_dir(self.name)
@@ -634,7 +655,6 @@ class EmbeddedServer:
                     c.execute(
                         f"CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY %s", (pw,)
                     )
-                    c.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'{host}' WITH GRANT OPTION")
                 c.execute(f"CREATE DATABASE IF NOT EXISTS `{self.database}`")
                 c.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (pw,))
         finally:
@@ -671,6 +691,7 @@ class EmbeddedServer:
                             "ALTER USER %s@%s IDENTIFIED BY %s", (user, host, self._password())
                         )
                         dropped.append(f"{user}@{host} (password set)")
+                self._grant(c)
                 if dropped:
                     c.execute("FLUSH PRIVILEGES")
         finally:
@@ -678,6 +699,16 @@ class EmbeddedServer:
         if dropped:
             log.info("embedded MariaDB locked down: %s", ", ".join(dropped))
         return dropped
+
+    def _grant(self, c) -> None:
+        """Give the benchmark account exactly :data:`GRANTS` (and this instance's extra ones),
+        taking back what older versions gave (ALL PRIVILEGES WITH GRANT OPTION)."""
+        privs = ", ".join(dict.fromkeys((*GRANTS, *self.grants)))
+        for host in ("127.0.0.1", "localhost"):
+            c.execute(f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM '{USER}'@'{host}'")
+            c.execute(f"GRANT {privs} ON *.* TO '{USER}'@'{host}'")
+            c.execute(f"GRANT {SCHEMA_GRANTS} ON `%`.* TO '{USER}'@'{host}'")
+            c.execute(f"GRANT SELECT ON `mysql`.* TO '{USER}'@'{host}'")
 
     def _log_tail(self, n: int = 25) -> str:
         try:
