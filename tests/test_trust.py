@@ -9,14 +9,18 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from helpers import run_cli
 
 from tibenchlib import server as srvmod
+from tibenchlib.lock import study_lock
 from tibenchlib.server import EmbeddedServer
+from tibenchlib.target import SettingsChanged, settings_mismatch
 
 as_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="mariadbd runs as another user only when tibench runs as root"
@@ -244,7 +248,7 @@ def test_replication_password_is_not_kept_by_performance_schema(tmp_path):
             )
             assert c.exec_driver_sql("SELECT @@slave_parallel_threads").scalar_one() == 4
         texts = [t for t in texts if t]
-        assert not [t for t in texts if si.password in t]
+        assert sum(si.password in t for t in texts) == 0  # (the count: no password shown)
         assert not [t for t in texts if "MASTER_PASSWORD" in t.upper()]
         # recording is back on for the connection the pool hands out again
         assert any("after the change" in t for t in texts)
@@ -260,3 +264,152 @@ def test_replication_password_is_not_kept_by_performance_schema(tmp_path):
     finally:
         tgt.stop()
         src.stop()
+
+
+# -- one study at a time on an embedded server -------------------------------------------------
+_HOLD = """
+import sys, time
+from tibenchlib.lock import study_lock
+from tibenchlib.server import EmbeddedServer
+with study_lock(sys.argv[1]), EmbeddedServer(root=sys.argv[2]).lease():
+    print("held", flush=True)
+    time.sleep(float(sys.argv[3]))
+"""
+
+
+def _hold(study: str, root: Path, seconds: float, data: Path) -> subprocess.Popen:
+    """A process that runs ``study`` and holds the server's lease for ``seconds``."""
+    p = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, study, str(root), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TIBENCH_DATA": str(data)},
+    )
+    assert p.stdout.readline().strip() == "held"
+    return p
+
+
+def test_another_study_is_refused_naming_the_holder(tmp_path, kill_after):
+    data = tmp_path / "data"
+    root = data / "server" / "embedded"
+    holder = kill_after(_hold("study-a", root, 300, data))
+    r = run_cli("server", "stop", env={"TIBENCH_DATA": str(data), "TIBENCH_SERVER_WAIT_S": "0.5"})
+    assert r.returncode == 1
+    assert _error_line(r) == (
+        f"tibench: error: ServerBusy: embedded server 'embedded' is in use by study 'study-a' "
+        f"(pid {holder.pid}); waited 0.5s (TIBENCH_SERVER_WAIT_S): run again when it has finished"
+    )
+    assert holder.poll() is None
+
+
+def test_lease_waits_for_the_holder_then_is_taken(tmp_path, data_dir, kill_after, monkeypatch):
+    root = data_dir / "server" / "embedded"
+    kill_after(_hold("study-a", root, 1.5, data_dir))
+    monkeypatch.setenv("TIBENCH_SERVER_WAIT_S", "30")
+    t0 = time.monotonic()
+    with study_lock("study-b"), EmbeddedServer(root=root).lease():
+        waited = time.monotonic() - t0
+    assert 0.5 < waited < 20
+
+
+def test_lease_is_reentrant_for_the_same_study_only(data_dir, monkeypatch):
+    """The kernels a ``tibench run`` starts run the same study under its lease; another study's
+    process is refused even when it is a child of the holder."""
+    root = data_dir / "server" / "embedded"
+    monkeypatch.setenv("TIBENCH_SERVER_WAIT_S", "0")
+    child = [sys.executable, "-c", _HOLD, "?", str(root), "0"]
+    with study_lock("study-a"), EmbeddedServer(root=root).lease():
+        same = subprocess.run([*child[:3], "study-a", *child[4:]], capture_output=True, text=True)
+        other = subprocess.run([*child[:3], "study-b", *child[4:]], capture_output=True, text=True)
+    assert same.returncode == 0 and same.stdout.strip() == "held", same.stderr
+    assert other.returncode == 1
+    assert "ServerBusy: embedded server 'embedded' is in use by study 'study-a'" in other.stderr
+    # released with the study's lock
+    with study_lock("study-b"), EmbeddedServer(root=root).lease():
+        pass
+
+
+@needs_mariadb
+@pytest.mark.slow
+def test_a_study_measuring_keeps_another_from_changing_the_server(tmp_path, monkeypatch):
+    """Study B's arm (flush 2) neither sets its globals on nor restarts the server study A
+    measures on; once A is done, B gets it."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("TIBENCH_DATA", str(data))
+    monkeypatch.setenv("TIBENCH_SERVER_WAIT_S", "0")
+    root = tmp_path / "srv"
+    flush = {"innodb_flush_log_at_trx_commit": 1}
+    b_arm = (
+        "import sys\nfrom tibenchlib.lock import study_lock\n"
+        "from tibenchlib.server import EmbeddedServer\n"
+        "with study_lock('study-b'):\n"
+        "    EmbeddedServer(root=sys.argv[1], options={'innodb_flush_log_at_trx_commit': 2})"
+        ".ensure()\n"
+    )
+    try:
+        with study_lock("study-a"):
+            a = EmbeddedServer(root=root, options=flush).ensure()
+            pid = a.pid
+            r = subprocess.run(
+                [sys.executable, "-c", b_arm, str(root)], capture_output=True, text=True
+            )
+            assert r.returncode == 1
+            assert (
+                "ServerBusy: embedded server 'embedded' is in use by study 'study-a'"
+                in (r.stderr.strip().splitlines()[-1])
+            )
+            assert a.pid == pid
+            assert not settings_mismatch(a)
+        r = subprocess.run([sys.executable, "-c", b_arm, str(root)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        b = EmbeddedServer(root=root, options={"innodb_flush_log_at_trx_commit": 2})
+        assert not settings_mismatch(b)
+        assert [x[0] for x in settings_mismatch(a)] == ["innodb_flush_log_at_trx_commit"]
+    finally:
+        EmbeddedServer(root=root).stop()
+
+
+@needs_mariadb
+@pytest.mark.slow
+def test_a_run_on_changed_settings_is_not_started(tmp_path, data_dir):
+    """Another client sets a global the arm fixes while the study runs: the next run fails with
+    one line before it starts, and what was measured stays in the catalog."""
+    import pymysql
+
+    from tibenchlib.record import RunRecord
+    from tibenchlib.runloop import run_plan
+    from tibenchlib.store import Store
+
+    srv = EmbeddedServer(root=tmp_path / "srv", options={"innodb_flush_log_at_trx_commit": 1})
+    store = Store(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    specs = [SimpleNamespace(arm="flush1", run_key=f"sweep/flush1/{i}") for i in range(2)]
+
+    def run(ctx, spec):
+        t = time.time()
+        rec = RunRecord(
+            study="loop", run_key=spec.run_key, phase="sweep", arm=spec.arm, seq=0,
+            status="ok", tps=10.0, started_at=t, finished_at=t,
+        )  # fmt: skip
+        store.record_run(rec)
+        # meanwhile, another client with the server's admin rights changes the setting
+        c = pymysql.connect(unix_socket=str(srv.socket_path), user="root", password=srv._password())
+        with c.cursor() as cur:
+            cur.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 2")
+        c.close()
+        return rec
+
+    def open_(spec, previous):
+        return SimpleNamespace(arm=SimpleNamespace(label=spec.arm), server=srv.ensure())
+
+    before = len(store.runs("loop"))
+    try:
+        with pytest.raises(SettingsChanged) as e:
+            run_plan(SimpleNamespace(study="loop"), specs, store=store, open=open_, run=run,
+                     progress=False)  # fmt: skip
+    finally:
+        srv.stop()
+    assert str(e.value) == (
+        "run sweep/flush1/1 not started: the embedded server 'embedded' has "
+        "innodb_flush_log_at_trx_commit=2, arm 'flush1' sets 1 (changed by another client)"
+    )
+    assert before == 0 and store.run_status("loop") == {"sweep/flush1/0": "ok"}

@@ -36,6 +36,7 @@ import pymysql
 
 from . import paths
 from .db import ConnInfo
+from .lock import server_lease
 
 log = logging.getLogger(__name__)
 
@@ -403,14 +404,27 @@ class EmbeddedServer:
         With ``dynamic``, options that differ from the running server's are applied with
         ``SET GLOBAL`` when every one of them is dynamic (A/B arms then alternate without a
         restart and a cold buffer pool); otherwise the server restarts on the same data.
+
+        The server's lease (:func:`tibenchlib.lock.server_lease`) is taken first: a study that
+        measures on it keeps others from changing its settings or restarting it.
         """
+        with self.lease():
+            return self._ensure(dynamic)
+
+    start = ensure
+
+    def lease(self):
+        """The lease on this server, a context manager (:func:`tibenchlib.lock.server_lease`)."""
         self._secure_root()
+        return server_lease(self.private_dir / "lease", self.name)
+
+    def _ensure(self, dynamic: bool) -> EmbeddedServer:
         st = self._state()
         if self._running(st) and (st.get("layout") != LAYOUT or not st.get("locked_down")):
             # started by an older tibench: as root, without secure_file_priv, or with its socket
             # and state in a folder mariadbd's user could write
             log.info("embedded MariaDB was started by an older tibench: restarting it locked down")
-            self.stop()
+            self._stop(60)
             st = None
         if self._running(st):
             same = {k: st.get(k) for k in ("options", "prefix")} == self._wanted()
@@ -420,19 +434,20 @@ class EmbeddedServer:
             if dynamic and self._apply_dynamic(st):
                 return self
             log.info("embedded MariaDB configuration changed: restarting")
-            self.stop()
+            self._stop(60)
         elif st:
             self._clean_stale(st)
         self._start()
         return self
 
-    start = ensure
-
     def stop(self, timeout: float = 60) -> bool:
         """Clean shutdown (SIGTERM, then wait); SIGKILL only past ``timeout``."""
         if not self.root.is_dir():
             return False
-        self._secure_root()
+        with self.lease():
+            return self._stop(timeout)
+
+    def _stop(self, timeout: float) -> bool:
         st = self._state()
         if not st:
             return False
