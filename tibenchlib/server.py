@@ -35,7 +35,7 @@ from pathlib import Path
 import pymysql
 
 from . import paths
-from .db import ConnInfo
+from .db import ConnInfo, child_env
 from .lock import server_lease
 
 log = logging.getLogger(__name__)
@@ -600,6 +600,7 @@ class EmbeddedServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                env=child_env(),  # a study's passwords stay out of mariadbd's environment
                 start_new_session=True,  # survives the notebook kernel; stopped explicitly
             )
             ok = self._wait_ready(proc, first)
