@@ -413,3 +413,31 @@ def test_a_run_on_changed_settings_is_not_started(tmp_path, data_dir):
         "innodb_flush_log_at_trx_commit=2, arm 'flush1' sets 1 (changed by another client)"
     )
     assert before == 0 and store.run_status("loop") == {"sweep/flush1/0": "ok"}
+
+
+# -- passwords in children's environments ------------------------------------------------------
+def test_tools_and_kernels_get_no_password_in_their_environment(tmp_path, monkeypatch):
+    from tibenchlib import db
+    from tibenchlib.tools import execute
+
+    known = "env-s3cret-" + os.urandom(4).hex()
+    monkeypatch.setenv("TRUST_PW", known)
+    assert db.env_secret("TRUST_PW") == known
+    out = execute(["env"], tmp_path / "env.log")
+    assert out.returncode == 0
+    text = (tmp_path / "env.log").read_text()
+    assert "PATH=" in text and "TRUST_PW" not in text and known not in text
+    # a kernel started inside the block has no password in its environment, and reads it
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    probe = (
+        "import os, sys\nfrom tibenchlib.db import env_secret\n"
+        "env = open(f'/proc/{os.getpid()}/environ', 'rb').read()\n"
+        "print(sys.argv[1].encode() in env, env_secret('TRUST_PW') == sys.argv[1])\n"
+    )
+    with db.secrets_for_kernels(["TRUST_PW", "UNSET_PW"], private):
+        (secret_file,) = private.iterdir()
+        assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
+        r = subprocess.run([sys.executable, "-c", probe, known], capture_output=True, text=True)
+    assert r.stdout.split() == ["False", "True"], r.stderr
+    assert os.environ["TRUST_PW"] == known and not list(private.iterdir())
