@@ -138,7 +138,7 @@ def test_datadir_of_the_old_layout_still_starts(tmp_path):
     (s.private_dir / "initialized").unlink()
     (s.datadir / "tibench.initialized").write_text("")
     os.chown(s.datadir / "tibench.initialized", user.pw_uid, user.pw_gid)
-    os.rmdir(s.private_dir)
+    shutil.rmtree(s.private_dir)
     _old_layout(root)
     try:
         again = EmbeddedServer(name="old", root=root).ensure()

@@ -320,8 +320,7 @@ class EmbeddedServer:
                 if not ok or st.st_uid != uid:
                     raise ServerError(
                         f"{old} is not a regular file of yours (uid {uid}): it may have been "
-                        "planted; remove it (the server's password is then generated again "
-                        "only with a new datadir)"
+                        "planted; remove it, and the datadir it was the password of"
                     )
                 if not new.exists():
                     os.rename(old, new)
@@ -579,6 +578,8 @@ class EmbeddedServer:
         _grant_traversal(self.root.parent, user.pw_uid)
         for d in (self.files_dir, self.tmp_dir, self.run_dir):
             _own_dir(d, user.pw_uid, user.pw_gid, 0o700)
+        if os.path.islink(self.datadir):
+            raise ServerError(f"{self.datadir} is a link: remove it and start again")
         if os.path.lexists(self.datadir) and os.lstat(self.datadir).st_uid != user.pw_uid:
             # a datadir made by an older tibench that ran mariadbd as root
             log.info("handing %s to user %s", self.datadir, user.pw_name)
@@ -615,6 +616,7 @@ class EmbeddedServer:
                 _write_private(self.state_path, json.dumps(state, indent=1, sort_keys=True))
                 if first:
                     self._bootstrap()
+                if not marker.exists():
                     _write_private(marker, "")
                 self._lockdown()
                 state["locked_down"] = True
