@@ -183,11 +183,11 @@ def test_a_replica_error_is_one_line_and_the_next_sync_run_sets_up_again(live):
     rec = run_sync(ctx, spec)
     assert rec.status == "ok" and ctx.state["replica"], rec.error
     # the target loses the table the source writes to: the replica stops on an error
-    eng = ctx.target_conn().engine()
-    with eng.begin() as c:
-        c.exec_driver_sql("SET SESSION sql_log_bin = 0")
-        c.exec_driver_sql("DROP TABLE sbtest1")
-    eng.dispose()
+    admin = tgt._root_connect(first=False)  # sql_log_bin is the server admin's
+    with admin.cursor() as c:
+        c.execute("SET SESSION sql_log_bin = 0")
+        c.execute(f"DROP TABLE `{ctx.target_conn().database}`.sbtest1")
+    admin.close()
     rec = run_sync(ctx, DmSpec("sync", "sync.workers", "2", "oltp_insert", 9, 99, 2))
     assert rec.status == "failed" and "\n" not in rec.error
     assert rec.error.startswith("replica SQL thread stopped with error 1146")
