@@ -217,9 +217,11 @@ def test_sync_apply_throughput_lag_and_error(pair):
         assert verify(se, te, "sbtest").ok
 
         # a replica error: the target lost a table the source writes to
-        with te.begin() as c:
-            c.exec_driver_sql("SET SESSION sql_log_bin = 0")
-            c.exec_driver_sql("DROP TABLE sbtest.sbtest2")
+        admin = tgt._root_connect(first=False)  # sql_log_bin is the server admin's
+        with admin.cursor() as c:
+            c.execute("SET SESSION sql_log_bin = 0")
+            c.execute("DROP TABLE sbtest.sbtest2")
+        admin.close()
         r = sync.apply_throughput(
             se,
             te,

@@ -623,7 +623,7 @@ def test_server_killed_mid_sweep_is_restarted_once_and_resume_retries(measured, 
         while time.monotonic() < deadline and len(store.run_status("killed")) < 1:
             time.sleep(0.05)
         time.sleep(0.4)
-        st = json.loads((data / "server" / "embedded" / "state.json").read_text())
+        st = json.loads((data / "server" / "embedded" / "private" / "state.json").read_text())
         os.kill(st["pid"], signal.SIGKILL)
         killed["pid"] = st["pid"]
 

@@ -77,7 +77,7 @@ def test_report_of_the_executed_ci_study():
     page = out.read_text(encoding="utf-8")
     assert "目录" in page and all(f'id="phase-{p}"' in page for p in PHASE_NOTEBOOKS)
     assert "import tibenchlib" not in page and "params_path" not in page
-    secret = (embedded().root / "credentials").read_text().strip()
+    secret = embedded()._cred_path.read_text().strip()
     assert secret and secret not in page
     report = out.parent
     for f in [*(report / "tables").iterdir(), *(report / "figures").glob("*.svg")]:

@@ -45,7 +45,7 @@ def test_start_reuse_restart_stop(fresh):
     # listens on loopback only
     assert _query(s, "SELECT @@bind_address") == "127.0.0.1"
     # the credentials file is private
-    assert stat.S_IMODE(os.stat(s.root / "credentials").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(s._cred_path).st_mode) == 0o600
     # a second object for the same instance reuses the running server
     again = EmbeddedServer(name="lifecycle", root=s.root).ensure()
     assert again.pid == st["pid"]
@@ -65,7 +65,7 @@ def test_start_reuse_restart_stop(fresh):
     assert changed.stop() is True
     assert not srvmod._pid_alive(pid)
     assert not changed.status()["running"]
-    assert not (s.root / "mysqld.sock").exists()
+    assert not s.socket_path.exists()
 
 
 def test_stale_instance_is_cleaned(fresh):
@@ -178,7 +178,7 @@ def test_as_root_mariadbd_runs_as_mysql_and_credentials_stay_private(mariadb):
     with open(f"/proc/{mariadb.pid}/status") as f:
         uid = next(int(line.split()[1]) for line in f if line.startswith("Uid:"))
     assert pwd.getpwuid(uid).pw_name == "mysql"
-    st = os.stat(mariadb.root / "credentials")
+    st = os.stat(mariadb._cred_path)
     assert st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o600
 
 

@@ -1,11 +1,14 @@
 """Connections: one :class:`ConnInfo` per target, SQLAlchemy engines, server flavor.
 
 The password lives only in :class:`ConnInfo` (hidden from its repr) and in a 0600 file for
-sysbench; everything that is displayed or stored uses :meth:`ConnInfo.masked_url`.
+sysbench; everything that is displayed or stored uses :meth:`ConnInfo.masked_url`. A password read
+from the environment (:func:`env_secret`) is kept out of the environment of every child process
+(:func:`child_env`); notebook kernels read it from a 0600 file (:func:`secrets_for_kernels`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -85,6 +88,76 @@ class ConnInfo:
 
 CONFIG_PREFIX, CONFIG_SUFFIX = "sysbench-", ".cfg"
 
+#: The 0600 file (its path) from which a notebook kernel reads the passwords its parent was given.
+SECRETS_ENV = "TIBENCH_SECRETS_FILE"
+SECRETS_PREFIX, SECRETS_SUFFIX = "secrets-", ".json"
+
+_secret_names: set[str] = set()  # environment variables read as passwords, in this process
+
+
+def env_secret(name: str) -> str | None:
+    """The password in the environment variable ``name`` (or in the kernel's secrets file, see
+    :func:`secrets_for_kernels`); from now on ``name`` is kept from children's environments."""
+    _secret_names.add(name)
+    if name in os.environ:
+        return os.environ[name]
+    path = os.environ.get(SECRETS_ENV)
+    if not path:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd) as f:
+            return json.load(f).get(name)
+    except (OSError, ValueError):
+        return None
+
+
+def child_env() -> dict[str, str]:
+    """This process's environment without the passwords read through :func:`env_secret` (nor the
+    secrets file's path): what a tool (sysbench, java, mydumper, mariadbd) is started with."""
+    drop = _secret_names | {SECRETS_ENV}
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def secret_env_names(data) -> list[str]:
+    """The variables named by every ``*password_env`` field of a study's parameters (a dict)."""
+    out: list[str] = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if str(k).endswith("password_env") and isinstance(v, str):
+                out.append(v)
+            else:
+                out += secret_env_names(v)
+    elif isinstance(data, list | tuple):
+        for v in data:
+            out += secret_env_names(v)
+    return list(dict.fromkeys(out))
+
+
+@contextmanager
+def secrets_for_kernels(names, directory: str | Path) -> Iterator[None]:
+    """While the block runs, the passwords in the variables ``names`` are not in this process's
+    environment (a notebook kernel started now inherits none) but in a 0600 file of
+    ``directory`` that :func:`env_secret` reads; restored and the file removed afterwards."""
+    values = {n: os.environ[n] for n in names if n in os.environ}
+    if not values:
+        yield
+        return
+    _secret_names.update(values)
+    before = os.environ.get(SECRETS_ENV)
+    with private_file(json.dumps(values), Path(directory), SECRETS_PREFIX, SECRETS_SUFFIX) as p:
+        for n in values:
+            del os.environ[n]
+        os.environ[SECRETS_ENV] = str(p)
+        try:
+            yield
+        finally:
+            os.environ.update(values)
+            if before is None:
+                os.environ.pop(SECRETS_ENV, None)
+            else:
+                os.environ[SECRETS_ENV] = before
+
 
 @contextmanager
 def private_file(text: str, directory: Path, prefix: str, suffix: str) -> Iterator[Path]:
@@ -136,8 +209,15 @@ def secret_config_file(info: ConnInfo, directory: str | Path | None = None) -> I
 
 
 def remove_stale_configs(directory: str | Path) -> int:
-    """Delete credentials files a killed run left in ``directory``; returns how many."""
-    return remove_stale_files(directory, CONFIG_PREFIX, CONFIG_SUFFIX)
+    """Delete credentials files a killed run left in ``directory``; returns how many (the secrets
+    file of a running notebook kernel, :data:`SECRETS_ENV`, is kept)."""
+    n = remove_stale_files(directory, CONFIG_PREFIX, CONFIG_SUFFIX)
+    live = os.environ.get(SECRETS_ENV)
+    for p in Path(directory).glob(f"{SECRETS_PREFIX}*{SECRETS_SUFFIX}"):
+        if str(p) != live:
+            p.unlink(missing_ok=True)
+            n += 1
+    return n
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths, phases, registry
+from .db import secret_env_names, secrets_for_kernels
+from .params import load_study
 from .store import Store
 
 #: Each phase's notebook in ``notebooks/`` (from :mod:`tibenchlib.registry`).
@@ -125,24 +127,27 @@ def execute_phase_notebook(
         os.environ["JUPYTER_PATH"] = os.pathsep.join(x for x in (str(kernel_dir()), jp) if x)
     logging.getLogger("papermill").setLevel(logging.INFO)
     err = KernelStderr(logger=logging.getLogger("tibench.kernel"))
+    # the kernel reads the study's passwords from a 0600 file, not from its environment
+    secret_names = secret_env_names(load_study(params_path).model_dump())
     try:
-        pm.execute_notebook(
-            str(src),
-            str(out),
-            parameters={
-                "params_path": str(Path(params_path).resolve()),
-                "measure": True,
-                "redo": redo,
-                "yes": yes,
-                "arms": arms or [],
-                "progress": False,
-            },
-            cwd=str(paths.ROOT),
-            progress_bar=progress,
-            log_output=True,
-            stderr_file=err,
-            kernel_name=kernel,
-        )
+        with secrets_for_kernels(secret_names, paths.private_dir(study)):
+            pm.execute_notebook(
+                str(src),
+                str(out),
+                parameters={
+                    "params_path": str(Path(params_path).resolve()),
+                    "measure": True,
+                    "redo": redo,
+                    "yes": yes,
+                    "arms": arms or [],
+                    "progress": False,
+                },
+                cwd=str(paths.ROOT),
+                progress_bar=progress,
+                log_output=True,
+                stderr_file=err,
+                kernel_name=kernel,
+            )
     finally:
         err.flush()
     return out

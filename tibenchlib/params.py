@@ -6,7 +6,6 @@ collected into one :class:`ParamsError` that names every offending field, before
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -25,7 +24,7 @@ from pydantic import (
 )
 
 from . import phasenames
-from .db import mask_url, mask_urls, url_has_password
+from .db import env_secret, mask_url, mask_urls, url_has_password
 from .paths import RESERVED_NAMES
 from .ycsb.runner import Workload as YcsbWorkload
 
@@ -151,7 +150,7 @@ class Target(_Model):
 
     @property
     def password(self) -> str | None:
-        return os.environ.get(self.password_env)
+        return env_secret(self.password_env)
 
 
 class Dataset(_Model):
@@ -340,7 +339,7 @@ class DmParams(_Model):
 
     @property
     def source_password(self) -> str | None:
-        return os.environ.get(self.source_password_env)
+        return env_secret(self.source_password_env)
 
 
 class YcsbParams(_Model):
@@ -519,7 +518,7 @@ class Study(_Model):
 
     @property
     def results_password(self) -> str | None:
-        return os.environ.get(self.results_password_env)
+        return env_secret(self.results_password_env)
 
     def public_dump(self) -> dict:
         """The parameters as JSON-ready data with every URL masked: what the catalog keeps."""

@@ -31,6 +31,7 @@ from .db import remove_stale_configs
 from .lock import study_lock
 from .record import RunRecord
 from .store import Store
+from .target import verify_settings
 from .tools import require
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,7 @@ def run_plan(
                 # counted from the end of the previous run, across arm switches too
                 time.sleep(max(0.0, cooldown_s - (time.time() - last_end)))
             ctx = alive.check(ctx, spec, len(todo) - k + 1, yes=yes)
+            verify_settings(ctx, spec)
             bar.set_postfix_str(describe(spec) if describe else spec.run_key)
             rec = run(ctx, spec)
             out.append(rec)

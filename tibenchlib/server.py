@@ -1,7 +1,12 @@
 """The embedded default: a private MariaDB that tibench starts, reuses and stops itself.
 
-Its datadir, socket, logs and credentials live under ``data/server/<name>/``. It listens on
-127.0.0.1 only, on a free port, with a generated password kept in a 0600 file. A running instance
+Its files live under ``data/server/<name>/``, a folder owned by the invoking user: tibench's own
+state and the generated password in ``private/`` (0700, the invoking user's), and what mariadbd
+writes (``datadir/``, ``tmp/``, ``files/``, and ``run/`` for its socket, pid file and error log)
+in folders of their own, owned by mariadbd's user. Nothing tibench writes or signals can be
+steered by that user: links are refused, and a pid is signalled only when ``/proc`` shows it is
+mariadbd on this datadir. It listens on 127.0.0.1 only, on a free port, with a generated password
+kept in a 0600 file. A running instance
 is reused when its options and CPU binding match; a stale one (dead pid, leftover socket) is
 cleaned up; a different configuration restarts it on the same data.
 
@@ -30,7 +35,8 @@ from pathlib import Path
 import pymysql
 
 from . import paths
-from .db import ConnInfo
+from .db import ConnInfo, child_env
+from .lock import server_lease
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +52,28 @@ DEFAULT_OPTIONS: dict[str, str | int | float | bool] = {
     "performance_schema": 0,
 }
 
+
+#: What a study does with the benchmark account beyond its own schemas: read the server's status,
+#: dump consistently (mydumper's FLUSH TABLES WITH READ LOCK needs RELOAD) and replicate from the
+#: source. Not FILE, SUPER, GRANT OPTION, CREATE USER or SHUTDOWN: server-wide settings go through
+#: root on the socket (:meth:`EmbeddedServer._root_connect`), and the account writes no file on
+#: the server's host.
+GRANTS: tuple[str, ...] = (
+    "PROCESS",
+    "RELOAD",
+    "REPLICATION SLAVE",
+    "BINLOG MONITOR",
+    "SLAVE MONITOR",
+)
+
+#: On every schema (``%``) but ``mysql``: everything a study does with its tables (sysbench, TPC-H,
+#: YCSB, TPC-C, DM), without GRANT OPTION. ``mysql`` gets a row of its own with SELECT only:
+#: MariaDB takes the first matching row of ``mysql.db`` and an exact name sorts before ``%``, so
+#: the account cannot write the grant tables (CREATE USER by INSERT, or a new account with SUPER).
+SCHEMA_GRANTS = "ALL PRIVILEGES"
+
+#: Version of the folder layout in the state file: a server started under another is restarted.
+LAYOUT = 2
 
 #: The unprivileged account mariadbd runs as when tibench runs as root (Debian's packaged one).
 SERVICE_USER = "mysql"
@@ -69,10 +97,67 @@ def service_user() -> pwd.struct_passwd | None:
 
 
 def _chown_tree(top: Path, uid: int, gid: int) -> None:
-    os.chown(top, uid, gid)
+    _own_dir(top, uid, gid)
     for d, dirs, files in os.walk(top):
         for n in dirs + files:
             os.lchown(os.path.join(d, n), uid, gid)
+
+
+def _own_dir(path: Path, uid: int, gid: int, mode: int | None = None) -> None:
+    """Give the directory ``path`` (never what a link there points to) to ``uid``."""
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise ServerError(
+            f"{path} is not a directory (a link or a file was put there): remove it and start again"
+        )
+    os.lchown(path, uid, gid)
+    if mode is not None:
+        os.chmod(path, mode)  # a directory, not a link: checked above in a folder that is ours
+
+
+def _read_private(path: Path) -> str:
+    """The text of a regular file, refusing a link (``OSError`` when absent or a link)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd) as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return f.read()
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Replace ``path`` atomically with a new 0600 file holding ``text``; a link is replaced, never
+    followed."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _proc_cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def is_server_process(pid: int | None, datadir: Path) -> bool:
+    """Whether ``pid`` is a mariadbd (or mysqld) running on ``datadir``, as ``/proc`` shows it.
+
+    A pid read from a state file is only a hint: after a reboot, or written by someone else, it
+    can name any process. Only a process that is the server of this datadir may be signalled.
+    """
+    if not pid or not _pid_alive(pid):
+        return False
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe").removesuffix(" (deleted)")
+    except OSError:
+        return False
+    if os.path.basename(exe) not in ("mariadbd", "mysqld"):
+        return False
+    return f"--datadir={datadir}" in _proc_cmdline(pid)
 
 
 def _grant_traversal(path: Path, uid: int) -> None:
@@ -155,30 +240,42 @@ class EmbeddedServer:
     prefix: list[str] = field(default_factory=list)
     database: str = "sbtest"
     root: Path | None = None
+    #: privileges beyond :data:`GRANTS` this instance's benchmark account needs (a replica's)
+    grants: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.root = Path(self.root) if self.root else paths.server_dir(self.name)
 
     # -- files -------------------------------------------------------------------------------
     @property
+    def private_dir(self) -> Path:
+        """tibench's own state and credentials: the invoking user's, 0700, never mariadbd's."""
+        return self.root / "private"
+
+    @property
+    def run_dir(self) -> Path:
+        """What mariadbd writes beside its data: socket, pid file, error log."""
+        return self.root / "run"
+
+    @property
     def datadir(self) -> Path:
         return self.root / "datadir"
 
     @property
     def socket_path(self) -> Path:
-        return self.root / "mysqld.sock"
+        return self.run_dir / "mysqld.sock"
 
     @property
     def state_path(self) -> Path:
-        return self.root / "state.json"
+        return self.private_dir / "state.json"
 
     @property
     def error_log(self) -> Path:
-        return self.root / "error.log"
+        return self.run_dir / "error.log"
 
     @property
     def _cred_path(self) -> Path:
-        return self.root / "credentials"
+        return self.private_dir / "credentials"
 
     @property
     def files_dir(self) -> Path:
@@ -192,20 +289,69 @@ class EmbeddedServer:
 
     def _state(self) -> dict | None:
         try:
-            return json.loads(self.state_path.read_text())
+            st = json.loads(_read_private(self.state_path))
         except (OSError, ValueError):
             return None
+        return st if isinstance(st, dict) else None
+
+    def _running(self, st: dict | None) -> bool:
+        return bool(st) and is_server_process(st.get("pid"), self.datadir)
+
+    def _secure_root(self) -> None:
+        """Make the server's folder and ``private/`` ours, moving the state and credentials of a
+        folder an older tibench laid out (all of it then owned by mariadbd's user) into
+        ``private/``; refuses links and files that are not ours."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        uid, gid = os.geteuid(), os.getegid()
+        user = service_user()
+        # search permission only: mariadbd's user reaches its own folders, lists nothing here
+        _own_dir(self.root, uid, gid, 0o711 if user is not None else 0o700)
+        self.private_dir.mkdir(mode=0o700, exist_ok=True)
+        _own_dir(self.private_dir, uid, gid, 0o700)
+        for name in ("credentials", "state.json"):
+            old = self.root / name
+            try:
+                st = os.lstat(old)
+            except FileNotFoundError:
+                continue
+            new = self.private_dir / name
+            ok = stat.S_ISREG(st.st_mode) and st.st_nlink == 1
+            if name == "credentials":
+                if not ok or st.st_uid != uid:
+                    raise ServerError(
+                        f"{old} is not a regular file of yours (uid {uid}): it may have been "
+                        "planted; remove it, and the datadir it was the password of"
+                    )
+                if not new.exists():
+                    os.rename(old, new)
+                    log.info("moved %s to %s", old, new)
+                    continue
+            elif name == "state.json" and ok and not new.exists():
+                # its pid is checked against /proc before anything is signalled
+                os.rename(old, new)
+                continue
+            old.unlink()
 
     def _password(self) -> str:
         try:
-            return self._cred_path.read_text().strip()
-        except OSError:
-            pw = secrets.token_urlsafe(18)
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self._cred_path, os.O_WRONLY | os.O_CREAT, stat.S_IRUSR | stat.S_IWUSR)
-            with os.fdopen(fd, "w") as f:
-                f.write(pw)
-            return pw
+            return _read_private(self._cred_path).strip()
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise ServerError(f"{self._cred_path}: {e}") from None
+        self._secure_root()
+        pw = secrets.token_urlsafe(18)
+        try:
+            fd = os.open(
+                self._cred_path,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                stat.S_IRUSR | stat.S_IWUSR,
+            )
+        except FileExistsError:
+            return _read_private(self._cred_path).strip()
+        with os.fdopen(fd, "w") as f:
+            f.write(pw)
+        return pw
 
     def _wanted(self) -> dict:
         return {"options": {**DEFAULT_OPTIONS, **self.options}, "prefix": list(self.prefix)}
@@ -214,7 +360,7 @@ class EmbeddedServer:
     @property
     def pid(self) -> int | None:
         st = self._state()
-        return st["pid"] if st and _pid_alive(st.get("pid")) else None
+        return st["pid"] if self._running(st) else None
 
     @property
     def port(self) -> int | None:
@@ -223,7 +369,7 @@ class EmbeddedServer:
 
     def conninfo(self) -> ConnInfo:
         st = self._state()
-        if not st or not _pid_alive(st.get("pid")):
+        if not self._running(st):
             raise ServerError(
                 f"embedded server '{self.name}' is not running (tibench server start)"
             )
@@ -238,7 +384,7 @@ class EmbeddedServer:
 
     def status(self) -> dict:
         st = self._state() or {}
-        running = _pid_alive(st.get("pid"))
+        running = self._running(st)
         return {
             "name": self.name,
             "running": running,
@@ -257,14 +403,29 @@ class EmbeddedServer:
         With ``dynamic``, options that differ from the running server's are applied with
         ``SET GLOBAL`` when every one of them is dynamic (A/B arms then alternate without a
         restart and a cold buffer pool); otherwise the server restarts on the same data.
+
+        The server's lease (:func:`tibenchlib.lock.server_lease`) is taken first: a study that
+        measures on it keeps others from changing its settings or restarting it.
         """
+        with self.lease():
+            return self._ensure(dynamic)
+
+    start = ensure
+
+    def lease(self):
+        """The lease on this server, a context manager (:func:`tibenchlib.lock.server_lease`)."""
+        self._secure_root()
+        return server_lease(self.private_dir / "lease", self.name)
+
+    def _ensure(self, dynamic: bool) -> EmbeddedServer:
         st = self._state()
-        if st and _pid_alive(st.get("pid")) and not st.get("locked_down"):
-            # started by an older tibench: as root, without secure_file_priv
+        if self._running(st) and (st.get("layout") != LAYOUT or not st.get("locked_down")):
+            # started by an older tibench: as root, without secure_file_priv, or with its socket
+            # and state in a folder mariadbd's user could write
             log.info("embedded MariaDB was started by an older tibench: restarting it locked down")
-            self.stop()
+            self._stop(60)
             st = None
-        if st and _pid_alive(st.get("pid")):
+        if self._running(st):
             same = {k: st.get(k) for k in ("options", "prefix")} == self._wanted()
             if same and self._ping(st["port"]):
                 log.info("reusing embedded MariaDB pid %s on port %s", st["pid"], st["port"])
@@ -272,28 +433,32 @@ class EmbeddedServer:
             if dynamic and self._apply_dynamic(st):
                 return self
             log.info("embedded MariaDB configuration changed: restarting")
-            self.stop()
+            self._stop(60)
         elif st:
             self._clean_stale(st)
         self._start()
         return self
 
-    start = ensure
-
     def stop(self, timeout: float = 60) -> bool:
         """Clean shutdown (SIGTERM, then wait); SIGKILL only past ``timeout``."""
+        if not self.root.is_dir():
+            return False
+        with self.lease():
+            return self._stop(timeout)
+
+    def _stop(self, timeout: float) -> bool:
         st = self._state()
         if not st:
             return False
         pid = st.get("pid")
         stopped = False
-        if _pid_alive(pid):
+        if self._running(st):
             os.kill(pid, signal.SIGTERM)
             deadline = time.monotonic() + timeout
             while _pid_alive(pid) and time.monotonic() < deadline:
                 _reap(pid)
                 time.sleep(0.1)
-            if _pid_alive(pid):
+            if self._running(st):
                 log.warning("mariadbd %s ignored SIGTERM for %ss: killing it", pid, timeout)
                 os.kill(pid, signal.SIGKILL)
             _reap(pid)
@@ -332,14 +497,20 @@ class EmbeddedServer:
                     applied[name] = old.get(k)
         finally:
             conn.close()
-        self.state_path.write_text(json.dumps({**st, "options": new}, indent=1, sort_keys=True))
+        _write_private(
+            self.state_path, json.dumps({**st, "options": new}, indent=1, sort_keys=True)
+        )
         log.info("embedded MariaDB: SET GLOBAL %s (no restart)", ", ".join(map(str, changed)))
         return True
 
     def _clean_stale(self, st: dict) -> None:
-        for p in (self.socket_path, self.root / "mysqld.pid"):
+        # also the socket and pid file an older tibench kept beside the datadir
+        for p in (self.socket_path, self.run_dir / "mysqld.pid", *self._legacy_runfiles()):
             p.unlink(missing_ok=True)
         self.state_path.unlink(missing_ok=True)
+
+    def _legacy_runfiles(self) -> list[Path]:
+        return [self.root / n for n in ("mysqld.sock", "mysqld.pid", "error.log")]
 
     def _ping(self, port: int) -> bool:
         try:
@@ -353,7 +524,7 @@ class EmbeddedServer:
 
     def _install(self) -> None:
         install = find_binary("mariadb-install-db", "mysql_install_db")
-        self.root.mkdir(parents=True, exist_ok=True)
+        self._secure_root()
         self.tmp_dir.mkdir(mode=0o700, exist_ok=True)
         tmp = self.root / "datadir.installing"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -383,7 +554,7 @@ class EmbeddedServer:
             "--no-defaults",
             f"--datadir={self.datadir}",
             f"--socket={self.socket_path}",
-            f"--pid-file={self.root / 'mysqld.pid'}",
+            f"--pid-file={self.run_dir / 'mysqld.pid'}",
             f"--log-error={self.error_log}",
             f"--port={port}",
             "--bind-address=127.0.0.1",
@@ -397,19 +568,19 @@ class EmbeddedServer:
         return cmd
 
     def _prepare_dirs(self, user: pwd.struct_passwd | None) -> None:
-        """The server's folder and ``files/`` exist; as root, owned by and reachable for mariadbd's
-        user (the credentials file stays the invoking user's, mode 0600)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.files_dir.mkdir(mode=0o700, exist_ok=True)
-        self.tmp_dir.mkdir(mode=0o700, exist_ok=True)
+        """The folders mariadbd writes exist; as root, owned by and reachable for mariadbd's user,
+        while the server's folder and ``private/`` stay the invoking user's."""
+        self._secure_root()
+        for d in (self.files_dir, self.tmp_dir, self.run_dir):
+            d.mkdir(mode=0o700, exist_ok=True)
         if user is None:
             return
         _grant_traversal(self.root.parent, user.pw_uid)
-        os.chown(self.root, user.pw_uid, user.pw_gid)
-        os.chmod(self.root, 0o700)
-        os.chown(self.files_dir, user.pw_uid, user.pw_gid)
-        os.chown(self.tmp_dir, user.pw_uid, user.pw_gid)
-        if self.datadir.exists() and self.datadir.stat().st_uid != user.pw_uid:
+        for d in (self.files_dir, self.tmp_dir, self.run_dir):
+            _own_dir(d, user.pw_uid, user.pw_gid, 0o700)
+        if os.path.islink(self.datadir):
+            raise ServerError(f"{self.datadir} is a link: remove it and start again")
+        if os.path.lexists(self.datadir) and os.lstat(self.datadir).st_uid != user.pw_uid:
             # a datadir made by an older tibench that ran mariadbd as root
             log.info("handing %s to user %s", self.datadir, user.pw_name)
             _chown_tree(self.datadir, user.pw_uid, user.pw_gid)
@@ -419,7 +590,9 @@ class EmbeddedServer:
         if not self.datadir.exists():
             self._install()
         self._prepare_dirs(service_user())
-        first = not (self.datadir / "tibench.initialized").exists()
+        # the marker is ours; an older tibench kept it in the datadir
+        marker = self.private_dir / "initialized"
+        first = not (marker.exists() or os.path.lexists(self.datadir / "tibench.initialized"))
         for attempt in range(attempts):
             port = free_port()
             self.error_log.unlink(missing_ok=True)
@@ -428,18 +601,26 @@ class EmbeddedServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                env=child_env(),  # a study's passwords stay out of mariadbd's environment
                 start_new_session=True,  # survives the notebook kernel; stopped explicitly
             )
             ok = self._wait_ready(proc, first)
             if ok:
-                state = {"pid": proc.pid, "port": port, **self._wanted(), "started": time.time()}
-                self.state_path.write_text(json.dumps(state, indent=1, sort_keys=True))
+                state = {
+                    "pid": proc.pid,
+                    "port": port,
+                    **self._wanted(),
+                    "started": time.time(),
+                    "layout": LAYOUT,
+                }
+                _write_private(self.state_path, json.dumps(state, indent=1, sort_keys=True))
                 if first:
                     self._bootstrap()
-                    (self.datadir / "tibench.initialized").write_text("")
+                if not marker.exists():
+                    _write_private(marker, "")
                 self._lockdown()
                 state["locked_down"] = True
-                self.state_path.write_text(json.dumps(state, indent=1, sort_keys=True))
+                _write_private(self.state_path, json.dumps(state, indent=1, sort_keys=True))
                 log.info("embedded MariaDB pid %s on 127.0.0.1:%s", proc.pid, port)
                 return
             err = self._log_tail()
@@ -492,7 +673,6 @@ class EmbeddedServer:
                     c.execute(
                         f"CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY %s", (pw,)
                     )
-                    c.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'{host}' WITH GRANT OPTION")
                 c.execute(f"CREATE DATABASE IF NOT EXISTS `{self.database}`")
                 c.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (pw,))
         finally:
@@ -529,6 +709,7 @@ class EmbeddedServer:
                             "ALTER USER %s@%s IDENTIFIED BY %s", (user, host, self._password())
                         )
                         dropped.append(f"{user}@{host} (password set)")
+                self._grant(c)
                 if dropped:
                     c.execute("FLUSH PRIVILEGES")
         finally:
@@ -537,11 +718,26 @@ class EmbeddedServer:
             log.info("embedded MariaDB locked down: %s", ", ".join(dropped))
         return dropped
 
+    def _grant(self, c) -> None:
+        """Give the benchmark account exactly :data:`GRANTS` (and this instance's extra ones),
+        taking back what older versions gave (ALL PRIVILEGES WITH GRANT OPTION)."""
+        privs = ", ".join(dict.fromkeys((*GRANTS, *self.grants)))
+        for host in ("127.0.0.1", "localhost"):
+            c.execute(f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM '{USER}'@'{host}'")
+            c.execute(f"GRANT {privs} ON *.* TO '{USER}'@'{host}'")
+            c.execute(f"GRANT {SCHEMA_GRANTS} ON `%`.* TO '{USER}'@'{host}'")
+            c.execute(f"GRANT SELECT ON `mysql`.* TO '{USER}'@'{host}'")
+
     def _log_tail(self, n: int = 25) -> str:
         try:
-            return "\n".join(self.error_log.read_text(errors="replace").splitlines()[-n:])
+            # mariadbd's user owns run/: a link planted there is not followed
+            fd = os.open(self.error_log, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             return "(no error log)"
+        with os.fdopen(fd, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
+            text = f.read().decode(errors="replace")
+        return "\n".join(text.splitlines()[-n:])
 
 
 def _reap(pid: int) -> None:

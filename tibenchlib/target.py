@@ -4,6 +4,7 @@ connection, the server's flavor and version, and the study's catalog."""
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -19,6 +20,10 @@ log = logging.getLogger(__name__)
 
 class TargetError(RuntimeError):
     """The target cannot be reached or is misconfigured."""
+
+
+class SettingsChanged(TargetError):
+    """The embedded server no longer has the arm's settings (another client changed them)."""
 
 
 @dataclass
@@ -114,3 +119,66 @@ def _ensure_database(conn: ConnInfo) -> None:
         log.warning("could not create database %s: %s", conn.database, e.orig)
     finally:
         eng.dispose()
+
+
+_SIZE = re.compile(r"^(\d+)([KMGT])$", re.I)
+_WORDS = {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}
+
+
+def _normal(v) -> str:
+    """A setting as the server reports it: ``256M`` → ``268435456``, ``ON``/``True`` → ``1``."""
+    if isinstance(v, bool):
+        return str(int(v))
+    text = str(v).strip()
+    m = _SIZE.match(text)
+    if m:
+        return str(int(m.group(1)) * 1024 ** ("KMGT".index(m.group(2).upper()) + 1))
+    text = _WORDS.get(text.lower(), text)
+    try:
+        return format(float(text), "g")
+    except ValueError:
+        return text.lower()
+
+
+def settings_mismatch(server: EmbeddedServer) -> list[tuple[str, object, object]]:
+    """The options of ``server`` whose value on the running server differs: (name, wanted, read).
+
+    Read back through the benchmark account (``@@GLOBAL.name``). An option that is no variable, or
+    a variable reported as a flag for a value that is not one (``log_bin=binlog``), is not
+    compared.
+    """
+    out = []
+    eng = server.conninfo().engine(database="")
+    try:
+        with eng.connect() as c:
+            for k, v in server.options.items():
+                name = str(k).replace("-", "_")
+                if not re.fullmatch(r"\w+", name):
+                    continue
+                try:
+                    got = c.exec_driver_sql(f"SELECT @@GLOBAL.`{name}`").scalar_one()
+                except sa.exc.DBAPIError:
+                    continue
+                want = _normal(v)
+                if isinstance(got, int) and not re.fullmatch(r"-?[\d.e+]+", want):
+                    continue
+                if _normal(got) != want:
+                    out.append((name, v, got))
+    finally:
+        eng.dispose()
+    return out
+
+
+def verify_settings(ctx, spec) -> None:
+    """Before a run: the embedded servers of ``ctx`` still have the arm's settings, or
+    :class:`SettingsChanged` with one line (the run is not started)."""
+    for srv in (getattr(ctx, "server", None), getattr(ctx, "target", None)):
+        if not isinstance(srv, EmbeddedServer) or srv.pid is None:
+            continue
+        bad = settings_mismatch(srv)
+        if bad:
+            name, want, got = bad[0]
+            raise SettingsChanged(
+                f"run {spec.run_key} not started: the embedded server '{srv.name}' has "
+                f"{name}={got}, arm '{ctx.arm.label}' sets {want} (changed by another client)"
+            )

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .db import child_env
+
 
 class ToolMissing(RuntimeError):
     """A benchmark tool is not installed."""
@@ -108,7 +110,7 @@ def execute(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             preexec_fn=preexec,
-            env=env,
+            env=env if env is not None else child_env(),  # no password in a tool's environment
         )
         if on_start:
             on_start(proc.pid)

@@ -27,6 +27,11 @@ TARGET_OPTIONS: dict = {
 }
 
 
+#: What the target's benchmark account needs beyond the usual grants to be made a replica and to
+#: set worker-count and mode (``slave_parallel_*``, ``gtid_slave_pos``); still no SUPER or FILE.
+TARGET_GRANTS = ("REPLICATION SLAVE ADMIN",)
+
+
 def source_server(name: str = "embedded", root=None, **options) -> EmbeddedServer:
     """The source (not started): the embedded server with :data:`SOURCE_OPTIONS` on top."""
     return EmbeddedServer(name=name, options={**SOURCE_OPTIONS, **options}, root=root)
@@ -34,4 +39,6 @@ def source_server(name: str = "embedded", root=None, **options) -> EmbeddedServe
 
 def target_server(name: str = TARGET_NAME, root=None, **options) -> EmbeddedServer:
     """The target (not started): a second private MariaDB with :data:`TARGET_OPTIONS`."""
-    return EmbeddedServer(name=name, options={**TARGET_OPTIONS, **options}, root=root)
+    return EmbeddedServer(
+        name=name, options={**TARGET_OPTIONS, **options}, root=root, grants=TARGET_GRANTS
+    )

@@ -15,7 +15,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -121,13 +122,40 @@ def start_replica(
         c.exec_driver_sql("SET GLOBAL gtid_slave_pos = %s", (gtid or "",))
         c.exec_driver_sql("SET GLOBAL slave_parallel_threads = %s", (settings.workers,))
         c.exec_driver_sql("SET GLOBAL slave_parallel_mode = %s", (settings.mode,))
-        # the password travels in this statement only; it is never logged by tibench
-        c.exec_driver_sql(
-            "CHANGE MASTER TO MASTER_HOST = %s, MASTER_PORT = %s, MASTER_USER = %s,"
-            " MASTER_PASSWORD = %s, MASTER_USE_GTID = slave_pos",
-            (source.host, source.port, source.user, source.password or ""),
-        )
+        # the password travels in this statement only; it is never logged by tibench, and
+        # performance_schema must not keep its text (events_statements_history_long is on on
+        # the target, and anyone who may read performance_schema would read the password)
+        with _unrecorded(c):
+            c.exec_driver_sql(
+                "CHANGE MASTER TO MASTER_HOST = %s, MASTER_PORT = %s, MASTER_USER = %s,"
+                " MASTER_PASSWORD = %s, MASTER_USE_GTID = slave_pos",
+                (source.host, source.port, source.user, source.password or ""),
+            )
         c.exec_driver_sql("START SLAVE")
+
+
+@contextmanager
+def _unrecorded(c: sa.Connection) -> Iterator[None]:
+    """Statements on ``c`` inside the block are not recorded by performance_schema (text, digest
+    or history); recording is switched back on after, since the engine's pool reuses ``c``."""
+    sql = (
+        "UPDATE performance_schema.threads SET INSTRUMENTED = %s"
+        " WHERE PROCESSLIST_ID = CONNECTION_ID()"
+    )
+    on = bool(c.exec_driver_sql("SELECT @@performance_schema").scalar_one())
+    if on:
+        try:
+            c.exec_driver_sql(sql, ("NO",))
+        except sa.exc.DBAPIError as e:
+            raise SyncError(
+                "could not keep performance_schema from recording the replication password: "
+                f"{e.orig}"
+            ) from None
+    try:
+        yield
+    finally:
+        if on:
+            c.exec_driver_sql(sql, ("YES",))
 
 
 def set_workers(target: sa.Engine, settings: SyncSettings) -> None:
