@@ -575,6 +575,31 @@ NOTES: list[tuple[str, str]] = [
         "无法判断:Holm p={p} < {a},但置信区间包含 0:检验与区间不一致,不下结论",
     ),
     (
+        "size at least {d}%: the simultaneous interval [{lo}, {hi}] lies beyond the margin",
+        "幅度至少 {d}%:联合置信区间 [{lo}, {hi}] 整体超出界限",
+    ),
+    (
+        "size below {d}%: the simultaneous interval [{lo}, {hi}] lies within the margin",
+        "幅度小于 {d}%:联合置信区间 [{lo}, {hi}] 整体在界限以内",
+    ),
+    (
+        "size not settled: the simultaneous interval [{lo}, {hi}] reaches both sides of {d}%",
+        "幅度未定:联合置信区间 [{lo}, {hi}] 跨越 {d}% 的两侧",
+    ),
+    (
+        "equivalent: the simultaneous interval [{lo}, {hi}] lies within the +-{d}% margin",
+        "相当:联合置信区间 [{lo}, {hi}] 整体在 ±{d}% 的界限以内",
+    ),
+    (
+        "Holm p={p} < {a}, but the simultaneous interval [{lo}, {hi}] includes 0: no claim",
+        "Holm p={p} < {a},但联合置信区间 [{lo}, {hi}] 包含 0:不下结论",
+    ),
+    (
+        "the {lv} interval excludes 0 for this cell alone, but the simultaneous interval over "
+        "the {k} cells [{lo}, {hi}] includes 0: not a claim",
+        "仅就本组而言 {lv} 置信区间不包含 0,但 {k} 组的联合置信区间 [{lo}, {hi}] 包含 0:不构成结论",
+    ),
+    (
         "a real difference (Holm p={p}), but its estimate lies within the +-{d}% margin (the "
         "interval reaches [{lo}, {hi}]): significant, yet small",
         "差异真实存在 (Holm p={p}),但估计值在 ±{d}% 的界限以内(置信区间达到 [{lo}, {hi}]):"
