@@ -384,3 +384,43 @@ def test_input_note_says_which_figure_and_why():
     whole = compare_inputs(runs, "A", "B", iv.iloc[:0].copy(), "whole_run")
     assert "whole-run TPS" in input_note(whole) and "differ" not in input_note(whole)
     assert "稳态 TPS" in input_note(steady, "zh") and "整个运行" in input_note(whole, "zh")
+
+
+def test_paired_log_dirs_pair_by_the_round_in_the_names(tmp_path, capsys):
+    """``--paired``: real sysbench logs, named by round, are compared within rounds; a name
+    without a round is refused in one line; the output says what pairing assumes."""
+    from tibenchlib.cli import main
+    from tibenchlib.compare import PAIRED_NOTE
+    from tibenchlib.parse.sysbench import parse_sysbench_file
+    from tibenchlib.stats import PAIRED_METHOD, paired_ratio
+
+    files = ["point_select-t2-ri1-hist.txt", "point_select-t2-report-json.txt",
+             "point_select-t2-report-csv.txt"]  # fmt: skip
+    cand = ["point_select-t2-events2000.txt", "point_select-t2-rate200-ri1.txt",
+            "point_select-t2-percentile0.txt"]  # fmt: skip
+    b, c = tmp_path / "v1", tmp_path / "v2"
+    for d, names in ((b, files), (c, cand)):
+        d.mkdir()
+        for r, f in enumerate(names, 1):
+            shutil.copy(LOGS / f, d / f"point_select_t2_r{r}.log")
+    cmp = compare_log_dirs(b, c, workload="oltp_point_select", paired=True).iloc[0]
+    tps = {
+        d: [parse_sysbench_file(LOGS / f).summary["tps"] for f in names]
+        for d, names in (("b", files), ("c", cand))
+    }
+    want = paired_ratio(tps["c"], tps["b"])
+    assert cmp["method"] == PAIRED_METHOD and cmp["n_pairs"] == want["n_pairs"] == 3
+    assert cmp["ratio"] == pytest.approx(want["ratio"])
+    assert cmp["ratio_ci_low"] == pytest.approx(want["ci_low"])
+    assert cmp["warnings"][0] == PAIRED_NOTE
+    unpaired = compare_log_dirs(b, c, workload="oltp_point_select").iloc[0]
+    assert unpaired["method"].startswith("Fieller") and unpaired["n_pairs"] == 0
+
+    assert main(["compare", str(b), str(c), "--paired", "--workload", "oltp_point_select"]) == 0
+    assert PAIRED_NOTE in capsys.readouterr().out
+    (c / "point_select_t2_r3.log").rename(c / "point_select_t2_last.log")
+    with pytest.raises(ValueError, match=r"point_select_t2_last\.log: no round number"):
+        compare_log_dirs(b, c, paired=True)
+    assert main(["compare", str(b), str(c), "--paired"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no round number" in err

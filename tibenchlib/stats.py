@@ -888,7 +888,8 @@ def compare_arms(
                 if not x.startswith("n="):  # said once for both arms above
                     w.append(f"{arm}: {x}")
         if use[i]:
-            w.append(f"paired within {n_pairs[i]} rounds (arm order varied): round drift cancels")
+            how = "arm order varied" if varied[i] else "as asked"
+            w.append(f"paired within {n_pairs[i]} rounds ({how}): round drift cancels")
         elif paired is not False and n_pairs[i] >= 2 and not varied[i]:
             w.append(
                 "unpaired: the arms ran in the same order in every round, so a within-round "

@@ -400,6 +400,17 @@ NOTES: list[tuple[str, str]] = [
         "在 {k} 轮内配对(各轮测试组顺序不同):轮间漂移相互抵消",
     ),
     (
+        "paired within {k} rounds (as asked): round drift cancels",
+        "按要求在 {k} 轮内配对:轮间漂移相互抵消",
+    ),
+    (
+        "paired by the round number in the log names: this assumes both arms ran together in "
+        "each round (a round's drift then cancels); logs of rounds run at different times are "
+        "not pairs",
+        "按日志文件名中的轮次配对:前提是两个测试组在每一轮中一起运行(这样一轮的漂移才会抵消);"
+        "不同时间运行的轮次不能配对",
+    ),
+    (
         "unpaired: the arms ran in the same order in every round, so a within-round comparison "
         "would carry that order's bias",
         "未配对:每轮中各测试组的运行顺序相同,轮内比较会带入该顺序的偏差",
