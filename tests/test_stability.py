@@ -246,9 +246,9 @@ def test_long_memory_and_measurement_noise_rarely_give_a_level_shift(rho, white)
     """AR(0.95) seconds, and AR(0.9) with 3% white measurement noise on top: an AR(1) factor read
     from the first differences (which white noise pulls towards 0) let 11-15 of 100 such
     stationary runs shift. With the long-run deviation from the within-segment variogram, at most
-    5% of 200 four-minute runs (10) get a false shift (measured on 40: 5% and 2.5%; binomial
-    standard error 1.5% at 5% over 200), and a 30% drop for a minute is still found, both edges
-    within 5 s, in >= 70% of 50 runs (measured on 40: 88% and 83%)."""
+    5% of 200 four-minute runs (10) get a false shift (binomial standard error 1.5% at 5% over
+    200; measured at AR 0.95: 6 of 200), and a 30% drop for a minute is still found, both edges
+    within 5 s, in >= 70% of 50 runs (measured at AR 0.95: 39 of 50)."""
     false = 0
     for seed in range(200):
         sd = (0.02, 0.05, 0.10)[seed % 3] if not white else 0.03

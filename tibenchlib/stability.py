@@ -298,13 +298,14 @@ def change_points(
     if len(r) < 2 * min_size:
         bkps = [len(r)]
     else:
-        # first pass, rough (every 5th second, the AR(1) factor read from the differences): it
-        # only marks the clear shifts so that the long-run deviation is measured within segments
+        # first pass, rough (every 5th second, twice the penalty the AR(1) factor read from the
+        # differences gives): it marks only the clear shifts, so that the long-run deviation is
+        # measured within segments; cutting the noise's own wander there would hide it
         rho1 = _lag1_from_differences(r)
         pen1 = beta * sigma * float(np.sqrt((1 + rho1) / (1 - rho1))) * np.log(len(r))
         rough = rpt.Pelt(custom_cost=_CostL1(), min_size=min_size, jump=5).fit(r)
         seg = np.zeros(len(r))
-        for b in rough.predict(pen=pen1)[:-1]:
+        for b in rough.predict(pen=2 * pen1)[:-1]:
             seg[b:] += 1
         sd_lr, rho = _long_run_sd(r, seg)
         # the first pass's AR(1) factor stays a floor: at rho ~ 0.95 a 4-minute run shows only
