@@ -458,7 +458,10 @@ def test_comparison_uses_the_adaptive_interval_and_says_why_each_cell_stopped():
     assert (out["ci_low_adj_pct"] <= out["ci_low_pct"]).all()
 
 
-def test_a_significant_change_inside_the_margin_says_why_it_is_no_claim():
+def test_a_change_inside_the_margin_is_a_direction_with_its_size_below_delta():
+    """The verdict reads off the simultaneous interval beside it: a +1% change whose interval
+    excludes 0 and lies below the 2% margin is "better", sized "below delta" (not "small",
+    which judged size from the point estimate)."""
     from tibenchlib.compare import compare_arms_table
 
     s = _study(workloads=["oltp_point_select"], threads=[1])
@@ -466,8 +469,8 @@ def test_a_significant_change_inside_the_margin_says_why_it_is_no_claim():
     b = [x * 1.01 * (1 + e) for x, e in zip(a, (0.0005, -0.0004, 0.0002), strict=True)]
     runs = _runs(s, {("a", "oltp_point_select", 1): a, ("b", "oltp_point_select", 1): b})
     row = adaptive_comparison(compare_arms_table(runs, s), runs, s).iloc[0]
-    assert row["p_adjusted"] < 0.05 and row["verdict"] not in ("better", "worse")
-    assert any("but the estimate lies within ±2%: no claim" in w for w in row["warnings"])
+    assert 0 < row["ci_low_adj_pct"] and row["ci_high_adj_pct"] < 2
+    assert row["verdict"] == "better" and row["size"] == "below delta"
 
 
 def test_identical_ratios_in_stage_one_are_flagged_not_trusted():

@@ -132,8 +132,9 @@ def test_replicated_csv_known_answer_and_format(tmp_path):
     )
     cmp = compare_table(p, "A", "B")
     r = cmp.iloc[0]
-    assert r["verdict"] == "better" and round(r["p_value"], 4) == 0.0142
-    assert report_table(cmp)["TPS improvement (%)"][0] == "+4.95% [+1.6, +8.4] (n=3+3)"
+    # Welch's t on min(n) - 1 = 2 df and Fieller on the same df: three runs a side reach 0
+    assert r["verdict"] == "inconclusive" and round(r["p_value"], 4) == 0.0526
+    assert report_table(cmp)["TPS improvement (%)"][0] == "+4.95% [-0.1, +10.3] (n=3+3)"
     lat = compare_table(p, "A", "B", metric="lat_p95_ms").iloc[0]
     assert lat["improvement_pct"] == pytest.approx(10.0)  # 10 ms -> 9 ms: 10 % lower
     assert "95% latency" not in " ".join(
@@ -279,7 +280,8 @@ def test_compare_arms_table_for_a_study():
     rows.append({**rows[0], "run_key": "numa-1", "phase": "numa", "tps": 1.0})
     study = Study(study="t", arms=[Arm(label="slow"), Arm(label="fast")])
     cmp = compare_arms_table(pd.DataFrame(rows), study)
-    assert len(cmp) == 1 and cmp["baseline"][0] == "slow" and cmp["verdict"][0] == "better"
+    assert len(cmp) == 1 and cmp["baseline"][0] == "slow"
+    assert cmp["verdict"][0] == "inconclusive"  # 3 runs a side: [-0.1, +10.3] reaches 0
     assert round(cmp["improvement_pct"][0], 2) == 4.95
     one = Study(study="t1", arms=[Arm(label="slow")])
     with pytest.raises(ValueError, match="one arm only"):
@@ -382,3 +384,43 @@ def test_input_note_says_which_figure_and_why():
     whole = compare_inputs(runs, "A", "B", iv.iloc[:0].copy(), "whole_run")
     assert "whole-run TPS" in input_note(whole) and "differ" not in input_note(whole)
     assert "稳态 TPS" in input_note(steady, "zh") and "整个运行" in input_note(whole, "zh")
+
+
+def test_paired_log_dirs_pair_by_the_round_in_the_names(tmp_path, capsys):
+    """``--paired``: real sysbench logs, named by round, are compared within rounds; a name
+    without a round is refused in one line; the output says what pairing assumes."""
+    from tibenchlib.cli import main
+    from tibenchlib.compare import PAIRED_NOTE
+    from tibenchlib.parse.sysbench import parse_sysbench_file
+    from tibenchlib.stats import PAIRED_METHOD, paired_ratio
+
+    files = ["point_select-t2-ri1-hist.txt", "point_select-t2-report-json.txt",
+             "point_select-t2-report-csv.txt"]  # fmt: skip
+    cand = ["point_select-t2-events2000.txt", "point_select-t2-rate200-ri1.txt",
+            "point_select-t2-percentile0.txt"]  # fmt: skip
+    b, c = tmp_path / "v1", tmp_path / "v2"
+    for d, names in ((b, files), (c, cand)):
+        d.mkdir()
+        for r, f in enumerate(names, 1):
+            shutil.copy(LOGS / f, d / f"point_select_t2_r{r}.log")
+    cmp = compare_log_dirs(b, c, workload="oltp_point_select", paired=True).iloc[0]
+    tps = {
+        d: [parse_sysbench_file(LOGS / f).summary["tps"] for f in names]
+        for d, names in (("b", files), ("c", cand))
+    }
+    want = paired_ratio(tps["c"], tps["b"])
+    assert cmp["method"] == PAIRED_METHOD and cmp["n_pairs"] == want["n_pairs"] == 3
+    assert cmp["ratio"] == pytest.approx(want["ratio"])
+    assert cmp["ratio_ci_low"] == pytest.approx(want["ci_low"])
+    assert cmp["warnings"][0] == PAIRED_NOTE
+    unpaired = compare_log_dirs(b, c, workload="oltp_point_select").iloc[0]
+    assert unpaired["method"].startswith("Fieller") and unpaired["n_pairs"] == 0
+
+    assert main(["compare", str(b), str(c), "--paired", "--workload", "oltp_point_select"]) == 0
+    assert PAIRED_NOTE in capsys.readouterr().out
+    (c / "point_select_t2_r3.log").rename(c / "point_select_t2_last.log")
+    with pytest.raises(ValueError, match=r"point_select_t2_last\.log: no round number"):
+        compare_log_dirs(b, c, paired=True)
+    assert main(["compare", str(b), str(c), "--paired"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no round number" in err

@@ -70,11 +70,13 @@ def test_t_interval_n1_has_no_interval():
 
 
 def test_welch_p_known_answer():
+    """Welch's t statistic on Hsu's conservative df min(n) - 1 = 2 (Satterthwaite's 3.96 gave
+    p = 0.0142, too small far in the tail where Holm's thresholds sit)."""
     p = welch_p(B, A)
     ref = stats.ttest_ind(B, A, equal_var=False)
-    assert p == pytest.approx(ref.pvalue, rel=1e-12)
-    assert round(p, 4) == 0.0142
-    assert round(float(ref.df), 2) == 3.96  # the issue's "Welch df 3.96" is this test's df
+    assert round(float(ref.df), 2) == 3.96 and round(ref.pvalue, 4) == 0.0142
+    assert p == pytest.approx(2 * stats.t.sf(abs(ref.statistic), 2), rel=1e-12)
+    assert round(p, 4) == 0.0526
     assert welch_p([1.0], A) is None
 
 
@@ -192,17 +194,22 @@ def test_compare_arms_known_answer_and_columns():
               "p_adjusted", "verdict", "warnings"]:  # fmt: skip
         assert c in cmp.columns
     assert round(r["improvement_pct"], 2) == 4.95
-    assert (round(r["ci_low_pct"], 2), round(r["ci_high_pct"], 2)) == (1.61, 8.42)
-    assert r["p_value"] == pytest.approx(stats.ttest_ind(B, A, equal_var=False).pvalue)
+    # default: Fieller on the conservative df min(n) - 1 = 2, as Welch's p
+    lo, hi = _fieller_plain(B, A, 2)
+    assert r["df"] == 2 and r["ci_low_pct"] == pytest.approx((lo - 1) * 100)
+    assert (round(r["ci_low_pct"], 2), round(r["ci_high_pct"], 2)) == (-0.13, 10.34)
+    assert r["p_value"] == pytest.approx(welch_p(B, A))
     assert r["p_adjusted"] == r["p_value"]  # one cell: Holm changes nothing
-    assert r["verdict"] == "better"
+    # three runs a side: the interval reaches 0 and spans more than 4 x 2 %
+    assert r["verdict"] == "inconclusive" and r["size"] == ""
     w = compare_arms(_runs({("w", "A", 8): A, ("w", "B", 8): B}), "A", "B", df_method="welch")
     assert (round(w["ci_low_pct"][0], 2), round(w["ci_high_pct"][0], 2)) == (1.62, 8.40)
+    assert w["verdict"][0] == "better" and w["size"][0] == "size not settled"
 
 
 def test_compare_arms_lower_is_better_sign():
     runs = _runs({("w", "A", 8): A, ("w", "B", 8): B}).rename(columns={"tps": "lat_p95_ms"})
-    cmp = compare_arms(runs, "A", "B", metric="lat_p95_ms").iloc[0]
+    cmp = compare_arms(runs, "A", "B", metric="lat_p95_ms", df_method="welch").iloc[0]
     ratio = np.mean(B) / np.mean(A)
     assert cmp["improvement_pct"] == pytest.approx((1 - ratio) * 100)  # B slower: negative
     assert cmp["verdict"] == "worse"
@@ -219,7 +226,8 @@ def test_compare_arms_verdict_rules():
         ("w", "A", 2): base, ("w", "B", 2): [x * 0.90 for x in base],  # worse
         ("w", "A", 3): base, ("w", "B", 3): [x * 1.002 for x in base],  # equivalent
         ("w", "A", 4): [1000, 1100, 900], ("w", "B", 4): [1000, 1120, 890],  # inconclusive
-        ("w", "A", 5): [1000, 1005, 995], ("w", "B", 5): [1002, 1012, 993],  # ~
+        ("w", "A", 5): [1000, 1010, 990, 1005, 995],
+        ("w", "B", 5): [1005, 1025, 995, 1020, 1005],  # ~
         ("w", "A", 6): [1000.0], ("w", "B", 6): [1050.0],  # n/a
     }  # fmt: skip
     cmp = compare_arms(_runs(cells), "A", "B").set_index("threads")
@@ -231,8 +239,12 @@ def test_compare_arms_verdict_rules():
         5: "~",
         6: "n/a",
     }
-    lo, hi = cmp.loc[5, ["ci_low_pct", "ci_high_pct"]]
-    assert hi - lo <= 8 and (lo < -2 or hi > 2)  # "~": neither within +-2 % nor wider than 4δ
+    # every verdict is read off the simultaneous interval printed beside it
+    lo, hi = cmp.loc[5, ["ci_low_adj_pct", "ci_high_adj_pct"]]
+    assert hi - lo <= 8 and lo < 0 < hi and (lo < -2 or hi > 2)  # "~": not within +-2 %, not 4δ
+    assert (cmp.loc[1, "ci_low_adj_pct"] > 2) and (cmp.loc[2, "ci_high_adj_pct"] < -2)
+    assert cmp.loc[1, "size"] == cmp.loc[2, "size"] == "at least delta"
+    assert -2 <= cmp.loc[3, "ci_low_adj_pct"] <= 0 <= cmp.loc[3, "ci_high_adj_pct"] <= 2
     assert np.isnan(cmp.loc[6, "p_value"]) and np.isnan(cmp.loc[6, "ci_low_pct"])
     assert cmp.loc[6, "improvement_pct"] == pytest.approx(5.0)
     # Holm across the five cells with p values
@@ -241,19 +253,28 @@ def test_compare_arms_verdict_rules():
     np.testing.assert_allclose(cmp["p_adjusted"].to_numpy()[ok], holm(p[ok]))
 
 
-def test_compare_arms_significant_but_small_is_noted():
-    base = np.array([995.0, 1000, 1005, 998, 1002, 996, 1004, 1000])
-    cmp = compare_arms(_runs({("w", "A", 1): base, ("w", "B", 1): base * 1.018}), "A", "B")
-    r = cmp.iloc[0]
-    # significant and inside the margin: never "~ (no significant difference)"
-    assert r["p_adjusted"] < 0.001 and r["verdict"] == "small"
-    assert r["ci_low_pct"] > 0 and r["improvement_pct"] < 2 < r["ci_high_pct"]
-    assert any("significant, yet small" in w for w in r["warnings"])
-    from tibenchlib.report.comparison import VERDICT_LABELS
+def test_verdict_and_size_follow_the_interval_not_the_estimate():
+    """Two nearly equal intervals get the same verdict, whatever side of delta their estimates
+    fall: +1.94 [+0.54, +3.37] and +2.04 [+0.64, +3.47] are both "better, size not settled"."""
+    from tibenchlib.stats import _interval_verdicts
 
-    for lang in ("en", "zh"):
-        label = VERDICT_LABELS[lang]["small"]
-        assert "no significant" not in label and "无显著" not in label
+    lo = [0.54, 0.64, 2.1, 0.3, -3.0, -0.5, -1.9, -0.4, -9.0, np.nan]
+    hi = [3.37, 3.47, 5.0, 1.9, -2.1, 1.2, 0.5, 3.0, 9.0, np.nan]
+    has = [True] * 9 + [False]
+    v, size = _interval_verdicts(lo, hi, has, 2.0)
+    assert list(v) == ["better", "better", "better", "better", "worse", "equivalent",
+                       "equivalent", "~", "inconclusive", "n/a"]  # fmt: skip
+    assert list(size) == ["size not settled", "size not settled", "at least delta",
+                          "below delta", "at least delta", "", "", "", "", ""]  # fmt: skip
+
+
+def test_compare_arms_a_real_difference_below_delta_is_said_so():
+    base = np.array([995.0, 1000, 1005, 998, 1002, 996, 1004, 1000])
+    cmp = compare_arms(_runs({("w", "A", 1): base, ("w", "B", 1): base * 1.01}), "A", "B")
+    r = cmp.iloc[0]
+    assert r["verdict"] == "better" and r["size"] == "below delta"
+    assert 0 < r["ci_low_adj_pct"] < r["ci_high_adj_pct"] < 2
+    assert any(w.startswith("size below 2%") for w in r["warnings"])
 
 
 def test_compare_arms_missing_arm_and_cells():
@@ -481,7 +502,7 @@ def test_compare_arms_takes_grouping_keys():
     for r in cmp.itertuples():
         a = runs[(runs["query"] == r.query) & (runs["arm"] == "base")]["seconds"]
         b = runs[(runs["query"] == r.query) & (runs["arm"] == "new")]["seconds"]
-        f = fieller_ratio(b, a)
+        f = fieller_ratio(b, a, df_method="min")
         assert r.ratio == pytest.approx(f["ratio"]) and r.ratio_ci_low == pytest.approx(f["ci_low"])
         assert r.improvement_pct == pytest.approx((1 - f["ratio"]) * 100)  # lower is better
         assert r.p_value == pytest.approx(welch_p(b, a))

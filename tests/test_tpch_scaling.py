@@ -268,7 +268,8 @@ def test_holm_keeps_false_query_verdicts_per_study_below_alpha():
     any_false = b.groupby("mode")["scaling"].agg(lambda v: (v != "no detectable change").any())
     raw = b.groupby("mode")["p_value"].agg(lambda p: (p < 0.05).any())
     assert any_false.mean() <= 0.08, any_false.mean()
-    assert raw.mean() >= 0.45  # the uncorrected rate the audit found
+    # uncorrected p (on the conservative min(n) - 1 = 2 df): still far above 5 % (30 %)
+    assert raw.mean() >= 0.2
 
 
 def test_verdict_wording_never_claims_no_change():

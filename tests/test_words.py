@@ -186,8 +186,8 @@ def test_a_long_note_is_shortened_with_its_whole_text_one_click_away():
 
 
 def _verdict_notes() -> list[str]:
-    """Seeded runs that reach every verdict's note: inconclusive (wide), small and equivalent
-    (a real difference inside the margin), zero spread, and a degenerate (zero-TPS) run."""
+    """Seeded runs that reach every verdict's note: inconclusive (wide), the size of a better
+    verdict against the margin, zero spread, and a degenerate (zero-TPS) run."""
     from tibenchlib.stats import compare_arms
 
     notes = []
@@ -202,13 +202,13 @@ def _verdict_notes() -> list[str]:
 
 def test_every_verdicts_note_has_chinese():
     notes = _verdict_notes()
-    for start in ("inconclusive: the interval [", "a real difference", "no spread in either arm"):
+    for start in ("inconclusive: the interval [", "size ", "no spread in either arm"):
         assert any(x.startswith(start) for x in notes), (start, notes)
     assert any("<= 0 excluded" in x for x in notes), notes
     assert not _untranslated(notes), _untranslated(notes)
-    small = next(x for x in notes if x.endswith("significant, yet small"))
-    zh = W.note(small, "zh")
-    assert "显著,但很小" in zh and re.search(r"Holm p=[\d.e-]+", zh)
+    size = next(x for x in notes if x.startswith("size "))
+    zh = W.note(size, "zh")
+    assert "幅度" in zh and "联合置信区间" in zh and re.search(r"\[[-+\d., ]+\]", zh)
 
 
 def test_the_adaptive_notes_have_chinese():

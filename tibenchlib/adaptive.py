@@ -519,7 +519,7 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
     look at level 1 - alpha_look / m. Adds ``n_rounds`` (rounds the interval used),
     ``rounds_needed``, ``stop_reason``, ``halfwidth_pct`` and ``ci_level``.
     """
-    from .stats import _verdicts, holm, lower_is_better
+    from .stats import _interval_verdicts, holm, lower_is_better
 
     rep = study.adaptive
     c = study.compare
@@ -567,7 +567,8 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
         _, lo_ap, hi_ap = pct(r, np.where(staged, lo_a, np.nan), np.where(staged, hi_a, np.nan))
         p = dec["p_value"].to_numpy(float)
         p_adj = holm(p)
-        verdict = _verdicts(imp, lo_p, hi_p, p_adj, c.delta_pct, 1 - level)
+        # the verdict and its size read off the simultaneous interval printed beside it
+        verdict, size = _interval_verdicts(lo_ap, hi_ap, staged, c.delta_pct)
         out.loc[idx, "ratio"] = np.where(staged, r, out.loc[idx, "ratio"])
         out.loc[idx, "ratio_ci_low"], out.loc[idx, "ratio_ci_high"] = lo, hi
         out.loc[idx, "improvement_pct"] = np.where(staged, imp, out.loc[idx, "improvement_pct"])
@@ -577,6 +578,8 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
         out.loc[idx, "p_value"], out.loc[idx, "p_adjusted"] = p, p_adj
         out.loc[idx, "family_size"] = int(np.isfinite(p).sum())
         out.loc[idx, "verdict"] = np.where(staged, verdict, "n/a")
+        if "size" in out.columns:
+            out.loc[idx, "size"] = np.where(staged, size, out.loc[idx, "size"])
         out.loc[idx, "method"] = ADAPTIVE_METHOD
         out.loc[idx, "n_pairs"] = dec["rounds_used"].to_numpy()
         out.loc[idx, "n_rounds"] = dec["rounds_used"].to_numpy()

@@ -353,6 +353,8 @@ def cmd_compare(a) -> int:
     from . import compare as cmpmod
     from .report.comparison import report_table
 
+    if a.paired and (a.table or not (Path(a.baseline or "").is_dir() and a.candidate)):
+        return _fail("--paired pairs two directories of logs by the round in their names")
     if a.table:
         if not (a.baseline_name and a.candidate_name):
             return _fail("--table needs --baseline NAME and --candidate NAME")
@@ -362,7 +364,10 @@ def cmd_compare(a) -> int:
     else:
         if not (a.baseline and a.candidate):
             return _fail("give BASELINE and CANDIDATE (log directories or STUDY/ARM), or --table")
-        df = cmpmod.compare_refs(a.baseline, a.candidate, delta_pct=a.delta, workload=a.workload)
+        kw = {"paired": True} if a.paired else {}
+        df = cmpmod.compare_refs(
+            a.baseline, a.candidate, delta_pct=a.delta, workload=a.workload, **kw
+        )
     if a.json:
         cols = [c for c in cmpmod.JSON_COLUMNS if c in df.columns]
         _print_json(json.loads(df[cols].to_json(orient="records")))
@@ -370,6 +375,10 @@ def cmd_compare(a) -> int:
         from .texttable import format_frame
 
         print(format_frame(report_table(df, lang=a.lang), max_width=80))
+        if a.paired:
+            print(cmpmod.PAIRED_NOTE)
+    if a.paired and a.json:
+        print(cmpmod.PAIRED_NOTE, file=sys.stderr)
     return 0
 
 
@@ -588,6 +597,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--lang", choices=["en", "zh"], default="en", help="language of the table's headers"
     )
     c.add_argument("--json", action="store_true", help="the comparison rows as JSON on stdout")
+    c.add_argument(
+        "--paired", action="store_true",
+        help="pair two log directories by the round in the log names (..._r3.log); assumes "
+        "both arms ran together in each round",
+    )  # fmt: skip
     c.set_defaults(func=cmd_compare)
     _add_report_parser(cmd)
     _add_diagnose_parser(cmd)

@@ -9,6 +9,7 @@ two directories of raw sysbench logs - and all become the same runs DataFrame fo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,14 @@ JSON_COLUMNS = [
     "p_adjusted",
     "verdict",
 ]
+
+#: The round a log's name carries: ``..._r3.log``, ``...__r3.log``, ``...-r3.txt`` or no suffix.
+ROUND_IN_NAME = re.compile(r"(?:^|[_.-])r(\d+)(?:\.[A-Za-z0-9]+)?$")
+#: What ``--paired`` says beside its table.
+PAIRED_NOTE = (
+    "paired by the round number in the log names: this assumes both arms ran together in each "
+    "round (a round's drift then cancels); logs of rounds run at different times are not pairs"
+)
 
 REQUIRED = ["workload", "threads", "arm", "tps"]
 OPTIONAL = ["lat_p95_ms", "repeat"]
@@ -183,6 +192,7 @@ def runs_from_log_dirs(
     candidate: str | None = None,
     workload: str | None = None,
     pattern: str = "*",
+    paired: bool = False,
 ) -> pd.DataFrame:
     """Runs table from two directories of raw sysbench logs, one log per run.
 
@@ -193,10 +203,15 @@ def runs_from_log_dirs(
     the workload a log names, or labels logs that name none.  Logs the parser marks as not ok
     stay in the table (counted as failed by the statistics).
 
+    ``paired=True``: ``repeat`` is the round each log's name carries (``..._r3.log``, see
+    ``ROUND_IN_NAME``), so :func:`tibenchlib.stats.compare_arms` can pair the arms within rounds;
+    a name without a round, or two logs of one round in the same cell, is refused.
+
     Raises
     ------
     FileNotFoundError, ValueError
-        Naming the directory (missing or empty) or the file (unparseable, no thread count).
+        Naming the directory (missing or empty) or the file (unparseable, no thread count, no
+        round with ``paired``).
     """
     bd, cd = Path(baseline_dir), Path(candidate_dir)
     if baseline is None or candidate is None:
@@ -213,7 +228,28 @@ def runs_from_log_dirs(
             df = df[~named | (df["workload"] == workload)]
         df["workload"] = workload
     df = df.sort_values(["arm", "threads", "run_id"], kind="stable")
-    df["repeat"] = df.groupby(["workload", "arm", "threads"], dropna=False).cumcount() + 1
+    if not paired:
+        df["repeat"] = df.groupby(["workload", "arm", "threads"], dropna=False).cumcount() + 1
+        return df.reset_index(drop=True)
+    rounds = []
+    for f in df["run_id"]:
+        m = ROUND_IN_NAME.search(Path(f).name)
+        if m is None:
+            raise ValueError(
+                f"{f}: no round number in the log's name (e.g. ..._r3.log): --paired needs one "
+                "in every name"
+            )
+        rounds.append(int(m.group(1)))
+    df["repeat"] = rounds
+    twice = df.duplicated(["workload", "arm", "threads", "repeat"], keep=False)
+    if twice.any():
+        r = df[twice].iloc[0]
+        raise ValueError(
+            f"{r['run_id']}: round {r['repeat']} of {r['arm']} at {r['threads']} threads has "
+            "more than one log: --paired needs one log per arm and round"
+        )
+    # the order within a round is not known from log names; pairing is asked for, not inferred
+    df["seq"] = np.nan
     return df.reset_index(drop=True)
 
 
@@ -300,11 +336,19 @@ def compare_log_dirs(
     workload: str | None = None,
     **kw,
 ) -> pd.DataFrame:
-    """``tibench compare BASELINE CANDIDATE``: two directories of sysbench logs compared."""
+    """``tibench compare BASELINE CANDIDATE``: two directories of sysbench logs compared;
+    ``paired=True`` (``--paired``) pairs the arms by the round their log names carry and says
+    in every row's warnings what that assumes (:data:`PAIRED_NOTE`)."""
     names = {k: kw.pop(k) for k in ("baseline", "candidate", "pattern") if k in kw}
-    runs = runs_from_log_dirs(baseline_dir, candidate_dir, workload=workload, **names)
+    paired = bool(kw.pop("paired", False))
+    runs = runs_from_log_dirs(
+        baseline_dir, candidate_dir, workload=workload, paired=paired, **names
+    )
     arms = list(dict.fromkeys(runs["arm"]))
-    return compare_arms(runs, arms[0], arms[-1], delta=delta_pct / 100, **kw)
+    out = compare_arms(runs, arms[0], arms[-1], delta=delta_pct / 100, paired=paired, **kw)
+    if paired:
+        out["warnings"] = [[PAIRED_NOTE, *w] for w in out["warnings"]]
+    return out
 
 
 def with_steady_state(runs: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFrame:

@@ -400,6 +400,17 @@ NOTES: list[tuple[str, str]] = [
         "在 {k} 轮内配对(各轮测试组顺序不同):轮间漂移相互抵消",
     ),
     (
+        "paired within {k} rounds (as asked): round drift cancels",
+        "按要求在 {k} 轮内配对:轮间漂移相互抵消",
+    ),
+    (
+        "paired by the round number in the log names: this assumes both arms ran together in "
+        "each round (a round's drift then cancels); logs of rounds run at different times are "
+        "not pairs",
+        "按日志文件名中的轮次配对:前提是两个测试组在每一轮中一起运行(这样一轮的漂移才会抵消);"
+        "不同时间运行的轮次不能配对",
+    ),
+    (
         "unpaired: the arms ran in the same order in every round, so a within-round comparison "
         "would carry that order's bias",
         "未配对:每轮中各测试组的运行顺序相同,轮内比较会带入该顺序的偏差",
@@ -573,6 +584,31 @@ NOTES: list[tuple[str, str]] = [
         "inconclusive: Holm p={p} < {a}, but the interval includes 0: the test and the interval "
         "disagree, no claim",
         "无法判断:Holm p={p} < {a},但置信区间包含 0:检验与区间不一致,不下结论",
+    ),
+    (
+        "size at least {d}%: the simultaneous interval [{lo}, {hi}] lies beyond the margin",
+        "幅度至少 {d}%:联合置信区间 [{lo}, {hi}] 整体超出界限",
+    ),
+    (
+        "size below {d}%: the simultaneous interval [{lo}, {hi}] lies within the margin",
+        "幅度小于 {d}%:联合置信区间 [{lo}, {hi}] 整体在界限以内",
+    ),
+    (
+        "size not settled: the simultaneous interval [{lo}, {hi}] reaches both sides of {d}%",
+        "幅度未定:联合置信区间 [{lo}, {hi}] 跨越 {d}% 的两侧",
+    ),
+    (
+        "equivalent: the simultaneous interval [{lo}, {hi}] lies within the +-{d}% margin",
+        "相当:联合置信区间 [{lo}, {hi}] 整体在 ±{d}% 的界限以内",
+    ),
+    (
+        "Holm p={p} < {a}, but the simultaneous interval [{lo}, {hi}] includes 0: no claim",
+        "Holm p={p} < {a},但联合置信区间 [{lo}, {hi}] 包含 0:不下结论",
+    ),
+    (
+        "the {lv} interval excludes 0 for this cell alone, but the simultaneous interval over "
+        "the {k} cells [{lo}, {hi}] includes 0: not a claim",
+        "仅就本组而言 {lv} 置信区间不包含 0,但 {k} 组的联合置信区间 [{lo}, {hi}] 包含 0:不构成结论",
     ),
     (
         "a real difference (Holm p={p}), but its estimate lies within the +-{d}% margin (the "

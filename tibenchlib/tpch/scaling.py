@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import paths
-from ..stats import compare_arms, fieller_ratio, geomean_interval, log_mean_moments, t_interval
+from ..stats import compare_arms, geomean_interval, log_mean_moments, log_ratio, t_interval
 
 #: The per-query verdicts against the base arm, in this order.
 SCALING = ("faster", "slower", "no detectable change")
@@ -162,7 +162,7 @@ def _all_verified(values: pd.Series) -> bool | None:
 def _ratio_interval(num: np.ndarray, den: np.ndarray, level: float) -> dict:
     if len(num) == 0 or len(den) == 0:
         return {"ratio": None, "ci_low": None, "ci_high": None, "warnings": ["no times"]}
-    return fieller_ratio(num, den, level=level)
+    return log_ratio(num, den, level=level)
 
 
 def query_summary(
