@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from . import paths
@@ -51,13 +52,17 @@ def cmd_run(a) -> int:
     from .db import remove_stale_configs
     from .lock import study_lock
     from .paths import private_dir
+    from .studyplan import human_duration
 
-    results = {}
+    results, took = {}, {}
+    before = {st["name"] for st in _servers() if st["running"]}
+    t_run = time.monotonic()
     # one lock for every phase; the notebooks' kernels run under it (see tibenchlib.lock)
     with study_lock(study.study):
         remove_stale_configs(private_dir(study.study))
-        for p in selected:
-            print(f"tibench: phase {p}", file=sys.stderr, flush=True)
+        for k, p in enumerate(selected, start=1):
+            print(f"tibench: [{k}/{len(selected)}] {p}", file=sys.stderr, flush=True)
+            t_phase = time.monotonic()
             kw = dict(redo=a.redo, yes=a.yes, arms=studyplan.arms_for(study, p, a.arm))
             if kw["arms"] == []:
                 print(f"tibench: phase {p}: none of the selected arms is in it", file=sys.stderr)
@@ -67,19 +72,96 @@ def cmd_run(a) -> int:
                 phases.run_phase(study, p, progress=True, **kw)
             else:
                 try:
-                    out = execute_phase_notebook(study.study, p, a.params, progress=True, **kw)
+                    execute_phase_notebook(study.study, p, a.params, progress=True, **kw)
                 except Exception as e:
                     if type(e).__name__ == "PapermillExecutionError":
+                        _stop_servers(before, a.keep_server)
                         return _fail(_notebook_failure(study.study, p, e), 1)
                     raise
-                print(f"tibench: executed notebook {out}", file=sys.stderr)
             results[p] = phases.read_results(study, p)
+            took[p] = human_duration(time.monotonic() - t_phase)
     if a.json:
         _print_json(results[selected[0]] if len(selected) == 1 else results)
     else:
         for p in selected:
-            print(f"{p}: {len(results[p])} rows -> {paths.phase_results(study.study, p)}")
+            where = _shown(paths.phase_results(study.study, p))
+            print(f"{p}: {len(results[p])} rows in {took.get(p, '0 s')} -> {where}")
+    out = sys.stderr if a.json else sys.stdout
+    print(f"\nstudy {study.study}: {len(selected)} phases in "
+          f"{human_duration(time.monotonic() - t_run)}", file=out)  # fmt: skip
+    for line in _run_summary(study, a, before):
+        print(line, file=out)
     return 0
+
+
+def _servers() -> list[dict]:
+    """The status of every embedded server under the data directory."""
+    from .server import embedded
+
+    top = paths.data_dir() / "server"
+    names = sorted(d.name for d in top.iterdir() if d.is_dir()) if top.is_dir() else []
+    return [embedded(n).status() for n in names]
+
+
+def _stop_servers(before: set[str], keep: bool) -> list[str]:
+    """Stop the embedded servers that were not running before this run (unless ``keep``);
+    return their names."""
+    from .server import embedded
+
+    started = [st["name"] for st in _servers() if st["running"] and st["name"] not in before]
+    if keep:
+        return []
+    for name in started:
+        embedded(name).stop()
+    return started
+
+
+def _shown(p: Path) -> str:
+    """A path relative to the current directory when it is inside it (what a user types)."""
+    try:
+        return str(Path(p).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(p)
+
+
+def _stop_command(name: str) -> str:
+    return "tibench server stop" + ("" if name == "embedded" else f" --name {name}")
+
+
+def _run_summary(study, a, before: set[str]) -> list[str]:
+    """What to read next and what is left running, after a run."""
+    name = study.study
+    lines = _findings_lines(name)
+    if a.in_process:
+        lines.append(f"results: {_shown(paths.study_dir(name))}/results/")
+    else:
+        lines.append(f"executed notebooks: {_shown(paths.study_dir(name))}/notebooks/")
+    lines.append(f"report: tibench report {name}  (writes {_shown(paths.study_dir(name))}/report/)")
+    stopped = _stop_servers(before, a.keep_server)
+    if stopped:
+        lines.append(f"stopped the embedded MariaDB this run started: {', '.join(stopped)} "
+                     "(--keep-server keeps it running)")  # fmt: skip
+    for st in _servers():
+        if st["running"]:
+            lines.append(f"still running: embedded MariaDB '{st['name']}' (pid {st['pid']}, "
+                         f"port {st['port']}): {_stop_command(st['name'])} stops it")  # fmt: skip
+    return lines
+
+
+def _findings_lines(study: str) -> list[str]:
+    """The study's findings, first in the run's summary.
+
+    Findings are the headline of a run; until they can be rendered here, this names the
+    command that prints them, when that command exists.
+    """
+    if "findings" in _subcommands():
+        return [f"findings: tibench findings {study}"]
+    return []
+
+
+def _subcommands() -> set[str]:
+    sub = next(x for x in build_parser()._actions if isinstance(x, argparse._SubParsersAction))
+    return set(sub.choices)
 
 
 def _dry_run_text(plan_out: dict) -> str:
@@ -480,6 +562,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--in-process", action="store_true",
         help="call the library directly instead of executing the notebooks",
+    )  # fmt: skip
+    r.add_argument(
+        "--keep-server", action="store_true",
+        help="leave running the embedded MariaDB servers this run started (default: stop them)",
     )  # fmt: skip
     r.set_defaults(func=cmd_run)
 
