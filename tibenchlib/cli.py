@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -471,13 +472,61 @@ def cmd_diagnose(a) -> int:
     if not len(d):
         print(f"study {study.study}: no sweep runs in the catalog, nothing to diagnose")
         return 0
-    print(format_frame(diagnosis_table(d, lang), max_width=200))
+    table = diagnosis_table(d, lang)
+    if not a.verbose:
+        table = _essential(table, d, lang)
+    print(format_frame(table, max_width=200 if a.verbose else 40))
     print()
     for s in sentences(d):
-        print(f"- {s}")
+        print(_wrap(s, "- ", "  "))
     print()
-    print(note(lang))
+    print(_wrap(note(lang)))
+    if not a.verbose:
+        print("(-v: every column; --json: every figure)")
     return 0
+
+
+#: What a terminal table or paragraph must fit (``diagnose``, ``runs``).
+TERMINAL_WIDTH = 120
+#: The diagnosis columns a terminal shows without ``-v``, by position in ``diagnosis_table``
+#: (workload, arm, verdict, resource at its limit, saturates from, runs, CPU demand of it),
+#: under short headers so the table fits :data:`TERMINAL_WIDTH`.
+_ESSENTIAL = [0, 1, 2, 3, 4, 6, 7]
+_SHORT_HEAD = {
+    "en": [
+        "workload",
+        "arm",
+        "verdict",
+        "at its limit",
+        "saturates at",
+        "n",
+        "CPU demand [95% CI]",
+    ],
+    "zh": ["测试项", "配置", "结论", "达到上限", "饱和起点", "n", "CPU 需求 [95% CI]"],
+}
+
+
+def _essential(table, d, lang: str):
+    """The diagnosis table's essential columns, a missing figure shown as "—"."""
+    out = table[[table.columns[i] for i in _ESSENTIAL]].copy()
+    out.columns = _SHORT_HEAD[lang]
+    out.iloc[:, 4] = [f"{v:g}" if v is not None and v == v else "—" for v in d["n_sat"]]
+    return out.replace({"": "—", "n/a": "—", "nan": "—"})
+
+
+def _wrap(text: str, first: str = "", rest: str = "") -> str:
+    """``text`` wrapped to :data:`TERMINAL_WIDTH` display columns (a CJK character takes two)."""
+    from .texttable import display_width
+
+    if display_width(text) == len(text):
+        return textwrap.fill(text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest)
+    lines, line = [], first
+    for ch in text:
+        if display_width(line + ch) > TERMINAL_WIDTH:
+            lines.append(line.rstrip())
+            line = rest
+        line += ch
+    return "\n".join([*lines, line.rstrip()])
 
 
 def _add_diagnose_parser(cmd) -> None:

@@ -103,6 +103,14 @@ class KernelStderr:
             self._buf = ""
 
 
+class AutosaveNotice(logging.Filter):
+    """Drops papermill's "Autosave too slow … Backing off" warning: papermill already saves less
+    often by itself on a busy machine, and there is nothing for the user to do."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Autosave too slow")
+
+
 def execute_phase_notebook(
     study: str,
     phase: str,
@@ -124,7 +132,10 @@ def execute_phase_notebook(
     if str(kernel_dir()) not in jp.split(os.pathsep):
         os.environ["JUPYTER_PATH"] = os.pathsep.join(x for x in (str(kernel_dir()), jp) if x)
     # papermill's INFO records name the notebooks and cells: the terminal shows the phase instead
-    logging.getLogger("papermill").setLevel(logging.WARNING)
+    pm_log = logging.getLogger("papermill")
+    pm_log.setLevel(logging.WARNING)
+    if not any(isinstance(f, AutosaveNotice) for f in pm_log.filters):
+        pm_log.addFilter(AutosaveNotice())
     err = KernelStderr(logging.getLogger("tibench.kernel"))
     try:
         pm.execute_notebook(
