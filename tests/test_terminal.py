@@ -8,10 +8,11 @@ import logging
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
-from tibenchlib import terminal
+from tibenchlib import published, terminal
 
 
 class FakeTty(io.StringIO):
@@ -105,3 +106,20 @@ def test_run_help_names_keep_server():
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "--keep-server" in out
+
+
+def test_committed_phase_notebooks_are_what_the_git_filter_commits():
+    """`make setup` installs nbstripout (--keep-id) as the notebooks' git filter; the committed
+    phase notebooks must already be in that form, or they would show as modified once it is."""
+    root = Path(__file__).resolve().parent.parent
+    attrs = (root / ".gitattributes").read_text()
+    assert "*.ipynb filter=nbstripout" in attrs
+    assert f"notebooks/{published.NOTEBOOK} !filter" in attrs  # committed with outputs (nbval)
+    phase_notebooks = sorted(
+        str(p) for p in (root / "notebooks").glob("*.ipynb") if p.name != published.NOTEBOOK
+    )
+    check = subprocess.run(
+        [sys.executable, "-m", "nbstripout", "--keep-id", "--verify", *phase_notebooks],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stdout + check.stderr
