@@ -14,6 +14,8 @@ import pytest
 
 from tibenchlib import published, terminal
 
+ROOT = str(Path(__file__).resolve().parent.parent)
+
 
 class FakeTty(io.StringIO):
     def isatty(self) -> bool:
@@ -111,7 +113,7 @@ def test_run_help_names_keep_server():
 def test_committed_phase_notebooks_are_what_the_git_filter_commits():
     """`make setup` installs nbstripout (--keep-id) as the notebooks' git filter; the committed
     phase notebooks must already be in that form, or they would show as modified once it is."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(ROOT)
     attrs = (root / ".gitattributes").read_text()
     assert "*.ipynb filter=nbstripout" in attrs
     assert f"notebooks/{published.NOTEBOOK} !filter" in attrs  # committed with outputs (nbval)
@@ -123,3 +125,26 @@ def test_committed_phase_notebooks_are_what_the_git_filter_commits():
         capture_output=True, text=True,
     )  # fmt: skip
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.mark.notebook
+def test_in_a_notebook_the_bar_moves_then_leaves_an_empty_output(plain, tmp_path):
+    """A notebook opened by a person: the bar is drawn in the cell while it runs, and the saved
+    document keeps an empty output, not the bar's text."""
+    import nbformat  # Jupyter's stack, only for the tests that run a kernel
+    from nbclient import NotebookClient
+
+    code = (
+        "from tibenchlib import terminal\n"
+        "bar = terminal.bar(3, 'sweep demo', 'run')\n"
+        "for _ in range(3):\n"
+        "    bar.update(1)\n"
+        "bar.close()\n"
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": ROOT}}
+    ).execute()
+    outputs = nb.cells[0].outputs
+    assert [o.output_type for o in outputs] == ["display_data"]  # one output, updated in place
+    assert outputs[0].data["text/plain"] == ""
