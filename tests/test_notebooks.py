@@ -126,3 +126,19 @@ def test_report_of_the_executed_ci_study():
     assert list((report / "figures").glob("02_sweep_*.png"))
     (zh_md,) = (report / "tables").glob("03_compare_*_vs_*_zh.md")
     assert zh_md.read_text().count("TPS 提升 (%) [95% 置信区间]") == 1
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["runs", "diagnose"])
+def test_terminal_tables_of_the_ci_study_fit_120_columns(command):
+    from tibenchlib.texttable import display_width
+
+    for lang in ["en", "zh"] if command == "diagnose" else ["en"]:
+        args = [sys.executable, "-m", "tibenchlib.cli", command, "ci"]
+        args += ["--lang", lang] if command == "diagnose" else []
+        out = subprocess.run(args, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+        assert out.strip()
+        wide = [line for line in out.splitlines() if display_width(line) > 120]
+        assert not wide, wide
+        assert not re.search(r"\bnan\b", out), out
