@@ -90,7 +90,8 @@ def cmd_run(a) -> int:
     out = sys.stderr if a.json else sys.stdout
     print(f"\nstudy {study.study}: {len(selected)} phases in "
           f"{human_duration(time.monotonic() - t_run)}", file=out)  # fmt: skip
-    for line in _run_summary(study, a, before):
+    stopped = _stop_servers(before, a.keep_server)
+    for line in _run_summary(study, a.in_process, stopped):
         print(line, file=out)
     return 0
 
@@ -129,16 +130,15 @@ def _stop_command(name: str) -> str:
     return "tibench server stop" + ("" if name == "embedded" else f" --name {name}")
 
 
-def _run_summary(study, a, before: set[str]) -> list[str]:
-    """What to read next and what is left running, after a run."""
+def _run_summary(study, in_process: bool, stopped: list[str]) -> list[str]:
+    """What to read next, which servers the run stopped and which are still running."""
     name = study.study
     lines = _findings_lines(name)
-    if a.in_process:
+    if in_process:
         lines.append(f"results: {_shown(paths.study_dir(name))}/results/")
     else:
         lines.append(f"executed notebooks: {_shown(paths.study_dir(name))}/notebooks/")
     lines.append(f"report: tibench report {name}  (writes {_shown(paths.study_dir(name))}/report/)")
-    stopped = _stop_servers(before, a.keep_server)
     if stopped:
         lines.append(f"stopped the embedded MariaDB this run started: {', '.join(stopped)} "
                      "(--keep-server keeps it running)")  # fmt: skip

@@ -55,7 +55,8 @@ def ensure_kernelspec() -> str:
     Papermill would otherwise start whichever ``python3`` kernel Jupyter finds first, which
     need not be the environment tibench is installed in. The kernel leaves its process's stderr
     uncaptured and is marked as a batch kernel, so progress and logs reach the terminal and not
-    the notebook (:mod:`tibenchlib.terminal`); its own start-up notices are silenced.
+    the notebook (:mod:`tibenchlib.terminal`); the kernel application's own log (start-up
+    notices, a notice of the interrupt a kernel may get as it is shut down) is silenced.
     """
     f = paths.kernelspec_file(KERNEL_NAME)
     spec = {
@@ -66,7 +67,7 @@ def ensure_kernelspec() -> str:
             "-f",
             "{connection_file}",
             "--IPKernelApp.capture_fd_output=False",
-            "--IPKernelApp.log_level=ERROR",
+            "--IPKernelApp.log_level=CRITICAL",
         ],
         "display_name": "Python (tibench)",
         "language": "python",
