@@ -148,3 +148,18 @@ def test_in_a_notebook_the_bar_moves_then_leaves_an_empty_output(plain, tmp_path
     outputs = nb.cells[0].outputs
     assert [o.output_type for o in outputs] == ["display_data"]  # one output, updated in place
     assert outputs[0].data["text/plain"] == ""
+
+
+def test_papermill_reads_every_parameter_of_every_phase_notebook(caplog):
+    """A parameters line papermill cannot parse (an ``=`` in its comment) is a warning on the
+    terminal of every run and a parameter papermill calls unknown."""
+    import papermill as pm  # Jupyter's stack, only for the tests that read notebooks
+
+    from tibenchlib.notebook import PHASE_NOTEBOOKS
+
+    wanted = {"params_path", "measure", "redo", "yes", "arms", "progress"}
+    for nb in PHASE_NOTEBOOKS.values():
+        with caplog.at_level(logging.WARNING, logger="papermill"):
+            found = set(pm.inspect_notebook(str(Path(ROOT) / "notebooks" / nb)))
+        assert found == wanted, nb
+    assert not caplog.records, [r.getMessage() for r in caplog.records]
