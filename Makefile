@@ -33,7 +33,9 @@ setup: ## install what is missing: system packages (apt), a .venv with tibench, 
 demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB (about 6 minutes)
 	$(BIN)/tibench run $(PARAMS)
 	@echo "tables (JSON, CSV): data/$$(basename $(PARAMS) .yaml)/results/"
-	@$(BIN)/tibench report $$(basename $(PARAMS) .yaml) 2>/dev/null | sed 's/^/report: /'
+	@# the findings were printed by the run; the report's path comes last
+	@set -o pipefail; $(BIN)/tibench report $$(basename $(PARAMS) .yaml) 2>/dev/null \
+		| sed 's/^/report: /' || echo "report: tibench report $$(basename $(PARAMS) .yaml) failed" >&2
 
 test: setup ## the full test suite, notebooks included (nbval)
 	$(BIN)/python -m pytest -q tests
