@@ -91,7 +91,10 @@ def cmd_run(a) -> int:
     print(f"\nstudy {study.study}: {len(selected)} phases in "
           f"{human_duration(time.monotonic() - t_run)}", file=out)  # fmt: skip
     stopped = _stop_servers(before, a.keep_server)
-    for line in _run_summary(study, a.in_process, stopped):
+    # the commands it names must reach the same data directory
+    given = getattr(a, "data_dir", None)
+    flag = f" --data-dir {_shown(paths.data_dir())}" if given else ""
+    for line in _run_summary(study, a.in_process, stopped, flag):
         print(line, file=out)
     return 0
 
@@ -126,37 +129,41 @@ def _shown(p: Path) -> str:
         return str(p)
 
 
-def _stop_command(name: str) -> str:
-    return "tibench server stop" + ("" if name == "embedded" else f" --name {name}")
+def _stop_command(name: str, flag: str = "") -> str:
+    return f"tibench{flag} server stop" + ("" if name == "embedded" else f" --name {name}")
 
 
-def _run_summary(study, in_process: bool, stopped: list[str]) -> list[str]:
-    """What to read next, which servers the run stopped and which are still running."""
+def _run_summary(study, in_process: bool, stopped: list[str], flag: str = "") -> list[str]:
+    """What to read next, which servers the run stopped and which are still running; ``flag``
+    is added to every command named (``--data-dir DIR`` when the run was given one)."""
     name = study.study
-    lines = _findings_lines(name)
+    lines = _findings_lines(name, flag)
     if in_process:
         lines.append(f"results: {_shown(paths.study_dir(name))}/results/")
     else:
         lines.append(f"executed notebooks: {_shown(paths.study_dir(name))}/notebooks/")
-    lines.append(f"report: tibench report {name}  (writes {_shown(paths.study_dir(name))}/report/)")
+    lines.append(
+        f"report: tibench{flag} report {name}  (writes {_shown(paths.study_dir(name))}/report/)"
+    )
     if stopped:
         lines.append(f"stopped the embedded MariaDB this run started: {', '.join(stopped)} "
                      "(--keep-server keeps it running)")  # fmt: skip
     for st in _servers():
         if st["running"]:
+            stop = _stop_command(st["name"], flag)
             lines.append(f"still running: embedded MariaDB '{st['name']}' (pid {st['pid']}, "
-                         f"port {st['port']}): {_stop_command(st['name'])} stops it")  # fmt: skip
+                         f"port {st['port']}): {stop} stops it")  # fmt: skip
     return lines
 
 
-def _findings_lines(study: str) -> list[str]:
+def _findings_lines(study: str, flag: str = "") -> list[str]:
     """The study's findings, first in the run's summary.
 
     Findings are the headline of a run; until they can be rendered here, this names the
     command that prints them, when that command exists.
     """
     if "findings" in _subcommands():
-        return [f"findings: tibench findings {study}"]
+        return [f"findings: tibench{flag} findings {study}"]
     return []
 
 
