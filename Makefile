@@ -37,22 +37,28 @@ demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB (
 	@set -o pipefail; $(BIN)/tibench report $$(basename $(PARAMS) .yaml) 2>/dev/null \
 		| sed 's/^/report: /' || echo "report: tibench report $$(basename $(PARAMS) .yaml) failed" >&2
 
+# pytest-xdist: two workers, each test file on one worker in file order (module fixtures and
+# the order of tests inside a file hold); each worker has its own data directory and server
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
+XDIST ?= -n 2 --dist loadfile
+
 test: setup ## the full test suite, notebooks included (nbval)
-	$(BIN)/python -m pytest -q tests
+	$(PYTEST) $(XDIST) tests -m "not notebook"
+	@# the notebook tests share data/ci (the CI study, its embedded server): one process, in order
+	$(PYTEST) tests -m notebook
 	@# the published tables recomputed: committed outputs, checked exactly (no --nbval-lax)
-	$(BIN)/python -m pytest -q --nbval notebooks/reports_reproduced.ipynb --nbval-current-env \
-		-p no:cacheprovider
+	$(PYTEST) --nbval notebooks/reports_reproduced.ipynb --nbval-current-env
 	@# nbval re-executes the executed CI notebooks (a resume: everything is already measured),
 	@# then the embedded server they used is stopped whatever the outcome
-	$(BIN)/python -m pytest -q --nbval-lax data/ci/notebooks --nbval-current-env \
-		-p no:cacheprovider; status=$$?; $(BIN)/tibench server stop >/dev/null; exit $$status
+	$(PYTEST) --nbval-lax data/ci/notebooks --nbval-current-env; \
+		status=$$?; $(BIN)/tibench server stop >/dev/null; exit $$status
 
 .PHONY: report
 report: setup ## the HTML report of the study in PARAMS, under data/<study>/report/
 	$(BIN)/tibench report $$(basename $(PARAMS) .yaml)
 
-test-fast: setup ## the tests that need no server or notebook
-	$(BIN)/python -m pytest -q tests -m "not slow and not notebook"
+test-fast: setup ## the tests that need no server or notebook (XDIST= runs them in one process)
+	$(PYTEST) $(XDIST) tests -m "not slow and not notebook"
 
 lint: setup ## ruff check and format check
 	$(BIN)/ruff check tibenchlib tests benchmarks

@@ -1,20 +1,25 @@
-"""Runs saved by adaptive repeats: a simulated study, adaptive rounds against fixed rounds.
+"""Rounds used and power of adaptive repeats by run CV, against fixed designs of 5, 8 and 10 rounds.
 
-    .venv/bin/python benchmarks/bench_adaptive.py [--studies 400] [--min 5] [--max 10]
-        [--target 2] [--delta 2] [--cv-low 0.3] [--cv-high 3]
+    .venv/bin/python benchmarks/bench_adaptive.py [--cells 4000] [--min 5] [--max 10]
+        [--delta 2] [--cvs 1 2 5] [--phi 0] [--drift 0] [--seed 1]
 
-The study: 4 workloads x 6 thread counts = 24 cells, two arms interleaved in rounds (AB, BA, ...).
-Each run's figure is lognormal around its cell's truth, with a run-to-run CV drawn per cell
-log-uniformly between ``--cv-low`` and ``--cv-high`` percent (quiet point selects to noisy
-writes); true differences per cell drawn from 0, +-1, +5 and +15 percent.
+One A/B cell at a time, simulated as the sweep runs it: two arms per round in the order
+:func:`tibenchlib.sweep.arm_order` gives (AB, BA, BA, AB, ...), each run's figure lognormal
+around the truth with run-to-run CV ``--cvs`` percent (``--phi``: AR(1) run noise in execution
+order; ``--drift``: a trend per run), true candidate/baseline ratios 1, 1 + delta/2, 1 + delta and
+1 + 2 delta. Every design sees the same runs.
 
-The adaptive design is :func:`tibenchlib.adaptive.stopping_rule` (Stein's two-stage rule with its
-early look). A cell is *answered* when its interval is within +-target or lies entirely beyond or
-within +-delta. The fixed design runs every cell n rounds and uses the paired t interval
-(df = n - 1) at 95%; "the fixed design that reaches the same width" is the smallest n whose share
-of answered cells is at least the adaptive design's. Printed: runs of each design, their ratio,
-the share of cells answered and the coverage of each design's intervals (which must stay >= 93%).
-Exit code 0 when the adaptive design needs fewer runs than that fixed design and keeps coverage.
+The adaptive design is :func:`tibenchlib.adaptive.stopping_rule` with its defaults (what
+``repeats: {min, max}`` and ``repeats: auto`` run). A fixed design runs n rounds and reports the
+paired t interval (df = n - 1) at 95%. Verdicts are the comparison's own
+(:func:`tibenchlib.stats._verdicts`, one cell): *power* is the share of "equivalent" verdicts at
+true ratios 1 and 1 + delta/2, of "better" at 1 + delta and 1 + 2 delta. ``n_eq`` is the smallest
+fixed n (``min`` .. ``max``) whose power reaches the adaptive design's: the fixed design of equal
+power; "-" where no design reaches 5% power (nothing can be decided at that CV and effect).
+
+Exit code 0 when, wherever some design reaches 5% power, the adaptive design uses no more rounds
+on average than the fixed design of equal power (to 0.25 rounds of Monte Carlo error), and its
+coverage stays >= 93.5% everywhere.
 """
 
 from __future__ import annotations
@@ -28,95 +33,104 @@ import numpy as np
 from scipy import stats as st
 
 from tibenchlib.adaptive import stopping_rule
+from tibenchlib.stats import _verdicts
+from tibenchlib.sweep import arm_order
 
-CELLS = 4 * 6
-EFFECTS = np.log1p(np.array([0.0, 0.01, -0.01, 0.05, 0.15]))
-
-
-def simulate(rng, studies: int, max_rounds: int, cv_low: float, cv_high: float):
-    """Within-round log ratios (studies x cells, rounds) and each cell's true log ratio."""
-    m = studies * CELLS
-    sigma = np.exp(rng.uniform(math.log(cv_low / 100), math.log(cv_high / 100), m))
-    mu = rng.choice(EFFECTS, m)
-    a = rng.normal(0, 1, (m, max_rounds)) * sigma[:, None]
-    b = rng.normal(0, 1, (m, max_rounds)) * sigma[:, None]
-    return mu[:, None] + b - a, mu
+FIXED = (5, 8, 10)
 
 
-def answered(lo, hi, target: float, delta: float) -> np.ndarray:
-    """Intervals (log scale) within +-target, or entirely beyond or within +-delta."""
-    h, up, down = math.log1p(target / 100), math.log1p(delta / 100), math.log1p(-delta / 100)
-    half = (hi - lo) / 2
-    return (half <= h * (1 + 1e-12)) | (lo > up) | (hi < down) | ((lo >= down) & (hi <= up))
+def simulate(rng, cells: int, mu: float, cv_pct: float, rounds: int, phi=0.0, drift=0.0):
+    """Within-round log ratios (cells x rounds) in the sweep's arm order."""
+    n = 2 * rounds
+    z = rng.normal(size=(cells, n)) * math.log1p(cv_pct / 100)
+    e = np.empty_like(z)
+    e[:, 0] = z[:, 0] / math.sqrt(1 - phi**2)
+    for i in range(1, n):
+        e[:, i] = phi * e[:, i - 1] + z[:, i]
+    e += drift * np.arange(n)
+    order = [arm_order(["a", "b"], r + 1) for r in range(rounds)]
+    a = np.array([2 * r + o.index("a") for r, o in enumerate(order)])
+    b = np.array([2 * r + o.index("b") for r, o in enumerate(order)])
+    return mu + e[:, b] - e[:, a]
 
 
-def fixed(d, mu, n: int, target: float, delta: float):
+def fixed(d, n: int):
+    """Paired t at 95% on the first n rounds: mean, low, high (log scale) and p."""
     x = d[:, :n]
     m, s = x.mean(1), x.std(1, ddof=1)
     half = st.t.ppf(0.975, n - 1) * s / math.sqrt(n)
-    lo, hi = m - half, m + half
-    return answered(lo, hi, target, delta).mean(), ((lo <= mu) & (mu <= hi)).mean()
+    p = 2 * st.t.sf(np.abs(m) * math.sqrt(n) / s, n - 1)
+    return m, m - half, m + half, p
+
+
+def power(m, lo, hi, p, effect: float, delta: float) -> float:
+    """Share of the right verdict: "equivalent" below delta, "better" from delta on."""
+    v = _verdicts(np.expm1(m) * 100, np.expm1(lo) * 100, np.expm1(hi) * 100, p, delta, 0.05)
+    return float(np.mean(v == ("equivalent" if effect < delta else "better")))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--studies", type=int, default=400)
-    ap.add_argument("--min", type=int, default=5, help="stage 1 rounds (repeats: auto has 5)")
+    ap.add_argument("--cells", type=int, default=4000, help="simulated cells per CV and effect")
+    ap.add_argument("--min", type=int, default=5, help="first look (repeats: auto has 5)")
     ap.add_argument("--max", type=int, default=10)
-    ap.add_argument("--target", type=float, default=2.0, help="target half-width, percent")
     ap.add_argument("--delta", type=float, default=2.0, help="equivalence margin, percent")
-    ap.add_argument("--cv-low", type=float, default=0.3, help="quietest cell's run CV, percent")
-    ap.add_argument("--cv-high", type=float, default=3.0, help="noisiest cell's run CV, percent")
+    ap.add_argument("--cvs", type=float, nargs="+", default=[1.0, 2.0, 5.0])
+    ap.add_argument("--phi", type=float, default=0.0, help="AR(1) coefficient of run noise")
+    ap.add_argument("--drift", type=float, default=0.0, help="trend per run, log scale")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     rng = np.random.default_rng(a.seed)
-    d, mu = simulate(rng, a.studies, a.max, a.cv_low, a.cv_high)
-    t0 = time.perf_counter()
-    dec = stopping_rule(
-        d,
-        min_rounds=a.min,
-        max_rounds=a.max,
-        target_halfwidth_pct=a.target,
-        delta_pct=a.delta,
-    )
-    secs = time.perf_counter() - t0
-    lo, hi = np.log(dec["ratio_ci_low"].to_numpy()), np.log(dec["ratio_ci_high"].to_numpy())
-    share = answered(lo, hi, a.target, a.delta).mean()
-    cover = ((lo <= mu) & (mu <= hi)).mean()
-    runs_adaptive = 2 * int(dec["rounds_used"].sum())
-    per_study = runs_adaptive / a.studies
+    ns = range(a.min, a.max + 1)
+    effects = (0.0, a.delta / 2, a.delta, 2 * a.delta)
     print(
-        f"{a.studies} simulated studies x {CELLS} cells x 2 arms; run CV {a.cv_low:g}–"
-        f"{a.cv_high:g}%, repeats min {a.min} max {a.max}, target ±{a.target:g}%, "
-        f"margin ±{a.delta:g}%"
+        f"{a.cells} simulated A/B cells per row, repeats min {a.min} max {a.max}, margin "
+        f"±{a.delta:g}%, AR(1) {a.phi:g}, drift {a.drift:g}; power = share of 'equivalent' "
+        f"(effect < delta) or 'better' (effect >= delta) verdicts"
     )
-    print(f"stopping rule over {len(dec)} cells: {secs * 1000:.0f} ms")
+    head = (
+        f"{'CV %':>5} {'effect %':>8} | {'rounds':>6} {'power':>6} {'cover':>6} | "
+        + " ".join(f"{'n=' + str(n):>6}" for n in FIXED)
+        + f" | {'n_eq':>4}"
+    )
+    print(head)
+    print("-" * len(head))
+    ok, secs, by_cv = True, 0.0, {}
+    for cv in a.cvs:
+        for eff in effects:
+            mu = math.log1p(eff / 100)
+            d = simulate(rng, a.cells, mu, cv, a.max, a.phi, a.drift)
+            t0 = time.perf_counter()
+            dec = stopping_rule(
+                d, min_rounds=a.min, max_rounds=a.max, target_halfwidth_pct=2.0, delta_pct=a.delta
+            )
+            secs += time.perf_counter() - t0
+            lo, hi = np.log(dec["ratio_ci_low"]), np.log(dec["ratio_ci_high"])
+            pw = power(dec["mean_log"], lo, hi, dec["p_value"], eff, a.delta)
+            cover = float(np.mean((lo <= mu) & (mu <= hi)))
+            rounds = float(dec["rounds_used"].mean())
+            fp = {n: power(*fixed(d, n), eff, a.delta) for n in ns}
+            n_eq = next((n for n in ns if fp[n] >= pw), None)
+            decidable = max(pw, *fp.values()) >= 0.05
+            if decidable:
+                ok &= n_eq is None or rounds <= n_eq + 0.25
+            ok &= cover >= 0.935
+            by_cv.setdefault(cv, []).append(rounds)
+            eq = (f"> {a.max}" if n_eq is None else str(n_eq)) if decidable else "-"
+            print(
+                f"{cv:5g} {eff:8g} | {rounds:6.2f} {pw:6.1%} {cover:6.1%} | "
+                + " ".join(f"{fp[n]:6.1%}" for n in FIXED if n in fp)
+                + f" | {eq:>4}"
+            )
     print(
-        f"adaptive: {per_study:.1f} runs per study, {share:.1%} of cells answered, "
-        f"coverage {cover:.1%}; reasons: "
-        + ", ".join(f"{k} {v / len(dec):.0%}" for k, v in dec["reason"].value_counts().items())
+        "mean rounds over the four effects: "
+        + ", ".join(
+            f"CV {cv:g}%: {np.mean(r):.2f} ({1 - np.mean(r) / a.max:.0%} fewer than {a.max})"
+            for cv, r in by_cv.items()
+        )  # fmt: skip
     )
-    match = None
-    for n in range(2, a.max + 1):
-        s, c = fixed(d, mu, n, a.target, a.delta)
-        runs = 2 * n * CELLS
-        print(f"fixed n={n:2d}: {runs} runs per study, {s:.1%} answered, coverage {c:.1%}")
-        if match is None and s >= share:
-            match = (n, runs)
-    top = 2 * a.max * CELLS
-    print(f"ratio adaptive / fixed {a.max} rounds (the most the rule may run): "
-          f"{per_study / top:.2f}")  # fmt: skip
-    if match is None:
-        print(f"no fixed design up to {a.max} rounds answers {share:.1%} of the cells: "
-              f"adaptive / fixed {a.max} = {per_study / top:.2f}")  # fmt: skip
-        ok = cover >= 0.93
-    else:
-        n, runs = match
-        ratio = per_study / runs
-        print(f"ratio adaptive / fixed n={n} (the fixed design answering as many cells): "
-              f"{ratio:.2f}")  # fmt: skip
-        ok = ratio < 1 and cover >= 0.93
-    print("goal (fewer runs than the fixed design of the same width, coverage >= 93%):",
+    print(f"stopping rule: {secs * 1000:.0f} ms for {len(a.cvs) * len(effects) * a.cells} cells")
+    print("goal (no more rounds than the fixed design of equal power, coverage >= 93.5%):",
           "met" if ok else "NOT met")  # fmt: skip
     return 0 if ok else 1
 

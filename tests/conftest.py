@@ -9,10 +9,12 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
-from tibenchlib.server import EmbeddedServer
+from tibenchlib import paths
+from tibenchlib.server import EmbeddedServer, embedded
 
 
 def pytest_configure(config):
@@ -22,6 +24,21 @@ def pytest_configure(config):
     if os.geteuid() == 0 and not config.option.basetemp:
         tag = hashlib.sha1(str(config.rootpath).encode()).hexdigest()[:10]
         config.option.basetemp = str(Path(tempfile.gettempdir()) / f"tibench-pytest-{tag}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _worker_data_dir(tmp_path_factory):
+    """Under pytest-xdist, each worker's default data directory (``TIBENCH_DATA``) is its own, so
+    workers never share a catalog, a study lock or the embedded server; the one that a test
+    started in it is stopped at the end."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("TIBENCH_DATA"):
+        yield None
+        return
+    d = tmp_path_factory.getbasetemp() / "data"
+    shared = {"TIBENCH_YCSB_HOME": str(paths.ycsb_home())}  # one YCSB build, as in one process
+    with mock.patch.dict(os.environ, {"TIBENCH_DATA": str(d), **shared}):
+        yield d
+        embedded().stop()
 
 
 def _have_mariadb() -> bool:
@@ -83,6 +100,4 @@ def data_dir(tmp_path, monkeypatch):
     d = tmp_path / "data"
     monkeypatch.setenv("TIBENCH_DATA", str(d))
     yield d
-    from tibenchlib.server import embedded
-
     embedded().stop()

@@ -1,12 +1,19 @@
-"""Helpers the tests share: the command line in a child process, a free local port."""
+"""Helpers the tests share: the command line in this process or in a child process, a free local
+port."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import signal
 import socket
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
+
+from tibenchlib import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,6 +36,38 @@ def run_cli(
         cwd=cwd,
         timeout=timeout,
     )
+
+
+def tibench(
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = ROOT,
+) -> subprocess.CompletedProcess:
+    """``tibench ARGS`` through :func:`tibenchlib.cli.main` in this process, as :func:`run_cli`
+    reports it: exit code, stdout and stderr as text.
+
+    A child process costs a second of imports per call and proves nothing more for what happens
+    inside ``main`` (parsing, dispatch, output, exit codes); what only a child shows (the entry
+    point, a closed pipe, what is imported) is tested with :func:`run_cli`. ``env`` is laid over
+    the environment for the call only; ``cwd`` None runs in the current folder.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    sigterm = signal.getsignal(signal.SIGTERM)  # main() installs its own handler
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.dict(os.environ, env or {}))
+        if cwd is not None:
+            stack.enter_context(contextlib.chdir(cwd))
+        stack.enter_context(contextlib.redirect_stdout(out))
+        stack.enter_context(contextlib.redirect_stderr(err))
+        try:
+            code = cli.main(list(args))
+        except SystemExit as e:  # argparse: --help, --version, a usage error
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if isinstance(e.code, str):
+                print(e.code, file=sys.stderr)
+        finally:
+            signal.signal(signal.SIGTERM, sigterm)
+    return subprocess.CompletedProcess(["tibench", *args], code, out.getvalue(), err.getvalue())
 
 
 def free_port() -> int:

@@ -7,9 +7,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
-from helpers import run_cli as tibench
+from helpers import run_cli, tibench
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures" / "sysbench"
@@ -41,7 +42,7 @@ def test_dry_run_prints_the_plan_eta_and_disk(tmp_path):
 def test_bad_params_exit_2_with_every_field(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text("study: x\nthreads: [0]\nduration_s: 0\n")
-    r = tibench("run", str(p), "--dry-run")
+    r = run_cli("run", str(p), "--dry-run")  # the exit code a shell sees
     assert r.returncode == 2 and r.stdout == ""
     assert "2 problems" in r.stderr and "threads.0" in r.stderr and "duration_s" in r.stderr
 
@@ -99,7 +100,7 @@ def test_version_verbose_after_the_subcommand_and_every_option_has_help():
     from tibenchlib import __version__
     from tibenchlib.cli import build_parser
 
-    r = tibench("--version")
+    r = run_cli("--version")  # the real entry point, in a child process
     assert r.returncode == 0 and r.stdout.strip() == f"tibench {__version__}"
     a = build_parser().parse_args(["run", "params/ci.yaml", "-v", "--dry-run"])
     assert a.verbose is True
@@ -184,11 +185,8 @@ def test_runs_shows_done_failed_and_pending_per_phase_and_arm(tmp_path):
     assert not (tmp_path / "ci").exists(), "reading progress creates no catalog"
 
     study = load_study(ROOT / "params/ci.yaml")
-    os.environ["TIBENCH_DATA"] = str(tmp_path)
-    try:
+    with mock.patch.dict(os.environ, env):  # restores a TIBENCH_DATA set before, too
         store = Store(default_url("ci"))
-    finally:
-        del os.environ["TIBENCH_DATA"]
     store.record_study("ci", study.model_dump(mode="json"))
     for i, (key, status) in enumerate(
         [("flush1/oltp_point_select/t1/r1", "ok"), ("flush1/oltp_point_select/t2/r1", "ok"),

@@ -414,10 +414,11 @@ def _real_diagnosis(study) -> pd.Series:
 def test_real_sweep_server_on_one_cpu_is_server_bound(data_dir, sysbench_bin):
     """The embedded server bound to one CPU (``cpu_binding: cpus:0``, numactl), the client on
     every CPU: the server is the limit."""
+    from tibenchlib.store import Store
     from tibenchlib.sweep import sweep
 
     study = _real_study("diag-server", {"label": "srv1", "cpu_binding": "cpus:0"})
-    sweep(study, progress=False)
+    sweep(study, progress=False, store=Store.for_study(study, record=True))
     d = _real_diagnosis(study)
     assert (d["verdict"], d["resource"]) == ("server_cpu", "server"), d["sentence_en"]
     assert d["server_demand"] >= 0.9 and d["threads_at"] == 16
@@ -490,23 +491,23 @@ def _catalog(tmp_path, monkeypatch) -> str:
 
 
 def test_cli_diagnose_json_and_text(tmp_path, monkeypatch):
-    from helpers import run_cli
+    from helpers import tibench
 
     name = _catalog(tmp_path, monkeypatch)
     env = {"TIBENCH_DATA": str(tmp_path)}
-    r = run_cli("diagnose", name, "--json", env=env)
+    r = tibench("diagnose", name, "--json", env=env)
     assert r.returncode == 0, r.stderr
     rows = json.loads(r.stdout)
     assert len(rows) == 1 and rows[0]["verdict"] == "server_cpu"
     assert rows[0]["resource"] == "server" and rows[0]["threads_at"] == 16
     assert rows[0]["server_demand"] > 10 and rows[0]["evidence"]["cpu"]["server"]["cores"] == 1
     assert rows[0]["sentence"].startswith(f"{W}:从 4 线程起")  # the study's lang
-    text = run_cli("diagnose", name, "--lang", "en", env=env)
+    text = tibench("diagnose", name, "--lang", "en", env=env)
     assert text.returncode == 0, text.stderr
     assert "server CPU-bound" in text.stdout and "CPU demand =" in text.stdout
-    bad = run_cli("diagnose", name, "--component-cores", "tidb", env=env)
+    bad = tibench("diagnose", name, "--component-cores", "tidb", env=env)
     assert bad.returncode == 2 and "COMPONENT=CPUS" in bad.stderr
-    missing = run_cli("diagnose", "no-such-study", env=env)
+    missing = tibench("diagnose", "no-such-study", env=env)
     assert missing.returncode == 2 and "no-such-study" in missing.stderr
 
 

@@ -186,10 +186,11 @@ REAL = {
 def test_real_dm_refused_without_yes_before_any_request(tmp_path, monkeypatch):
     from tibenchlib.dm.phase import run_dm_phase
     from tibenchlib.safety import DestructiveRefused
+    from tibenchlib.store import Store
 
     monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
     with pytest.raises(DestructiveRefused, match="set allow_destructive: true.*--yes"):
-        run_dm_phase(parse_study(REAL), yes=False, progress=False)
+        run_dm_phase(parse_study(REAL), yes=False, progress=False, store=Store("sqlite://"))
 
 
 def test_real_dm_params_need_the_source():

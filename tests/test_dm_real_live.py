@@ -50,6 +50,6 @@ def test_real_dm_phase(tmp_path, monkeypatch, api):
             },
         }
     )
-    rows = phases.dm(study, yes=True, arms=None, redo=False, progress=False)
+    rows = phases.run_phase(study, "dm", yes=True, arms=None, redo=False, progress=False)
     assert set(rows["unit"]) == {"load", "sync"}
     assert (rows["status"] == "ok").all() and rows["verified"].all()

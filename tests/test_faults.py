@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import run_cli, tibench
 
 from tibenchlib import paths
 from tibenchlib.db import mask_url, url_has_password
@@ -23,6 +23,10 @@ SECRET = "s3cr/e?t@pw"
 
 def _tibench(*args, data: Path, env: dict | None = None, cwd: Path | None = None):
     return run_cli(*args, env={"TIBENCH_DATA": str(data), **(env or {})}, cwd=cwd)
+
+
+def _data(data: Path) -> dict[str, str]:
+    return {"TIBENCH_DATA": str(data)}
 
 
 def _error_line(r) -> str:
@@ -37,9 +41,12 @@ def _error_line(r) -> str:
 def _counts(db: Path) -> dict[str, int]:
     if not db.exists():
         return {}
-    with sqlite3.connect(db) as c:
+    c = sqlite3.connect(db)
+    try:  # closed, not only committed: an open reader keeps SQLite's WAL files in place
         tabs = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         return {t: c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tabs}
+    finally:
+        c.close()
 
 
 # -- passwords in URLs ---------------------------------------------------------------------------
@@ -174,7 +181,7 @@ def test_corrupt_catalog_through_the_cli_is_one_line(tmp_path):
     db.write_bytes(b"garbage" * 200)
     params = tmp_path / "p.yaml"
     params.write_text("study: c\nphases: [compare]\n")
-    r = _tibench("run", str(params), "--in-process", "--phase", "compare", data=tmp_path)
+    r = tibench("run", str(params), "--in-process", "--phase", "compare", env=_data(tmp_path))
     assert r.returncode == 1
     line = _error_line(r)
     assert str(db) in line and "move it aside" in line, r.stderr
@@ -214,6 +221,7 @@ def test_streamed_parse_equals_whole_parse(name, raw, tmp_path, monkeypatch):
     assert counted.summary == whole.summary and len(counted.intervals) == 0
 
 
+@pytest.mark.slow  # writes and parses 60 MB: several seconds
 def test_large_log_streams_in_bounded_memory(tmp_path):
     """A log of 60 MB of real interval lines: parsed with peak memory well under its size."""
     code = f"""
@@ -258,16 +266,104 @@ def parse_tps(text: str) -> float:
 def test_parse_directory_and_unreadable_files_are_per_file_statuses(tmp_path):
     good = FIXTURES / "mariadb" / "point_select-t2-events2000.txt"
     missing = tmp_path / "missing.log"
-    r = _tibench(
-        "parse", "sysbench", str(tmp_path), str(good), str(missing), "--json", data=tmp_path
+    r = tibench(
+        "parse", "sysbench", str(tmp_path), str(good), str(missing), "--json", env=_data(tmp_path)
     )
     assert r.returncode == 0, r.stderr
     rows = json.loads(r.stdout)
     assert [x["status"] for x in rows] == ["unreadable", "ok", "unreadable"]
     assert "is a directory" in rows[0]["error"] and "no such file" in rows[2]["error"]
     assert f"tibench: {tmp_path}: is a directory" in r.stderr
-    r = _tibench("parse", "sysbench", str(tmp_path), "--json", data=tmp_path)
+    r = tibench("parse", "sysbench", str(tmp_path), "--json", env=_data(tmp_path))
     assert r.returncode == 2 and json.loads(r.stdout)[0]["status"] == "unreadable"
+
+
+# -- parsing: truncated logs, files that are not logs ------------------------------------------
+HIST_LOG = FIXTURES / "mariadb" / "point_select-t2-ri1-hist.txt"
+
+
+@pytest.mark.parametrize(
+    "cut_after,missing",
+    [
+        ("Latency (ms):", "latency min"),
+        ("avg:", "latency max"),
+        ("95th percentile:", "latency sum"),
+        ("Threads fairness:", "threads fairness"),
+    ],
+)
+def test_sysbench_log_cut_inside_its_summary_is_truncated(tmp_path, cut_after, missing):
+    text = HIST_LOG.read_text()
+    assert parse_tps(text) > 0  # the whole log parses as ok
+    end = text.index("\n", text.index(cut_after)) + 1
+    f = tmp_path / "cut.log"
+    f.write_text(text[:end])
+    r = _tibench("parse", "sysbench", str(f), "--json", data=tmp_path)
+    assert r.returncode == 0, r.stderr
+    row = json.loads(r.stdout)[0]
+    assert row["status"] == "failed" and row["error"].startswith("truncated: the summary ends")
+    assert missing in row["error"]
+    r = _tibench("parse", "sysbench", str(HIST_LOG), str(f), data=tmp_path)
+    assert f"{f}: truncated: the summary ends early (no {missing}" in r.stdout
+    assert [x.split()[1] for x in r.stdout.splitlines()[2:4]] == ["ok", "failed"]
+
+
+@pytest.mark.parametrize("tool", ["sysbench", "ycsb", "tpcc", "tpch"])
+def test_fifo_and_devices_are_refused_without_reading(tool, tmp_path):
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    r = run_cli("parse", tool, str(fifo), "/dev/zero", "--json", timeout=60)
+    assert r.returncode == 2, r.stderr
+    rows = json.loads(r.stdout)
+    assert [x["status"] for x in rows] == ["unreadable", "unreadable"]
+    assert f"tibench: {fifo}: is not a regular file" in r.stderr
+    assert "tibench: /dev/zero: is not a regular file" in r.stderr
+
+
+MEASURE = """
+import json, resource, sys
+sys.path.insert(0, {root!r})
+from tibenchlib.parse import parse_sysbench_file, parse_tpcc_file, parse_ycsb_file
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+s = {{"sysbench": parse_sysbench_file, "ycsb": parse_ycsb_file, "tpcc": parse_tpcc_file}}[
+    sys.argv[1]](sys.argv[2]).summary
+grew = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+print(json.dumps({{"status": s["status"], "error": s["error"], "grew": grew}}))
+"""
+
+
+@pytest.mark.parametrize("tool", ["sysbench", "ycsb", "tpcc"])
+def test_a_300_mb_file_of_zeros_is_refused_in_bounded_memory(tool, tmp_path):
+    """No line breaks: "not a … log" after a few MB read, memory and time bounded."""
+    import time
+
+    f = tmp_path / "zeros.log"
+    with open(f, "wb") as fh:
+        fh.truncate(300 << 20)  # sparse: reads as 300 MB of zero bytes
+    code = MEASURE.format(root=str(Path(__file__).parents[1]))
+    t0 = time.monotonic()
+    r = subprocess.run(
+        [sys.executable, "-c", code, tool, str(f)], capture_output=True, text=True, timeout=120
+    )
+    took = time.monotonic() - t0
+    out = json.loads(r.stdout)
+    assert out["status"] in ("failed", "error"), out
+    assert out["error"].startswith("not a ") and "longer than 1 MiB" in out["error"]
+    assert out["grew"] < 32 << 20, f"grew by {out['grew'] >> 20} MB"
+    assert took < 30
+
+
+def test_log_lines_keep_the_text_and_bound_the_line(tmp_path, monkeypatch):
+    from tibenchlib.parse import files
+
+    text = "a\r\nb\rc\n" + "é" * 50 + "\nlast"
+    f = tmp_path / "x.log"
+    f.write_bytes(text.encode())
+    monkeypatch.setattr(files, "CHUNK_BYTES", 3)  # chunks split lines and characters
+    assert list(files.log_lines(f, "log")) == ["a\n", "b\n", "c\n", "é" * 50 + "\n", "last"]
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 60)
+    f.write_bytes(b"ok\n" + b"x" * 100)
+    with pytest.raises(files.NotALog, match="not a log: line 2 is longer"):
+        list(files.log_lines(f, "log"))
 
 
 # -- the study lock ------------------------------------------------------------------------------
@@ -399,9 +495,13 @@ def measured(tmp_path_factory):
 
 
 def _variant(measured, text: str) -> Path:
+    """The corpus params with ``text``'s top-level keys in place of the same keys (a key given
+    twice is refused)."""
     data, params, _ = measured
+    keys = {x.split(":")[0] for x in text.splitlines() if x and not x.startswith(" ")}
+    base = [x for x in params.read_text().splitlines(keepends=True) if x.split(":")[0] not in keys]
     p = data.parent / "variant.yaml"
-    p.write_text(params.read_text() + text)
+    p.write_text("".join(base) + text)
     return p
 
 
@@ -529,13 +629,13 @@ def test_server_killed_mid_sweep_is_restarted_once_and_resume_retries(measured, 
 
     t = threading.Thread(target=kill_server_during_second_run)
     t.start()
-    df = phases.sweep(study, progress=False)
+    df = phases.run_phase(study, "sweep", progress=False)
     t.join()
     assert killed and len(df) == 6
     assert 1 <= (df["status"] != "ok").sum() <= 1, df[["run_key", "status", "error"]]
     assert (df["status"] == "ok").sum() == 5  # the later runs ran on the restarted server
     # resume: only the failed run runs again, its first log kept
-    again = phases.sweep(study, progress=False)
+    again = phases.run_phase(study, "sweep", progress=False)
     assert (again["status"] == "ok").all()
     assert sorted(again["attempts"].fillna(1).astype(int)) == [1, 1, 1, 1, 1, 2]
     ok_before = df[df["status"] == "ok"].set_index("run_key")["tps"]
@@ -584,3 +684,474 @@ def test_a_study_folder_symlinked_to_another_disk_is_allowed(tmp_path, monkeypat
     (data / "s").symlink_to(elsewhere)
     monkeypatch.setenv("TIBENCH_DATA", str(data))
     assert paths.study_dir("s").resolve() == elsewhere
+
+
+# -- params files and catalogs that are not what they should be -----------------------------------
+def _dry(tmp_path, params: Path, *more: str):
+    return _tibench("run", str(params), "--dry-run", *more, data=tmp_path / "data")
+
+
+PARAMS_FILES = [
+    ("utf16", "study: x\n".encode("utf-16"), "UTF-16 text: save the params file as UTF-8"),
+    ("binary", bytes(range(256)) * 4, "not UTF-8 text (byte 128 is 0x80)"),
+    ("nul", b"study: x\n\0\0\0", "holds NUL bytes"),
+    ("twice", b"study: a\nthreads: [1]\nstudy: b\n", "line 3: key 'study' given twice (first"),
+    ("twice-nested", b"study: a\ndataset:\n  tables: 1\n  tables: 2\n", "line 4: key 'tables'"),
+]
+
+
+@pytest.mark.parametrize("kind,raw,shown", PARAMS_FILES, ids=[k for k, _, _ in PARAMS_FILES])
+def test_params_file_that_is_not_utf8_yaml_is_one_line_naming_it(tmp_path, kind, raw, shown):
+    p = tmp_path / f"{kind}.yaml"
+    p.write_bytes(raw)
+    r = _dry(tmp_path, p)
+    assert r.returncode == 2, r.stderr
+    line = _error_line(r)
+    assert line.startswith(f"tibench: error: {p}: ") and shown in line, line
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_params_path_that_is_a_directory_is_said_so(tmp_path):
+    d = tmp_path / "study.yaml"
+    d.mkdir()
+    r = _dry(tmp_path, d)
+    assert r.returncode == 2
+    assert _error_line(r) == (
+        f"tibench: error: {d}: is a directory, not a params file (give the YAML file in it)"
+    )
+
+
+@pytest.mark.parametrize("name", paths.RESERVED_NAMES)
+def test_study_named_after_a_folder_tibench_uses_is_refused(tmp_path, name):
+    p = tmp_path / "p.yaml"
+    p.write_text(f"study: {name}\n")
+    r = _dry(tmp_path, p)
+    assert r.returncode == 2
+    assert f"'{name}' is reserved for tibench's own files" in r.stderr
+    with pytest.raises(paths.PathError, match="reserved"):
+        paths.study_dir(name)
+
+
+def test_every_folder_of_the_data_dir_tibench_writes_is_reserved(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    monkeypatch.delenv("TIBENCH_YCSB_HOME", raising=False)
+    used = [
+        paths.server_dir("embedded"),
+        paths.jupyter_dir(),
+        paths.tpch_data_dir("0.01"),
+        paths.ycsb_home(),
+        tmp_path / paths.REFERENCE_FOLDER,
+    ]
+    assert {p.relative_to(tmp_path).parts[0] for p in used} == set(paths.RESERVED_NAMES)
+
+
+@pytest.mark.parametrize("command", ["runs", "report"])
+def test_catalog_that_is_a_directory_is_refused_by_runs_and_report(tmp_path, command):
+    data = tmp_path / "data"
+    (data / "dirstudy" / "results.sqlite").mkdir(parents=True)
+    p = tmp_path / "p.yaml"
+    p.write_text("study: dirstudy\n")
+    for ref in ("dirstudy", str(p)):
+        r = _tibench(command, ref, data=data)
+        assert r.returncode == 2, (ref, r.stdout, r.stderr)
+        line = _error_line(r)
+        assert f"{data / 'dirstudy' / 'results.sqlite'} is a directory" in line, line
+        assert "move it aside" in line
+    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data)
+    assert r.returncode == 2 and "is a directory, not a tibench catalog" in _error_line(r)
+    assert (data / "dirstudy" / "results.sqlite").is_dir()
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 2 MB tmpfs (root only): the data directory on a disk that fills up."""
+    mnt = tmp_path / "small-disk"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)])
+    if r.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)])
+
+
+def test_full_disk_is_one_line_naming_the_path(full_disk, tmp_path):
+    data = full_disk / "data"
+    p = tmp_path / "p.yaml"
+    p.write_text("study: full\nphases: [compare]\n")
+    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data)
+    assert "no sweep runs" in _error_line(r)  # the catalog was made on the empty disk
+    db = data / "full" / "results.sqlite"
+    before = _counts(db)
+    with open(full_disk / "filler", "wb") as fh:
+        try:
+            fh.write(b"\0" * (4 << 20))
+        except OSError:
+            pass
+    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data)
+    assert r.returncode == 2
+    line = _error_line(r)
+    assert f"{db}: no space left on its device" in line, line
+    assert "Traceback" not in r.stderr
+    other = tmp_path / "o.yaml"
+    other.write_text("study: other\n")  # a new study: no room for its catalog
+    r = _tibench("run", str(other), "--phase", "compare", "--in-process", data=data)
+    assert r.returncode == 2
+    line = _error_line(r)
+    assert "no space left on" in line and str(data) in line, line
+    (full_disk / "filler").unlink()
+    assert _counts(db) == before
+
+
+def test_stopping_a_server_that_does_not_exist_is_an_error(tmp_path):
+    r = _tibench("server", "stop", "--name", "nosuch", data=tmp_path)
+    assert r.returncode == 2
+    line = _error_line(r)
+    assert "--name nosuch: no such embedded server" in line
+    assert str(tmp_path / "server" / "nosuch") in line
+    r = _tibench("server", "stop", data=tmp_path)  # the default one, never started: stopped
+    assert r.returncode == 0 and "stopped" in r.stdout
+
+
+def test_missing_or_broken_java_is_found_before_any_run(tmp_path, monkeypatch):
+    """With the binding built, Java is still checked first, and the hint names the package."""
+    from tibenchlib.tools import ToolMissing
+    from tibenchlib.ycsb import build
+
+    home = tmp_path / "ycsb"
+    done = home / f"build-{build.source_hash(build.SOURCE_DIR)}"
+    done.mkdir(parents=True)
+    (done / "classpath.txt").write_text("/nonexistent.jar\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    with pytest.raises(ToolMissing, match="java is not installed.*default-jre-headless"):
+        build.build_binding(home)
+    java = bin_dir / "java"
+    java.write_text("#!/bin/sh\necho 'Error: could not find libjvm.so' >&2\nexit 1\n")
+    java.chmod(0o755)
+    with pytest.raises(ToolMissing, match="does not start .*libjvm.so.*default-jre-headless"):
+        build.build_binding(home)
+
+
+# -- YCSB's own defaults for the operation mix ---------------------------------------------------
+def test_ycsb_proportions_not_given_take_ycsbs_defaults_and_are_named(tmp_path):
+    from tibenchlib.ycsb.runner import Workload
+
+    w = Workload(operationcount=10)
+    assert (w.readproportion, w.updateproportion, w.insertproportion) == (0.95, 0.05, 0.0)
+    assert w.filled_in == {"readproportion": 0.95, "updateproportion": 0.05}
+    assert Workload(operationcount=10, readproportion=1.0, updateproportion=0).filled_in == {}
+    p = tmp_path / "p.yaml"
+    p.write_text(
+        "study: y\nphases: [ycsb]\n"
+        "ycsb: {workloads: {ro: {readproportion: 1.0, maxexecutiontime_s: 3}}}\n"
+    )
+    r = _dry(tmp_path, p)
+    assert r.returncode == 2
+    assert "got 1.05 (updateproportion 0.05 not given: YCSB's default filled in" in r.stderr
+    assert "give updateproportion: 0 for none" in r.stderr
+    p.write_text(
+        p.read_text().replace("readproportion: 1.0", "readproportion: 1.0, updateproportion: 0")
+    )
+    assert _dry(tmp_path, p).returncode == 0
+
+
+# -- absurd counts -------------------------------------------------------------------------------
+ABSURD = [
+    ("repeats: 1000000000000\n", "repeats: Input should be less than or equal to 1000"),
+    ("dm: {repeats: 1000000000000}\n", "dm.repeats: Input should be less than or equal to 1000"),
+    ("ycsb: {repeats: 1000000000000}\n", "ycsb.repeats: Input should be less than or equal"),
+    ("tpcc: {repeats: 1000000000000}\n", "tpcc.repeats: Input should be less than or equal"),
+    ("ycsb: {threads: [1.0e+9]}\n", "ycsb.threads.0: Input should be less than or equal to 100000"),
+    ("threads: [100001]\n", "threads.0: Input should be less than or equal to 100000"),
+    ("tpcc: {warehouses: [1000000000]}\n", "tpcc.warehouses.0: Input should be less than or equal"),
+    ("repeats: {min: 5, max: 5000}\n", "repeats.max: Input should be less than or equal to 1000"),
+    ("duration_s: 100000000\n", "duration_s: Input should be less than or equal to 604800"),
+    ("dataset: {tables: 1000000000}\n", "dataset.tables: Input should be less than or equal"),
+    ("tpch_scaling: {streams: 1000000}\n", "tpch_scaling.streams: Input should be less than"),
+]
+
+
+@pytest.mark.parametrize("extra,shown", ABSURD, ids=[s.split(":")[0] for _, s in ABSURD])
+def test_absurd_counts_are_refused_naming_the_field(tmp_path, extra, shown):
+    p = tmp_path / "p.yaml"
+    p.write_text("study: big\n" + extra)
+    r = _dry(tmp_path, p)
+    assert r.returncode == 2, r.stdout[-500:]
+    assert shown in r.stderr, r.stderr
+
+
+def test_dry_run_at_the_bounds_is_quick_and_its_disk_estimate_honest(tmp_path):
+    """The largest accepted TPC-C data set is estimated in terabytes, not megabytes."""
+    import time
+
+    from tibenchlib.params import MAX_WAREHOUSES
+    from tibenchlib.tpcc.phase import data_set_bytes
+
+    # one warehouse at the specification's sizes: ~69 MB of rows (clause 4.3.3) and 8 MB of
+    # items, twice that on disk
+    assert data_set_bytes(100_000, 3_000, 1) / 2 == pytest.approx(77e6, rel=0.02)
+    assert data_set_bytes(100_000, 3_000, 10) > 9 * data_set_bytes(100_000, 3_000, 1)
+    p = tmp_path / "p.yaml"
+    p.write_text(
+        f"study: big\nphases: [tpcc]\ntpcc: {{warehouses: [{MAX_WAREHOUSES}], repeats: 1000}}\n"
+    )
+    t0 = time.monotonic()
+    r = _tibench("run", str(p), "--dry-run", "--json", data=tmp_path / "data")
+    took = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    (tpcc,) = [e for e in json.loads(r.stdout)["phases"] if e["phase"] == "tpcc"]
+    assert tpcc["runs"] == 2 * 1000 and tpcc["disk_bytes"] > 10e12
+    assert took < 60
+
+
+# -- --redo never loses a good measurement -------------------------------------------------------
+def _run_row(run_key: str, status: str, tps, attempts: int, log: str) -> dict:
+    return {"study": "s", "run_key": run_key, "status": status, "tps": tps, "attempts": attempts,
+            "error": None if status == "ok" else "timeout after 1 s", "log_path": log,
+            "started_at": float(attempts), "warnings": []}  # fmt: skip
+
+
+def test_a_failed_attempt_keeps_the_earlier_good_result_and_every_row(tmp_path):
+    import pandas as pd
+
+    db = tmp_path / "results.sqlite"
+    store = Store(f"sqlite:///{db}")
+    log = tmp_path / "raw" / "k.log"
+    log.parent.mkdir()
+    log.write_text("first\n")
+    store.record_run(_run_row("k", "ok", 100.0, 1, str(log)), pd.DataFrame({"t": [1.0]}))
+    log.rename(log.with_name("k.attempt1.log"))  # as the runner sets it aside
+    log.write_text("second\n")
+    store.record_run(_run_row("k", "failed", None, 2, str(log)))
+    (row,) = store.runs("s").to_dict("records")
+    assert row["status"] == "ok" and row["tps"] == 100.0 and row["attempts"] == 2
+    assert row["warnings"] == [
+        "attempt 2 failed (timeout after 1 s); this is the earlier good result"
+    ]
+    assert Path(row["log_path"]).read_text() == "first\n"
+    assert len(store.intervals("s")) == 1  # the good run's intervals stay
+    a = store.attempts("s", "k")
+    assert list(a["status"]) == ["ok", "failed"] and list(a["attempts"]) == [1, 2]
+    store.record_run(_run_row("k", "ok", 90.0, 3, str(log)))  # a later good attempt wins
+    assert store.runs("s")["tps"].tolist() == [90.0]
+    assert list(store.attempts("s")["tps"].fillna(-1)) == [100.0, -1, 90.0]
+    assert _counts(db)["run_attempts"] == 3
+
+
+@pytest.mark.slow
+def test_redo_that_fails_keeps_the_good_runs(measured):
+    data, _, db = measured
+    with sqlite3.connect(db) as c:
+        good = dict(c.execute("SELECT run_key, tps FROM runs WHERE status = 'ok'").fetchall())
+    c.close()
+    before = _counts(db)
+    assert good
+    p = _variant(measured, "run_timeout_s: 0.01\n")  # every re-measurement times out
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", "--redo", data=data)
+    assert r.returncode == 0, r.stderr
+    after = _counts(db)
+    assert after["runs"] == before["runs"]
+    assert after["run_attempts"] >= before.get("run_attempts", 0) + len(good)
+    c = sqlite3.connect(db)
+    try:
+        now = dict(c.execute("SELECT run_key, tps FROM runs WHERE status = 'ok'").fetchall())
+        failed = c.execute(
+            "SELECT run_key, error FROM run_attempts WHERE status = 'failed'"
+        ).fetchall()
+        logs = dict(c.execute("SELECT run_key, log_path FROM runs").fetchall())
+    finally:
+        c.close()
+    assert now == good, "a failed --redo replaced good results"
+    assert {k for k, _ in failed} >= set(good) and all("timeout" in e for _, e in failed)
+    for key, path in logs.items():
+        assert ".attempt" in path and Path(path).exists(), (key, path)
+
+
+# -- a server killed during a phase's run: that run fails, the server restarts once -------------
+def _kill_embedded_when(data: Path, ready, timeout_s: float = 300):
+    """A thread that SIGKILLs the embedded server once ``ready()`` is true; returns (thread,
+    dict that gets the killed pid)."""
+    import signal
+    import threading
+    import time
+
+    killed: dict = {}
+
+    def watch():
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not ready():
+            time.sleep(0.05)
+        st = json.loads((data / "server" / "embedded" / "state.json").read_text())
+        os.kill(st["pid"], signal.SIGKILL)
+        killed["pid"] = st["pid"]
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    return t, killed
+
+
+@pytest.mark.slow
+def test_server_killed_during_a_tpcc_run_fails_that_run_only(measured, monkeypatch):
+    import time
+
+    from tibenchlib.params import load_study
+    from tibenchlib.tpcc.phase import run_tpcc_phase, runs_table
+
+    data, params, _ = measured
+    monkeypatch.setenv("TIBENCH_DATA", str(data))
+    p = data.parent / "tpcc-killed.yaml"
+    p.write_text(
+        "study: tpcckill\nphases: [tpcc]\nsample_resources: false\n"
+        "tpcc: {tool: sysbench, warehouses: [1], items: 1000, customers: 30, threads: [1],"
+        " duration_s: 3, repeats: 3, consistency: true}\n"
+    )
+    study = load_study(p)
+    raw = data / "tpcckill" / "raw"
+
+    def first_run_going():
+        logs = [x for x in raw.rglob("*r1*.log")] if raw.exists() else []
+        return any(x.stat().st_size > 0 for x in logs) and time.sleep(1.0) is None
+
+    t, killed = _kill_embedded_when(data, first_run_going)
+    run_tpcc_phase(study, yes=True, progress=False)
+    t.join(timeout=5)
+    runs = runs_table(study, Store.for_study(study))
+    assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
+    failed = runs[runs["status"] != "ok"]
+    assert len(failed) == 1 and "\n" not in failed["error"].iloc[0]
+    assert "stopped answering" in failed["error"].iloc[0], failed["error"].iloc[0]
+    assert (runs["status"] == "ok").sum() == 2  # on the restarted server
+
+
+@pytest.mark.slow
+def test_dm_target_killed_during_myloader_fails_that_run_only(tmp_path, monkeypatch):
+    """SIGKILL of the DM target's mariadbd while myloader loads: that run fails with one line,
+    the target is restarted before the next run, the phase goes on."""
+    import shutil
+    import signal
+    import threading
+    import time
+
+    from tibenchlib.dm import migrate
+    from tibenchlib.dm.phase import run_dm_phase
+    from tibenchlib.dm.servers import target_server
+    from tibenchlib.server import embedded
+
+    for tool in ("mydumper", "myloader"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed (make setup installs it)")
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path / "data"))
+    study = parse_study(
+        {
+            "study": "dmloadkill",
+            "target": {"kind": "embedded"},
+            "sample_resources": False,
+            "dm": {
+                "tables": 1,
+                "table_size": 30000,
+                "repeats": 3,
+                "dump": {"threads": [1]},
+                "load": {"threads": [1]},
+                "sync": {"workers": []},
+            },
+        }
+    )
+    real_load, calls, killed = migrate.load, [], {}
+
+    def load_killing_the_second(conn, directory, *args, on_start=None, **kw):
+        calls.append(directory)
+        if len(calls) != 2:
+            return real_load(conn, directory, *args, on_start=on_start, **kw)
+
+        def kill_while_loading(pid):
+            if on_start:
+                on_start(pid)
+
+            def later():
+                time.sleep(0.2)
+                killed["pid"] = target_server().pid
+                os.kill(killed["pid"], signal.SIGKILL)
+
+            threading.Thread(target=later, daemon=True).start()
+
+        return real_load(conn, directory, *args, on_start=kill_while_loading, **kw)
+
+    monkeypatch.setattr(migrate, "load", load_killing_the_second)
+    try:
+        run_dm_phase(study, progress=False)
+        runs = Store.for_study(study).runs("dmloadkill").sort_values("seq")
+        assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
+        assert list(runs["status"]) == ["ok", "failed", "ok"], runs[["status", "error"]]
+        err = runs["error"].iloc[1]
+        assert "\n" not in err and "Traceback" not in err and "load failed" in err, err
+    finally:
+        embedded().stop()
+        target_server().stop()
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_dm_sync_run_leaves_the_replica_applying(tmp_path):
+    """SIGTERM while sysbench writes on the source with the replica's SQL thread stopped: the
+    SQL thread runs again, and the user sees one line."""
+    import shutil
+    import signal
+    import time
+
+    from tibenchlib.dm.servers import target_server
+    from tibenchlib.dm.sync import replica_status
+    from tibenchlib.server import embedded
+
+    for tool in ("mydumper", "myloader", "sysbench"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed (make setup installs it)")
+    data = tmp_path / "data"
+    p = tmp_path / "dm.yaml"
+    p.write_text(
+        "study: dmterm\nphases: [dm]\nsample_resources: false\n"
+        "dm: {tables: 1, table_size: 2000, repeats: 1, load: {threads: [1]},"
+        " sync: {workers: [1], workloads: [oltp_insert], duration_s: 5, lag: false}}\n"
+    )
+    env = {**os.environ, "TIBENCH_DATA": str(data)}
+    cmd = [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--phase", "dm"]
+    proc = subprocess.Popen(
+        [*cmd, "--in-process"], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        deadline = time.monotonic() + 300
+        raw = data / "dmterm" / "raw" / "dm"
+        while time.monotonic() < deadline and proc.poll() is None:
+            writing = [x for x in raw.glob("sync*/sysbench.log")] if raw.exists() else []
+            if writing and writing[0].stat().st_size > 0:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(1)  # sysbench writes, the SQL thread is stopped
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err
+        assert _error_line(type("R", (), {"stderr": err})).startswith("tibench: error: interrupted")
+        os.environ["TIBENCH_DATA"], old = str(data), os.environ.get("TIBENCH_DATA")
+        try:
+            tgt = target_server()
+            eng = tgt.conninfo().engine(database="")
+            try:
+                st = replica_status(eng)
+            finally:
+                eng.dispose()
+            assert st.get("Slave_SQL_Running") == "Yes", st
+        finally:
+            tgt.stop()
+            embedded().stop()
+            if old is None:
+                os.environ.pop("TIBENCH_DATA", None)
+            else:
+                os.environ["TIBENCH_DATA"] = old
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

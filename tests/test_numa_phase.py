@@ -50,7 +50,7 @@ def test_plan_alternates_policies_and_puts_unbound_first():
 @pytest.mark.slow
 def test_numa_phase_runs_verifies_and_reports(data_dir, sysbench_bin):
     study = _study()
-    rows = phases.numa(study, progress=False)
+    rows = phases.run_phase(study, "numa", progress=False)
     assert set(ISSUE_COLUMNS) <= set(rows.columns)
     assert len(rows) == 1
     r = rows.iloc[0]
@@ -72,18 +72,18 @@ def test_numa_phase_runs_verifies_and_reports(data_dir, sysbench_bin):
     assert rows_json[0]["candidate_policy"] == "cpus:0"
     # run again: nothing re-run
     before = runs.set_index("run_key")["started_at"]
-    phases.numa(study, progress=False)
+    phases.run_phase(study, "numa", progress=False)
     assert store.runs("numa-t", phase="numa").set_index("run_key")["started_at"].equals(before)
 
 
 def test_impossible_policy_is_refused_before_any_run(data_dir):
     study = _study(policies=["unbound", "node:7"])
     with pytest.raises(BindingError, match="node 7"):
-        phases.numa(study, progress=False)
+        phases.run_phase(study, "numa", progress=False)
     assert not len(Store.for_study(study).runs("numa-t"))
 
 
 def test_real_cluster_needs_one_policy_label():
     s = parse_study({"study": "x", "target": {"kind": "url", "url": "mysql+pymysql://r@h:4000/d"}})
     with pytest.raises(ValueError, match="one policy at a time"):
-        numa.run_numa_phase(s, progress=False)
+        numa.run_numa_phase(s, progress=False, store=Store("sqlite://"))

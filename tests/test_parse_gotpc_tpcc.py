@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import tibench
 
 from tibenchlib.parse.gotpc import (
     TPCC_COLUMNS,
@@ -159,12 +158,7 @@ def test_cli_parse_tpcc_json_per_file_status(tmp_path):
     bad = tmp_path / "foreign.log"
     bad.write_text("not go-tpc\n")
     files = [str(FIXTURES / X86), str(FIXTURES / CURRENT_ONLY), str(bad), str(tmp_path / "gone")]
-    r = subprocess.run(
-        [sys.executable, "-m", "tibenchlib.cli", "parse", "tpcc", *files, "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    r = tibench("parse", "tpcc", *files, "--json", cwd=None)
     assert r.returncode == 0, r.stderr
     rows = json.loads(r.stdout)
     assert [x["status"] for x in rows] == ["ok", "failed", "failed", "unreadable"]

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import math
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import tibench
 
 from tibenchlib.parse.ycsb import INTERVAL_COLUMNS, LATENCY_KEYS, parse_ycsb, parse_ycsb_file
 
@@ -218,9 +217,7 @@ def test_truncated_output_is_an_error_never_a_crash(path, where):
 
 # -- tibench parse ycsb -------------------------------------------------------------------------
 def _tibench(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "tibenchlib.cli", *args], capture_output=True, text=True, timeout=120
-    )
+    return tibench(*args, cwd=None)
 
 
 def test_cli_parse_ycsb_json_one_object_per_file(tmp_path):

@@ -49,6 +49,7 @@ def test_round_effect_known_answer_on_a_balanced_sweep():
     assert "warm-up or drift" in notes[0]
 
 
+@pytest.mark.slow  # Monte Carlo: several seconds of simulations
 def test_round_effect_interval_coverage_and_false_alarms():
     rng = np.random.default_rng(2)
     cover, alarms, sims = 0, 0, 300

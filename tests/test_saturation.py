@@ -189,6 +189,7 @@ def test_linear_curve_on_a_dense_grid_claims_no_saturation():
     assert _saturated({"usl": no_peak, "steps": steps, "n_min": 8}) is False
 
 
+@pytest.mark.slow  # Monte Carlo: several seconds of simulations
 def test_n_sat_interval_covers_the_true_saturation_point():
     """Seeded simulation: the interval holds the true N_sat (from the true curve) in >= 95 %."""
     from tibenchlib.saturation import n_sat_interval

@@ -201,6 +201,7 @@ def test_cpu_vs_throughput_flags_the_node_ceiling():
     assert keyed["ceiling"].tolist() == [False, False, True]
 
 
+@pytest.mark.slow  # Monte Carlo: several seconds of simulations
 def test_autocorrelated_stationary_noise_rarely_gives_a_level_shift():
     """AR(0.8) and AR(0.9) seconds: PELT on independent-seconds penalties called 18% and 87%
     of such runs shifted; the penalty scaled by the long-run deviation keeps it <= 5%."""

@@ -142,7 +142,7 @@ def test_sweep_runs_stores_and_resumes(tmp_path, data_dir, sysbench_bin):
     from tibenchlib.params import load_study
 
     study = load_study(_write_params(tmp_path))
-    df = phases.sweep(study, progress=False)
+    df = phases.run_phase(study, "sweep", progress=False)
     assert len(df) == 12 and (df["status"] == "ok").all(), df[["run_key", "status", "error"]]
     assert (df["tps"] > 0).all() and df["lat_p95_ms"].notna().all()
     store = Store.for_study(study)
@@ -157,7 +157,7 @@ def test_sweep_runs_stores_and_resumes(tmp_path, data_dir, sysbench_bin):
     assert {"server", "client"} <= set(smp["source"])
     # again: nothing to do, nothing re-run
     before = runs.set_index("run_key")["started_at"]
-    phases.sweep(study, progress=False)
+    phases.run_phase(study, "sweep", progress=False)
     after = store.runs("sw").set_index("run_key")["started_at"]
     assert before.equals(after)
     # results file for the command line
@@ -174,30 +174,30 @@ def test_failed_runs_are_retried_on_resume(tmp_path, data_dir, sysbench_bin, mon
 
     base = dict(workloads=["oltp_point_select"], threads=[1, 2], repeats=1)
     study = load_study(_write_params(tmp_path, **base, extra_args=[]))
-    phases.prepare(study, progress=False)
+    phases.run_phase(study, "prepare", progress=False)
     # sysbench missing: said before the first run, nothing recorded
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(ToolMissing, match="sysbench is not installed"):
-        phases.sweep(study, progress=False)
+        phases.run_phase(study, "sweep", progress=False)
     monkeypatch.undo()
     monkeypatch.setenv("TIBENCH_DATA", str(data_dir))
     assert len(Store.for_study(study).runs("t")) == 0
     # every run fails (sysbench refuses an option): the phase fails with a summary in words
     bad = load_study(_write_params(tmp_path, **base, extra_args=["--db-ps-mode=bogus"]))
     with pytest.raises(phases.PhaseFailed) as e:
-        phases.sweep(bad, progress=False)
+        phases.run_phase(bad, "sweep", progress=False)
     msg = str(e.value)
     assert "2 of 2 runs failed" in msg and "Invalid value for db-ps-mode" in msg
     assert f"tibench run {tmp_path / 'study.yaml'} --phase sweep" in msg
     # resume (no --redo) retries the failed runs; their logs stay as earlier attempts
-    df = phases.sweep(study, progress=False)
+    df = phases.run_phase(study, "sweep", progress=False)
     assert (df["status"] == "ok").all() and (df["attempts"] == 2).all()
     for p in df["log_path"]:
         first = Path(p).with_name(Path(p).stem + ".attempt1.log")
         assert "Invalid value for db-ps-mode" in first.read_text()
         assert "Invalid value" not in Path(p).read_text()
     # good runs are not measured again without --redo
-    again = phases.sweep(study, progress=False)
+    again = phases.run_phase(study, "sweep", progress=False)
     assert list(again["tps"]) == list(df["tps"])
 
 
@@ -223,7 +223,7 @@ def test_auth_failure_is_a_failed_run(tmp_path, data_dir, sysbench_bin, mariadb)
     study = load_study(f)
     os.environ["TB_TEST_PW"] = good.password
     try:
-        phases.prepare(study, progress=False)
+        phases.run_phase(study, "prepare", progress=False)
         from tibenchlib.sysbench.runner import RunSpec, run_one
         from tibenchlib.target import open_arm
 
@@ -257,8 +257,8 @@ def test_destructive_steps_need_consent_on_a_real_target(tmp_path, data_dir, mar
     os.environ["TB_TEST_PW"] = c.password
     try:
         with pytest.raises(DestructiveRefused, match="drop and re-create sbtest1..sbtest3"):
-            phases.prepare(load_study(f), progress=False)
-        steps = phases.prepare(load_study(f), yes=True, progress=False)
+            phases.run_phase(load_study(f), "prepare", progress=False)
+        steps = phases.run_phase(load_study(f), "prepare", yes=True, progress=False)
         assert (steps["status"].isin(["ok"])).all()
     finally:
         del os.environ["TB_TEST_PW"]
@@ -347,7 +347,7 @@ def test_cooldown_holds_across_arm_switches_and_inserts_do_not_reprepare(
         ],
     )
     study = load_study(f)
-    df = phases.sweep(study, progress=False)
+    df = phases.run_phase(study, "sweep", progress=False)
     assert (df["status"] == "ok").all()
     runs = Store.for_study(study).runs("cool")
     gaps = runs["started_at"].to_numpy()[1:] - runs["finished_at"].to_numpy()[:-1]

@@ -95,7 +95,7 @@ def test_two_clients_in_one_sweep_run(tmp_path, data_dir, sysbench_bin, mariadb)
     try:
         study = load_study(f)
         assert study.n_clients == 2
-        phases.prepare(study, progress=False)
+        phases.run_phase(study, "prepare", progress=False)
         ctx = open_arm(study, "a")
         spec = RunSpec("a", "oltp_point_select", 2, 1)
         rec = run_one(ctx, spec)

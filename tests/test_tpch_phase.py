@@ -49,7 +49,7 @@ def test_tpch_phase_runs_verifies_and_resumes(data_dir):
         "tpch_scaling": {"scale_factor": 0.01, "repeats": 2, "queries": [1, 6, 15],
                          "arms": ["cpus:0", "unbound"], "modes": ["power", "throughput"]},
     })  # fmt: skip
-    rows = phases.tpch_scaling(study, progress=False)
+    rows = phases.run_phase(study, "tpch_scaling", progress=False)
     assert list(rows.columns) == CLI
     assert len(rows) == 3 * 2 * 2
     assert (rows["status"] == "ok").all() and rows["verified"].all()
@@ -71,6 +71,6 @@ def test_tpch_phase_runs_verifies_and_resumes(data_dir):
     saved = json.loads((data_dir / "tp/results/tpch_scaling.json").read_text())
     assert len(saved) == 12 and set(saved[0]) == set(CLI)
     before = q.set_index(["arm", "mode", "query", "stream", "repeat"])["at"]
-    phases.tpch_scaling(study, progress=False)
+    phases.run_phase(study, "tpch_scaling", progress=False)
     after = store.read("tpch_queries", "tp").set_index(["arm", "mode", "query", "stream", "repeat"])
     assert after["at"].equals(before), "a complete phase runs nothing again"

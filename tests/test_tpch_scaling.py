@@ -157,6 +157,7 @@ def test_geometric_mean_and_total_time():
     assert base.geomean_s == pytest.approx(np.exp(np.log(q_means).mean()))
 
 
+@pytest.mark.slow  # Monte Carlo: several seconds of simulations
 def test_geometric_mean_interval_coverage():
     hits, sims = 0, 150
     for i in range(sims):
@@ -253,6 +254,7 @@ def test_three_way_verdict_shows_a_slower_query():
     np.testing.assert_allclose(four_rows["p_adjusted"], holm(four_rows["p_value"]))
 
 
+@pytest.mark.slow  # Monte Carlo: several seconds of simulations
 def test_holm_keeps_false_query_verdicts_per_study_below_alpha():
     # 120 studies (one mode each) of 22 queries in which nothing changed, n = 3 repeats: without
     # a correction most studies would call some query changed (1 - 0.95^22 = 68 %)

@@ -76,7 +76,7 @@ def test_sweep_warms_up_each_arm_opening_and_records_it(data_dir, sysbench_bin):
             ],
         }
     )
-    phases.sweep(study, progress=False)
+    phases.run_phase(study, "sweep", progress=False)
     store = Store.for_study(study)
     w = warmup_table(store, "warm")
     assert sorted(w["opening"].unique()) == [1, 2, 3]

@@ -1,45 +1,58 @@
-"""Adaptive repeats: how many rounds each cell of a sweep needs, decided from its own spread.
+"""Adaptive repeats: how many rounds each cell of a sweep needs, decided from its own data.
 
-``repeats: {min: 3, max: 10, target_halfwidth_pct: 2}`` runs every cell (workload x threads)
-``min`` rounds, then only the cells that still need it, up to ``max`` rounds. Looking at the
-data and stopping when the interval "looks narrow enough" inflates error rates: an interval that
-is narrow by chance stops the cell early, exactly when it is most likely to miss. The rule here
-keeps its promised coverage under that optional stopping:
+``repeats: {min: 5, max: 10, target_halfwidth_pct: 2}`` (or ``repeats: auto``) runs every cell
+(workload x threads) ``min`` rounds, then only the cells still undecided, up to ``max`` rounds.
+Looking at the data after every round and stopping when the interval "looks decided" inflates
+error rates: an interval that is narrow or far from zero by chance stops the cell early, exactly
+when it is most likely to miss. The rule here keeps its promised coverage under that optional
+stopping:
 
-**Stein's two-stage procedure** (Stein 1945) on the within-round log ratios
+**A group-sequential design with repeated confidence intervals** (Jennison & Turnbull 1989;
+*Group Sequential Methods*, 2000, ch. 9) on the within-round log ratios
 d_r = log(candidate_r / baseline_r) of a cell (one run of each arm per round, the arms' order
-varied as :func:`tibenchlib.sweep.arm_order` does; a single-arm study uses d_r = log(figure_r)).
+balanced as :func:`tibenchlib.sweep.arm_order` does; a single-arm study uses d_r = log(figure_r)).
 
-1. Stage 1 is the first ``min`` = n0 rounds. Their standard deviation s0 (df = n0 - 1) fixes the
-   number of rounds the cell needs, N = max(n0, ceil((t s0 / h)^2)), capped at ``max``, where
-   h = log(1 + target/100) is the target half-width on the log scale and t the
-   1 - alpha_final/2 quantile of Student's t with n0 - 1 df. N depends on s0 only.
-2. The interval is exp(mean(d_1..d_N) +- t s0 / sqrt(N)), still with n0 - 1 df. Because the
-   mean of normal data is independent of s0 and N is a function of s0 alone,
-   (mean_N - mu) sqrt(N) / s0 has exactly Student's t distribution with n0 - 1 df whatever N
-   turned out to be: the coverage is exact for normal d_r, and the half-width is at most h
-   unless the cap ``max`` bound.
+1. Looks after rounds n = ``min``, ``min`` + 1, ..., ``max``. At look n the interval is the
+   paired t interval of the n rounds so far, mean(d) +- c_n s_n / sqrt(n), with the spread s_n
+   of those n rounds (df = n - 1, growing with every look).
+2. The critical values c_n spend alpha = 1 - level over the looks by the Lan-DeMets
+   O'Brien-Fleming-type function alpha(t) = 2 - 2 Phi(z_{1-alpha/2} / sqrt(t)), t = n / max:
+   little alpha at the early looks (wide intervals there), nearly all of it at the last one. They
+   are calibrated for the t statistics themselves (the usual normal boundaries converted to t
+   quantiles miss 5.7% instead of 5% at df 4-9): a seeded simulation of normal log ratios
+   (:data:`CALIBRATION_PATHS` paths, seed :data:`CALIBRATION_SEED`) fixes, look by look, the
+   value that the first crossings of that look reach exactly alpha(t_n) - alpha(t_{n-1}).
+   Deterministic: the same ``min``, ``max`` and level always give the same c_n.
+3. The probability that *any* look's interval misses the true ratio is then alpha, so the
+   interval reported at the look where a cell stops covers with probability >= 1 - alpha
+   whatever rule chose that look (a repeated confidence interval): stopping on a decision, on
+   futility or on width never costs coverage.
 
-One early look: after stage 1, a cell whose interval at the stricter level 1 - alpha_early
-already lies beyond +-delta (``compare.delta_pct``) on one side, or entirely within +-delta,
-stops there. The study's alpha is split between the two looks, alpha_early = alpha x
-``early_share`` and alpha_final = alpha - alpha_early, so by Bonferroni the probability that the
-reported interval misses is at most alpha_early + alpha_final = alpha whichever look stopped the
-cell. The reported p-value is the look's own p times alpha / alpha_look (capped at 1): it is below
-alpha exactly when that look's interval excludes 0, and it is a valid p-value for Holm across
-cells.
+A cell with a margin delta (``compare.delta_pct``, A/B pairs) stops at the first look where its
+interval decides what the comparison reports: *better*/*worse* (the interval excludes 0 and the
+estimate lies beyond +-delta; "above/below margin" when the whole interval does), *equivalent*
+(the whole interval within +-delta), or where no decision is within reach by ``max`` rounds:
+with the spread and estimate so far, the chance that the interval at ``max`` rounds decides is
+below ``repeats.futility`` (default :data:`FUTILITY`; "out of reach"). A cell without a margin
+(a single arm) stops when its half-width is at most ``target_halfwidth_pct``. Otherwise it runs
+to ``max``.
+
+The reported p is the look's paired-t p times alpha / alpha_n (capped at 1), alpha_n the
+nominal two-sided level of the look's critical value: it is below alpha exactly when the
+reported interval excludes 0; at smaller thresholds (Holm across cells) it is the usual
+approximation of a repeated p-value.
 
 Assumptions: rounds are independent blocks; within a cell the d_r are independent and roughly
 normal with one variance (lognormal run noise makes them exactly normal); round-level drift that
-moves both arms cancels in d_r. The price of exactness is the df: the final interval keeps
-n0 - 1 df however many rounds ran, so ``min: 2`` (df 1) needs many rounds; ``min`` 3 to 5 is a
-good range. The tests check coverage and false verdicts by seeded simulation (lognormal and
-AR(1) run noise, with and without round drift) next to the fixed-n paired design.
+moves both arms cancels in d_r. The tests check coverage and false verdicts by seeded simulation
+through the sweep's own arm order (lognormal and AR(1) run noise, with and without drift), and
+``benchmarks/bench_adaptive.py`` prints rounds used and power against fixed designs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -47,9 +60,12 @@ from scipy import stats as _st
 
 __all__ = [
     "ADAPTIVE_METHOD",
+    "CALIBRATION_PATHS",
+    "CALIBRATION_SEED",
     "DECISION_COLUMNS",
-    "EARLY_SHARE",
+    "FUTILITY",
     "REASONS",
+    "boundaries",
     "stopping_rule",
     "round_series",
     "cell_decisions",
@@ -58,23 +74,30 @@ __all__ = [
     "describe_rule",
 ]
 
-#: Share of the study's alpha spent on the early look after stage 1.
-EARLY_SHARE = 0.2
+#: A cell stops as "out of reach" when the chance that its interval decides by ``max`` rounds
+#: (estimate and spread so far taken as true) is below this.
+FUTILITY = 0.10
+#: Simulated paths and seed that calibrate the critical values (alpha to +-0.1% at 95%).
+CALIBRATION_PATHS = 200_000
+CALIBRATION_SEED = 20261125
 
 ADAPTIVE_METHOD = (
-    "adaptive rounds: Stein's two-stage t on the within-round log ratios, df = min - 1; "
-    "alpha split between the early look and the final interval; Holm"
+    "adaptive rounds: group-sequential paired t on the within-round log ratios, looks after "
+    "rounds min..max, O'Brien-Fleming-type alpha spending, df = rounds used - 1; Holm"
 )
 
 #: Why a cell stopped (or not): the codes ``reason`` takes.
 REASONS = (
     "stage 1",  # fewer than min rounds so far
-    "running",  # stage 1 fixed the rounds it needs; not there yet
-    "target width",  # the interval is within +-target
-    "above margin",  # early look: the whole interval above +delta
-    "below margin",  # early look: the whole interval below -delta
-    "within margin",  # early look: the whole interval within +-delta
-    "max rounds",  # needed more rounds than max allows
+    "running",  # no decision yet; another round planned
+    "target width",  # no margin (single arm): the interval is within +-target
+    "above margin",  # the whole interval above +delta
+    "below margin",  # the whole interval below -delta
+    "estimate above margin",  # the interval above 0 and the estimate above +delta
+    "estimate below margin",  # the interval below 0 and the estimate below -delta
+    "within margin",  # the whole interval within +-delta
+    "out of reach",  # no decision likely by max rounds
+    "max rounds",  # reached max undecided
 )
 
 DECISION_COLUMNS = [
@@ -84,7 +107,7 @@ DECISION_COLUMNS = [
     "open",
     "reason",
     "mean_log",
-    "sd_stage1",
+    "sd",
     "df",
     "level",
     "ratio",
@@ -103,6 +126,77 @@ def _compact(d) -> np.ndarray:
     return np.where(np.take_along_axis(fin, order, 1), np.take_along_axis(a, order, 1), np.nan)
 
 
+def _spent(t: np.ndarray, alpha: float) -> np.ndarray:
+    """Lan-DeMets O'Brien-Fleming-type spending: alpha spent by information fraction t."""
+    return 2 - 2 * _st.norm.cdf(_st.norm.isf(alpha / 2) / np.sqrt(t))
+
+
+@lru_cache(maxsize=32)
+def _critical(min_rounds: int, max_rounds: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Looks and their critical t values, calibrated by seeded simulation (module docstring)."""
+    looks = np.arange(min_rounds, max_rounds + 1)
+    cum = _spent(looks / max_rounds, alpha)
+    cum[-1] = alpha
+    x = np.random.default_rng(CALIBRATION_SEED).standard_normal((CALIBRATION_PATHS, max_rounds))
+    # running sums, round by round (not whole cumulative arrays: memory stays one x)
+    s1, s2 = x[:, :min_rounds].sum(axis=1), (x[:, :min_rounds] ** 2).sum(axis=1)
+    alive = np.ones(CALIBRATION_PATHS, dtype=bool)
+    crit = np.empty(len(looks))
+    crossed = 0
+    for j, n in enumerate(looks):
+        if j:
+            s1, s2 = s1 + x[:, n - 1], s2 + x[:, n - 1] ** 2
+        m = s1 / n
+        t = np.abs(m) * np.sqrt(n) / np.sqrt((s2 - n * m * m) / (n - 1))
+        tail = np.sort(t[alive])[::-1]
+        allowed = int(round(cum[j] * CALIBRATION_PATHS)) - crossed
+        if allowed <= 0:
+            crit[j] = tail[0] * (1 + 1e-9)
+        else:
+            crit[j] = 0.5 * (tail[allowed - 1] + tail[allowed])
+        hit = alive & (t > crit[j])
+        crossed += int(hit.sum())
+        alive &= ~hit
+    return looks, crit
+
+
+def boundaries(min_rounds: int, max_rounds: int, level: float = 0.95) -> pd.DataFrame:
+    """The looks of the design and the critical value of each.
+
+    Estimator: see the module's docstring (O'Brien-Fleming-type alpha spending over the looks
+    after rounds ``min_rounds`` .. ``max_rounds``, critical t values calibrated by a seeded
+    simulation of normal log ratios).
+
+    Returns
+    -------
+    DataFrame
+        One row per look: ``rounds`` (n), ``df`` (n - 1), ``alpha_spent`` (cumulative, by the
+        spending function), ``critical`` (c_n of the interval mean +- c_n s / sqrt(n)) and
+        ``nominal_level`` (1 - the two-sided tail of Student's t beyond c_n).
+    """
+    if min_rounds < 2:
+        raise ValueError(
+            f"min_rounds must be at least 2 (the first look needs a spread), not {min_rounds}"
+        )
+    if max_rounds < min_rounds:
+        raise ValueError(f"max_rounds ({max_rounds}) is below min_rounds ({min_rounds})")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), not {level}")
+    alpha = round(1.0 - level, 12)
+    looks, crit = _critical(int(min_rounds), int(max_rounds), alpha)
+    spent = _spent(looks / max_rounds, alpha)
+    spent[-1] = alpha
+    return pd.DataFrame(
+        {
+            "rounds": looks,
+            "df": looks - 1,
+            "alpha_spent": spent,
+            "critical": crit,
+            "nominal_level": 1 - 2 * _st.t.sf(crit, looks - 1),
+        }
+    )
+
+
 def stopping_rule(
     d,
     *,
@@ -111,114 +205,148 @@ def stopping_rule(
     target_halfwidth_pct: float,
     delta_pct: float | None = None,
     level: float = 0.95,
-    early_share: float = EARLY_SHARE,
     rounds_run: Sequence[int] | np.ndarray | None = None,
+    futility: float = FUTILITY,
 ) -> pd.DataFrame:
-    """Stein's two-stage decision for each cell: stop or run another round, and its interval.
+    """The group-sequential decision of each cell: stop or run another round, and its interval.
 
-    Estimator: see the module's docstring (Stein's two-stage t with one early look after stage
-    1; alpha split ``early_share`` : 1 - ``early_share`` between the looks).
+    Estimator: see the module's docstring (repeated paired-t confidence intervals at looks after
+    rounds ``min_rounds`` .. ``max_rounds``, O'Brien-Fleming-type alpha spending, df = n - 1 at
+    look n; a cell stops at its first decisive look).
 
     Parameters
     ----------
     d : array-like, shape (cells, rounds) or (rounds,)
         Each cell's within-round log ratios in round order; NaN for a round without a valid
-        pair (a failed run). Values after a cell's ``rounds_needed`` are ignored.
+        pair (a failed run). Values after the look where a cell stopped are ignored.
     min_rounds, max_rounds : int
-        Stage 1 (n0 >= 2) and the cap.
+        The first look (>= 2) and the last.
     target_halfwidth_pct : float
-        The half-width wanted, as a factor: h = log(1 + target/100).
+        Without a margin: stop when the half-width is at most this, as a factor
+        (log(1 + target/100) on the log scale).
     delta_pct : float, optional
-        The equivalence margin of the early look (None: no early look).
+        The margin of the decisions (better/worse/equivalent); None: no margin (a single arm).
     level : float
-        Confidence level of the reported interval (alpha = 1 - level over both looks).
+        Confidence level of the repeated intervals (alpha = 1 - level over all looks).
     rounds_run : sequence of int, optional
         Rounds each cell has been given so far (failed ones included); a cell still open once
         it has had ``max_rounds`` is closed with reason ``"max rounds"``.
+    futility : float
+        The chance of a decision by ``max_rounds`` below which a cell stops "out of reach"
+        (0: never).
 
     Returns
     -------
     DataFrame
         One row per cell, :data:`DECISION_COLUMNS`: ``rounds`` (valid pairs), ``rounds_used`` by
-        the interval, ``rounds_needed`` (N, from stage 1), ``open`` (run another round),
-        ``reason`` (:data:`REASONS`), ``mean_log``, ``sd_stage1``, ``df``, ``level`` (of the
-        look that reported), ``ratio`` and its interval, ``halfwidth_pct`` (exp(half) - 1, in
-        percent) and ``p_value`` (already scaled for the look, see the module's docstring).
-        An open cell reports the interval of the rounds so far at the final level.
+        the interval, ``rounds_needed`` (those used once stopped; while running, the first look
+        at which the interval would decide if estimate and spread stayed as they are, at most
+        ``max_rounds``), ``open`` (run another round), ``reason`` (:data:`REASONS`),
+        ``mean_log``, ``sd`` (of the rounds used), ``df``, ``level`` (nominal level of the
+        look's critical value), ``ratio`` and its interval, ``halfwidth_pct`` (exp(half) - 1, in
+        percent) and ``p_value`` (scaled for the look, see the module's docstring). An open cell
+        reports the repeated interval of its rounds so far.
     """
-    if min_rounds < 2:
-        raise ValueError(
-            f"min_rounds must be at least 2 (stage 1 needs a spread), not {min_rounds}"
-        )
-    if max_rounds < min_rounds:
-        raise ValueError(f"max_rounds ({max_rounds}) is below min_rounds ({min_rounds})")
-    if not 0 < early_share < 1:
-        raise ValueError(f"early_share must lie in (0, 1), not {early_share}")
+    bounds = boundaries(min_rounds, max_rounds, level)
+    if not 0 <= futility < 1:
+        raise ValueError(f"futility must lie in [0, 1), not {futility}")
+    looks = bounds["rounds"].to_numpy()
+    crit = bounds["critical"].to_numpy()
+    a_nom = 1 - bounds["nominal_level"].to_numpy()
+    alpha = 1.0 - level
     D = _compact(d)
     m = D.shape[0]
     if D.shape[1] < max_rounds:
         D = np.pad(D, ((0, 0), (0, max_rounds - D.shape[1])), constant_values=np.nan)
+    D = D[:, :max_rounds]
     k = np.isfinite(D).sum(axis=1)
-    n0, df = int(min_rounds), int(min_rounds) - 1
-    alpha = 1.0 - level
-    a_early = alpha * early_share
-    a_final = alpha - a_early
-    q_final = _st.t.ppf(1 - a_final / 2, df)
-    q_early = _st.t.ppf(1 - a_early / 2, df)
     h = np.log1p(target_halfwidth_pct / 100)
+    margin = delta_pct is not None
+    up = np.log1p(delta_pct / 100) if margin else np.nan
+    down = np.log1p(-delta_pct / 100) if margin else np.nan
 
-    staged = k >= n0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s0 = np.where(staged, np.nanstd(D[:, :n0], axis=1, ddof=1), np.nan)
-        need = np.ceil((q_final * s0 / h) ** 2)
-    need = np.where(np.isfinite(need), need, n0)
-    capped = need > max_rounds
-    n_plan = np.clip(need, n0, max_rounds).astype(int)
+    def look(j):
+        n = looks[j]
+        x = D[:, :n]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = x.mean(axis=1)
+            sd = x.std(axis=1, ddof=1)
+            half = crit[j] * sd / np.sqrt(n)
+        return n, mean, sd, half
 
-    csum = np.nancumsum(D, axis=1)
-
-    def mean_of(n):
-        n = np.clip(np.asarray(n, dtype=int), 1, D.shape[1])
-        return np.take_along_axis(csum, (n - 1)[:, None], 1)[:, 0] / n
-
-    early = np.zeros(m, dtype=bool)
-    early_reason = np.full(m, "", dtype=object)
-    if delta_pct is not None:
-        up, down = np.log1p(delta_pct / 100), np.log1p(-delta_pct / 100)
-        mean0 = mean_of(np.full(m, n0))
+    def decide(mean, half):
+        lo, hi = mean - half, mean + half
         with np.errstate(invalid="ignore"):
-            lo1 = mean0 - q_early * s0 / np.sqrt(n0)
-            hi1 = mean0 + q_early * s0 / np.sqrt(n0)
-            above, below = lo1 > up, hi1 < down
-            within = (lo1 >= down) & (hi1 <= up)
-        early = staged & (n_plan > n0) & (above | below | within)
-        early_reason = np.select(
-            [above, below, within], ["above margin", "below margin", "within margin"], ""
-        )
-    done = staged & (early | (k >= n_plan))
-    n_used = np.where(early, n0, np.where(done, n_plan, np.minimum(k, n_plan)))
-    n_used = np.where(staged, n_used, k)
-    q_look = np.where(early, q_early, q_final)
-    a_look = np.where(early, a_early, a_final)
-    mean = np.where(n_used >= 1, mean_of(np.maximum(n_used, 1)), np.nan)
-    # before stage 1 ends there is no s0: the interval of the rounds so far is shown as none
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = q_look * s0 / np.sqrt(n_used)
-        tstat = mean * np.sqrt(n_used) / s0
-        p_raw = 2 * _st.t.sf(np.abs(tstat), df)
-    p_raw = np.where(s0 == 0, np.where(mean == 0, 1.0, 0.0), p_raw)
-    p = np.where(staged, np.minimum(1.0, p_raw * alpha / a_look), np.nan)
+            if not margin:
+                return np.where(half <= h, "target width", "")
+            return np.select(
+                [lo > up, hi < down, (lo > 0) & (mean > up), (hi < 0) & (mean < down)]
+                + [(lo >= down) & (hi <= up)],
+                ["above margin", "below margin", "estimate above margin", "estimate below margin"]
+                + ["within margin"],
+                "",
+            )
 
-    reason = np.where(
-        ~staged,
-        "stage 1",
-        np.where(
-            early,
-            early_reason,
-            np.where(done, np.where(capped, "max rounds", "target width"), "running"),
-        ),
-    ).astype(object)
+    stop_at = np.full(m, -1)  # index of the look where the cell stopped
+    reason = np.full(m, "", dtype=object)
+    s_K = crit[-1] / np.sqrt(max_rounds)
+    for j in range(len(looks)):
+        n, mean, sd, half = look(j)
+        here = (stop_at < 0) & (k >= n)
+        why = decide(mean, half).astype(object)
+        if margin and futility > 0 and n < max_rounds:
+            # the chance that the interval at max rounds decides, estimate and spread as now
+            H, spread = s_K * sd, sd * np.sqrt(max_rounds - n) / max_rounds
+            with np.errstate(invalid="ignore", divide="ignore"):
+                reach = (
+                    _st.norm.cdf((mean - np.maximum(up, H)) / spread)
+                    + _st.norm.cdf((np.minimum(down, -H) - mean) / spread)
+                    + np.clip(
+                        _st.norm.cdf((up - H - mean) / spread)
+                        - _st.norm.cdf((down + H - mean) / spread),
+                        0,
+                        1,
+                    )
+                )
+            why = np.where((why == "") & (reach < futility), "out of reach", why)
+        if n == max_rounds:
+            why = np.where(why == "", "max rounds", why)
+        stopped = here & (why != "")
+        stop_at[stopped] = j
+        reason[stopped] = why[stopped]
+
+    staged = k >= min_rounds
+    done = stop_at >= 0  # only a cell that reached a look can have stopped
     open_ = ~done
+    # an open cell reports its latest look
+    j_rep = np.where(done, stop_at, np.clip(k - min_rounds, 0, len(looks) - 1))
+    n_used = np.where(staged, looks[j_rep], k)
+    mean = np.full(m, np.nan)
+    sd = np.full(m, np.nan)
+    for j in np.unique(j_rep[staged]):
+        _, mj, sj, _ = look(j)
+        sel = staged & (j_rep == j)
+        mean[sel], sd[sel] = mj[sel], sj[sel]
+    before = np.nansum(D, axis=1) / np.maximum(k, 1)  # the mean of the rounds before look 1
+    mean = np.where(staged, mean, np.where(k > 0, before, np.nan))
+    c = np.where(staged, crit[j_rep], np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = c * sd / np.sqrt(n_used)
+        tstat = mean * np.sqrt(n_used) / sd
+        p_raw = 2 * _st.t.sf(np.abs(tstat), n_used - 1)
+    p_raw = np.where(sd == 0, np.where(mean == 0, 1.0, 0.0), p_raw)
+    p = np.where(staged, np.minimum(1.0, p_raw * alpha / a_nom[j_rep]), np.nan)
+
+    # while running: the first later look at which the interval would decide, all else equal
+    needed = np.where(done, n_used, max_rounds).astype(float)
+    running = staged & ~done
+    if running.any():
+        for j in range(len(looks) - 1, -1, -1):
+            n = looks[j]
+            later = running & (n > k)
+            why = decide(mean, crit[j] * sd / np.sqrt(n))
+            needed = np.where(later & (why != ""), n, needed)
+    reason = np.where(~staged, "stage 1", np.where(done, reason, "running")).astype(object)
     if rounds_run is not None:
         out_of_rounds = np.asarray(rounds_run, dtype=int) >= max_rounds
         reason = np.where(open_ & out_of_rounds, "max rounds", reason)
@@ -227,13 +355,13 @@ def stopping_rule(
         {
             "rounds": k,
             "rounds_used": n_used,
-            "rounds_needed": np.where(staged, n_plan, np.nan),
+            "rounds_needed": np.where(staged, needed, np.nan),
             "open": open_,
             "reason": reason,
             "mean_log": mean,
-            "sd_stage1": s0,
-            "df": np.where(staged, df, np.nan),
-            "level": np.where(staged, 1 - a_look, np.nan),
+            "sd": sd,
+            "df": np.where(staged, n_used - 1, np.nan),
+            "level": np.where(staged, 1 - a_nom[j_rep], np.nan),
             "ratio": np.exp(mean),
             "ratio_ci_low": np.exp(mean - half),
             "ratio_ci_high": np.exp(mean + half),
@@ -364,6 +492,7 @@ def cell_decisions(
             target_halfwidth_pct=rep.target_halfwidth_pct,
             delta_pct=study.compare.delta_pct if b is not None else None,
             rounds_run=given,
+            futility=rep.futility,
         )
         dec.insert(0, "threads", [t for _, t in keys])
         dec.insert(0, "workload", [w for w, _ in keys])
@@ -413,14 +542,15 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
             delta_pct=c.delta_pct,
             level=level,
             rounds_run=given,
+            futility=rep.futility,
         )
         staged = dec["df"].notna().to_numpy()
         m = max(int(staged.sum()), 1)
-        # the simultaneous interval over the pair's cells: the same look at alpha_look / m
+        # the simultaneous interval over the pair's cells: the look's nominal alpha / m
         a_look = 1 - dec["level"].to_numpy(float)
         with np.errstate(invalid="ignore"):
             q_adj = _st.t.ppf(1 - a_look / (2 * m), dec["df"].to_numpy(float))
-            half_adj = q_adj * dec["sd_stage1"].to_numpy(float) / np.sqrt(dec["rounds_used"])
+            half_adj = q_adj * dec["sd"].to_numpy(float) / np.sqrt(dec["rounds_used"])
         mean = dec["mean_log"].to_numpy(float)
         r = dec["ratio"].to_numpy(float)
         lo, hi = dec["ratio_ci_low"].to_numpy(float), dec["ratio_ci_high"].to_numpy(float)
@@ -468,13 +598,13 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
                     )
                     + ": no claim"
                 )
-            if row.df == row.df:  # stage 1 complete
+            if row.df == row.df:  # the first look is reached
                 w.append(
-                    f"adaptive: {row.rounds_used} rounds ({row.reason}), Stein's two-stage "
-                    f"interval at {row.level:.0%} with {int(row.df)} df from the first "
-                    f"{rep.min} rounds"
+                    f"adaptive: {row.rounds_used} rounds ({row.reason}), group-sequential "
+                    f"interval at nominal {row.level:.2%} with {int(row.df)} df (looks after "
+                    f"rounds {rep.min}–{rep.max}, 95% over all looks)"
                 )
-                if row.sd_stage1 == 0:
+                if row.sd == 0:  # only possible at the first look: it decides at once
                     w.append(
                         f"the first {rep.min} rounds gave identical ratios: a zero-width "
                         "interval, too good to be true (check the runs)"
@@ -499,8 +629,9 @@ def describe_rule(study) -> str:
     rep = study.adaptive
     margin = study.compare.delta_pct
     return (
-        f"at most {rep.max} rounds; after {rep.min} rounds each cell's spread fixes the rounds "
-        f"it needs for an interval of ±{rep.target_halfwidth_pct:g}% (Stein's two-stage "
-        f"procedure); a cell stops early when its interval already lies beyond or within "
-        f"±{margin:g}%"
+        f"at most {rep.max} rounds; from round {rep.min} on, each cell stops at the first "
+        f"round where its interval decides against ±{margin:g}% (better, worse or "
+        f"equivalent) or no decision is within reach by round {rep.max} (group-sequential "
+        f"repeated intervals, O'Brien-Fleming-type alpha spending, 95% over all looks); "
+        f"without a margin, once the interval is within ±{rep.target_halfwidth_pct:g}%"
     )

@@ -7,17 +7,21 @@ stderr, so ``tibench run params/ci.yaml --phase sweep --json | jq …`` works.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import textwrap
 import time
 from pathlib import Path
 
-from . import paths
-from .params import PHASES, ParamsError, load_study
+from . import paths, phasenames
+
+# Each subcommand imports the modules it needs when it runs, so that `tibench --version` and
+# `tibench parse` start without pydantic, SQLAlchemy, SciPy or nbformat (CLI start-up time).
 
 
 def _print_json(obj) -> None:
@@ -34,6 +38,7 @@ def _fail(msg: str, code: int = 2) -> int:
 def cmd_run(a) -> int:
     from . import phases, studyplan
     from .notebook import PHASE_NOTEBOOKS, execute_phase_notebook
+    from .params import load_study
 
     study = load_study(a.params)
     selected = studyplan.ordered_phases(study, a.phase)
@@ -220,7 +225,9 @@ def cmd_runs(a) -> int:
     from .studyplan import progress, study_from
     from .texttable import format_frame
 
+    _check_catalog(a.study)
     study = study_from(a.study)
+    _check_catalog(study)
     df = progress(study)
     if a.json:
         _print_json(json.loads(df.to_json(orient="records")))
@@ -228,6 +235,22 @@ def cmd_runs(a) -> int:
         print(f"study {study.study}: done, failed and pending per phase and arm")
         print(format_frame(df))
     return 0
+
+
+def _check_catalog(ref) -> None:
+    """Refuse a study whose ``results.sqlite`` is a directory, before it reads as no catalog
+    (``runs``) or as an empty one (``report``). ``ref``: a Study, or a name or params path."""
+    from .store import check_catalog_path
+
+    if isinstance(ref, str):
+        if ref.endswith((".yaml", ".yml")) or Path(ref).is_file():
+            return
+        try:
+            check_catalog_path(paths.catalog_file(ref))
+        except paths.PathError:
+            return  # not a study name: study_from says so
+    elif not ref.results_url:
+        check_catalog_path(paths.catalog_file(ref.study))
 
 
 # -- tools -------------------------------------------------------------------------------------
@@ -253,6 +276,15 @@ def cmd_server(a) -> int:
     from .server import embedded
 
     srv = embedded(a.name)
+    if a.action == "stop" and a.name != "embedded" and not srv.root.exists():
+        # the default server is "stopped" before its first start; another name is a typo
+        known = (
+            sorted(p.name for p in srv.root.parent.iterdir()) if srv.root.parent.is_dir() else []
+        )
+        return _fail(
+            f"server --name {a.name}: no such embedded server (none at {srv.root}; "
+            f"known: {', '.join(known) or 'none'})"
+        )
     if a.action == "start":
         srv.ensure()
     elif a.action == "stop":
@@ -269,13 +301,14 @@ def cmd_server(a) -> int:
 # -- env ---------------------------------------------------------------------------------------
 def cmd_env(a) -> int:
     from .envcapture import capture_host
+    from .params import load_study
 
     cap = {"host": capture_host(data_dir=paths.data_dir())}
     if a.params:
-        from .phases import environment
+        from .phases import run_phase
 
         study = load_study(a.params)
-        environment(study, yes=a.yes)
+        run_phase(study, "environment", yes=a.yes)
         from .store import Store
 
         cap["arms"] = Store.for_study(study).environment_captures(study.study)
@@ -291,6 +324,8 @@ def cmd_env(a) -> int:
 
 # -- parse -------------------------------------------------------------------------------------
 def cmd_parse(a) -> int:
+    from .parse.files import NotALog, read_log
+
     rows = []
     unreadable = 0
     for f in a.files:
@@ -306,9 +341,9 @@ def cmd_parse(a) -> int:
 
             rows.append(parse_sysbench_file(f, intervals=False).summary)
         elif a.tool == "tpcc":
-            from .parse.gotpc import parse_tpcc_output
+            from .parse.gotpc import parse_tpcc_file
 
-            rows.append(parse_tpcc_output(Path(f).read_text(errors="replace"), file=f).summary)
+            rows.append(parse_tpcc_file(f).summary)
         elif a.tool == "ycsb":
             from .parse.ycsb import parse_ycsb_file
 
@@ -316,7 +351,11 @@ def cmd_parse(a) -> int:
         else:
             from .parse.gotpc import parse_tpch_output
 
-            df = parse_tpch_output(Path(f).read_text(errors="replace"))
+            try:
+                df = parse_tpch_output(read_log(f, "go-tpc TPC-H log"))
+            except NotALog as e:
+                rows.append({"file": f, "status": "failed", "error": str(e)})
+                continue
             rows += [dict(r, file=f) for r in json.loads(df.to_json(orient="records"))]
     if a.json:
         _print_json(rows)
@@ -331,6 +370,8 @@ def _unreadable(f: str) -> str | None:
         return "is a directory, not a log file"
     if not p.exists():
         return "no such file"
+    if not p.is_file():  # a FIFO would block the read, /dev/zero would never end
+        return "is not a regular file (a pipe, device or socket), not a log file"
     try:
         with open(p, "rb") as fh:
             fh.read(1)
@@ -425,10 +466,12 @@ def cmd_compare(a) -> int:
 # -- report ------------------------------------------------------------------------------------
 def cmd_report(a) -> int:
     from .notebook import PHASE_NOTEBOOKS
+    from .params import ParamsError
     from .report import html
     from .studyplan import study_from
 
     # a params file or a study's name; the language defaults to the study's own `lang`
+    _check_catalog(a.study)
     try:
         study = study_from(a.study)
         name, lang = study.study, a.lang or study.lang
@@ -436,6 +479,8 @@ def cmd_report(a) -> int:
         if a.study.endswith((".yaml", ".yml")):
             raise
         name, lang = a.study, a.lang or "en"
+    else:
+        _check_catalog(study)
     out = html.build_report(name, lang=lang, fmt=a.format)
     for phase in PHASE_NOTEBOOKS:
         st = html.phase_status(name, phase)
@@ -596,7 +641,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("params", help="the study's YAML file")
     r.add_argument(
         "--phase", action="append", metavar="NAME",
-        help=f"run only this phase: {', '.join(PHASES)} (repeatable; run in this order)",
+        help=f"run only this phase: {', '.join(phasenames.NAMES)} (repeatable; run in this order)",
     )  # fmt: skip
     r.add_argument(
         "--arm", action="append", metavar="LABEL",
@@ -717,17 +762,61 @@ def _main(a) -> int:
         return code
     except BrokenPipeError:
         return _closed_stdout()
-    except ParamsError as e:
-        return _fail(str(e))
     except KeyboardInterrupt:
         return _fail("interrupted: measured runs are in the catalog; run again to resume", 130)
     except Exception as e:  # a clear message for the user; the traceback with -v
+        if _is_params_error(e):
+            return _fail(str(e))
         if a.verbose:
             raise
         name = type(e).__name__
+        full = _disk_full(e)
+        if full:
+            return _fail(full, 2)
+        if hasattr(e, "exit_code"):  # bad input found before anything ran (e.g. the catalog)
+            return _fail(f"{name}: {e}", e.exit_code)
         if name == "PapermillExecutionError":
             return _fail(f"{getattr(e, 'ename', name)}: {getattr(e, 'evalue', e)}", 1)
         return _fail(f"{name}: {e}", 1)
+
+
+def _is_params_error(e: Exception) -> bool:
+    # only a subcommand that read a study file imported params: without it, no ParamsError
+    params = sys.modules.get(f"{__package__}.params")
+    return params is not None and isinstance(e, params.ParamsError)
+
+
+def _disk_full(e: BaseException) -> str | None:
+    """One line naming where the disk filled up, or None when ``e`` is not a full disk.
+
+    ``OSError: [Errno 28]`` from a write names no file, and SQLite says only "database or disk
+    is full": the line names the file when known, else the data directory's file system.
+    An error that says so itself (the catalog's :class:`~tibenchlib.store.CatalogDiskFull`)
+    is shown as it is."""
+    if "no space left" in str(e):
+        return None
+    try:
+        free = shutil.disk_usage(paths.data_dir()).free
+    except OSError:
+        free = None
+    err = e
+    while err is not None:
+        if isinstance(err, OSError) and err.errno == errno.ENOSPC:
+            break
+        if "database or disk is full" in str(err):
+            break
+        # SQLite's "disk I/O error" when its journal cannot grow on a full disk
+        if "disk I/O error" in str(err) and free is not None and free < (1 << 20):
+            break
+        err = err.__cause__ or err.__context__
+    if err is None:
+        return None
+    where = getattr(err, "filename", None) or paths.data_dir()
+    left = f", {free >> 20} MiB free" if free is not None else ""
+    return (
+        f"no space left on the device holding {where}{left}: free some space and run again "
+        "(measured runs are in the catalog; the run being written is measured again)"
+    )
 
 
 def _closed_stdout() -> int:

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paths, registry, terminal
+from . import paths, phases, registry, terminal
+from .store import Store
 
 #: Each phase's notebook in ``notebooks/`` (from :mod:`tibenchlib.registry`).
 PHASE_NOTEBOOKS = {p.name: p.notebook for p in registry.PHASES}
@@ -214,8 +215,8 @@ class Session:
         s = self.study
         arms = self.arms
         ph = registry.get(self.phase)
-        if ph.arms_ref is not None:
-            arms = self.only or ph.arm_labels(s)
+        if ph.own_arms:
+            arms = self.only or ph.arms(s)
         from .report import words
 
         lines = [
@@ -241,8 +242,6 @@ class Session:
 
     def results(self, *, progress: bool = True) -> pd.DataFrame:
         """The phase's rows: measured now when :attr:`measure`, else read from the catalog."""
-        from . import phases
-
         if not self.measure:
             return stored_results(self.study, self.phase, self.arms)
         rows = phases.run_phase(
@@ -330,15 +329,11 @@ def current_lang() -> str:
 
 def phase_stored(study, phase: str, arms: list[str]) -> bool:
     """Whether the catalog (or the phase's results) already holds this phase's results."""
-    from .store import Store
-
     if not paths.catalog_file(study.study).exists() and not study.results_url:
         return False
     return registry.get(phase).stored(study, Store.for_study(study), arms)
 
 
 def stored_results(study, phase: str, arms: list[str]) -> pd.DataFrame:
-    """A phase's rows as its function returns them, read from the catalog (no server)."""
-    from .store import Store
-
+    """A phase's rows as its run returns them, read from the catalog (no server)."""
     return registry.get(phase).results(study, Store.for_study(study), arms)

@@ -29,12 +29,16 @@ from .binding import (
     verify_binding,
 )
 from .params import Arm, Study
+from .phase import Phase, RunContext
 from .resources import numastat_per_node
 from .runloop import run_plan
-from .stability import stability_by_run
+from .stability import cpu_vs_throughput, stability_by_run
 from .stats import compare_arms
 from .store import Store
+from .sweep import estimate as runs_estimate
+from .sysbench.prepare import ensure_ready
 from .sysbench.runner import RunSpec, describe, run_one
+from .target import open_arm
 
 log = logging.getLogger(__name__)
 
@@ -97,12 +101,9 @@ def run_numa_phase(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
+    store: Store,
 ) -> pd.DataFrame:
     """Run (or resume) the NUMA cells and return one row per policy × workload × threads."""
-    from .sysbench.prepare import ensure_ready
-    from .target import open_arm
-
-    store = Store.for_study(study, record=True)
     only = [parse_policy(a).label for a in arms] if arms else None
     embedded = study.target.kind == "embedded"
     if not embedded and not only:
@@ -274,8 +275,6 @@ def memory_table(store: Store, study: Study) -> pd.DataFrame:
 
 def cpu_table(store: Store, study: Study) -> pd.DataFrame:
     """:func:`~tibenchlib.stability.cpu_vs_throughput` per policy, from the catalog."""
-    from .stability import cpu_vs_throughput
-
     runs = store.runs(study.study, phase="numa")
     samples = store.read("samples", study.study, run_key=list(runs["run_key"]))
     node_cpus, host_cpus = cpu_counts()
@@ -295,8 +294,6 @@ RESTART_S = 8.0
 
 def estimate(study: Study, arms: list[str] | None = None) -> dict:
     """Dry-run entry of the numa phase: its runs (no warm-up, no cooldown) and server restarts."""
-    from .sweep import estimate as runs_estimate
-
     only = [parse_policy(a).label for a in arms] if arms else None
     specs = plan(study, only)
     bare = study.model_copy(update={"warmup_s": 0, "cooldown_s": 0})
@@ -311,3 +308,37 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
         "note": f"{len(specs)} runs of {study.numa.duration_s} s over "
         f"{len(set(s.arm for s in specs))} policies",
     }
+
+
+class Numa(Phase):
+    name = "numa"
+    notebook = "04_numa.ipynb"
+    summary = "CPU/NUMA binding policies against unbound"
+    titles = {"en": "NUMA", "zh": "NUMA 绑定"}
+    own_arms = True
+    runs_given_arms = True
+
+    def arms(self, study) -> list[str]:
+        return policies(study)
+
+    def estimate(self, study, arms=None) -> dict:
+        return estimate(study, arms)
+
+    def plan(self, study, store) -> list:
+        return plan(study)
+
+    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
+        df = run_numa_phase(
+            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
+        )
+        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
+        return df
+
+    def stored(self, study, store, arms) -> bool:
+        return bool(len(store.runs(study.study, phase=self.name)))
+
+    def results(self, study, store, arms) -> pd.DataFrame:
+        return analyze(study, store)
+
+
+NUMA = Numa()

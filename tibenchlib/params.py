@@ -24,8 +24,9 @@ from pydantic import (
     model_validator,
 )
 
-from . import registry
+from . import phasenames
 from .db import mask_url, mask_urls, url_has_password
+from .paths import RESERVED_NAMES
 from .ycsb.runner import Workload as YcsbWorkload
 
 SYSBENCH_WORKLOADS = (
@@ -51,12 +52,39 @@ WRITE_WORKLOADS = frozenset(
         "oltp_delete",
     }
 )
-#: The phases a study may run, in order (see :mod:`tibenchlib.registry`).
-PHASES = registry.NAMES
+#: The phases a study may run, in order (:mod:`tibenchlib.registry` holds the phases).
+PHASES = phasenames.NAMES
 
 Workload = Literal[SYSBENCH_WORKLOADS]  # type: ignore[valid-type]
 PosInt = Annotated[int, Field(gt=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
+
+# Upper bounds of every count a study gives: far above any real study, low enough that a typo
+# (an extra zero, 1e9) is refused before the dry run plans it. The README's "When something
+# goes wrong" lists them.
+#: rounds (repeats) of a cell, and the most an adaptive rule may run
+MAX_REPEATS = 1000
+#: client threads of a run (and the pool sizes of DM's units, MariaDB's replica workers)
+MAX_THREADS = 100_000
+#: TPC-C warehouses of one data set
+MAX_WAREHOUSES = 100_000
+#: client processes of a run
+MAX_CLIENTS = 1024
+#: seconds of one run (a week)
+MAX_DURATION_S = 7 * 24 * 3600
+#: sysbench tables of a data set, and DM's
+MAX_TABLES = 100_000
+#: rows of one table (sysbench, DM)
+MAX_TABLE_ROWS = 10_000_000_000
+#: TPC-H scale factor (SF 100,000 is 100 TB, the largest the specification defines)
+MAX_SCALE_FACTOR = 100_000
+#: TPC-H throughput-test streams
+MAX_STREAMS = 1000
+
+RepeatCount = Annotated[int, Field(gt=0, le=MAX_REPEATS)]
+ThreadCount = Annotated[int, Field(gt=0, le=MAX_THREADS)]
+Seconds = Annotated[int, Field(gt=0, le=MAX_DURATION_S)]
+TimeoutS = Annotated[float, Field(gt=0, le=MAX_DURATION_S)]
+ClientCount = Annotated[int, Field(gt=0, le=MAX_CLIENTS)]
 Scalar = str | int | float | bool
 
 
@@ -129,9 +157,9 @@ class Target(_Model):
 class Dataset(_Model):
     """The sysbench tables: ``--tables`` × ``--table-size``."""
 
-    tables: PosInt = 2
-    table_size: PosInt = 10_000
-    prepare_threads: PosInt = 2
+    tables: Annotated[int, Field(gt=0, le=MAX_TABLES)] = 2
+    table_size: Annotated[int, Field(gt=0, le=MAX_TABLE_ROWS)] = 10_000
+    prepare_threads: ThreadCount = 2
     analyze: bool = True
     warmup: bool = True
     force: bool = False
@@ -155,22 +183,25 @@ class CompareParams(_Model):
     lang: Literal["en", "zh"] = "en"
     pairs: list[tuple[str, str]] = []
     #: rounds (repeats) left out of the comparison, e.g. [1] after a warm-up or drift note
-    exclude_rounds: list[PosInt] = []
+    exclude_rounds: list[RepeatCount] = []
     #: the run figure compared: sysbench's whole-run TPS, or the steady-state TPS after the
     #: MSER-5 warm-up cut (tibenchlib.steady); the other is shown when they disagree
     input: Literal["whole_run", "steady_state"] = "whole_run"
 
 
 class AdaptiveRepeats(_Model):
-    """``repeats: {min, max, target_halfwidth_pct}`` (or ``repeats: auto``): each cell runs
-    ``min`` rounds, then as many more as its spread needs for an interval of
-    ±``target_halfwidth_pct``, at most ``max`` (:mod:`tibenchlib.adaptive`)."""
+    """``repeats: {min, max, target_halfwidth_pct, futility}`` (or ``repeats: auto``): each cell
+    runs ``min`` rounds, then one more at a time until its interval decides against
+    ±``compare.delta_pct`` (a single arm: is within ±``target_halfwidth_pct``) or no decision is
+    within reach, at most ``max`` (:mod:`tibenchlib.adaptive`)."""
 
-    #: stage 1; its df (min - 1) stay with the final interval: min 3 (df 2, t = 4.85) asks for
-    #: so many rounds that a fixed design does as well (benchmarks/bench_adaptive.py), min 5 saves
-    min: Annotated[int, Field(ge=2)] = 5
-    max: PosInt = 10
+    #: the first look; the interval at each look has the df of the rounds used
+    min: Annotated[int, Field(ge=2, le=MAX_REPEATS)] = 5
+    max: RepeatCount = 10
+    #: without a margin (a single arm): stop once the interval is within ±this percent
     target_halfwidth_pct: Annotated[float, Field(gt=0, lt=100)] = 2.0
+    #: stop a cell "out of reach" when its chance of a decision by max is below this (0: never)
+    futility: Annotated[float, Field(ge=0, lt=1)] = 0.10
 
     @model_validator(mode="after")
     def _max_not_below_min(self) -> AdaptiveRepeats:
@@ -188,7 +219,7 @@ def _repeats_kind(v: Any) -> str:
 
 #: ``repeats``: a number of rounds, or the adaptive rule (a mapping, or ``auto``).
 Repeats = Annotated[
-    Annotated[PosInt, Tag("fixed")] | Annotated[AdaptiveRepeats, Tag("adaptive")],
+    Annotated[RepeatCount, Tag("fixed")] | Annotated[AdaptiveRepeats, Tag("adaptive")],
     Discriminator(_repeats_kind),
 ]
 
@@ -196,24 +227,24 @@ Repeats = Annotated[
 class NumaParams(_Model):
     policies: list[str] = ["unbound", "node:0", "cpus:0"]
     workloads: list[Workload] = ["oltp_point_select"]
-    threads: list[PosInt] = [2]
-    repeats: PosInt = 3
-    duration_s: PosInt = 5
+    threads: list[ThreadCount] = [2]
+    repeats: RepeatCount = 3
+    duration_s: Seconds = 5
     topology_file: str | None = None
     host_memory_gb: Annotated[float, Field(gt=0)] | None = None
-    host_numa_nodes: PosInt | None = None
+    host_numa_nodes: Annotated[int, Field(gt=0, le=1024)] | None = None
 
 
 class TpchParams(_Model):
-    scale_factor: Annotated[float, Field(gt=0)] = 0.01
-    repeats: PosInt = 3
-    query_timeout_s: Annotated[float, Field(gt=0)] = 60.0
+    scale_factor: Annotated[float, Field(gt=0, le=MAX_SCALE_FACTOR)] = 0.01
+    repeats: RepeatCount = 3
+    query_timeout_s: TimeoutS = 60.0
     queries: list[Annotated[int, Field(ge=1, le=22)]] = list(range(1, 23))
     arms: list[str] = ["cpus:0", "unbound"]
     modes: list[Literal["power", "throughput"]] = ["power", "throughput"]
-    streams: PosInt = 2
+    streams: Annotated[int, Field(gt=0, le=MAX_STREAMS)] = 2
     session_settings: dict[str, Scalar] = {}
-    tiflash_replicas: PosInt | None = None
+    tiflash_replicas: Annotated[int, Field(gt=0, le=100)] | None = None
     pd_url: str | None = None
     scale_out_commands: dict[str, str] = {}
 
@@ -225,9 +256,11 @@ DM_SYNC_WORKLOADS = ("oltp_insert", "oltp_write_only")
 class DmDumpParams(_Model):
     """mydumper's knobs (DM's dump unit); each list is the settings swept, its first the base."""
 
-    threads: Annotated[list[PosInt], Field(min_length=1)] = [2]
+    threads: Annotated[list[ThreadCount], Field(min_length=1)] = [2]
     #: ``--rows`` (single-table concurrent export); null = off, one chunk per table
-    rows: Annotated[list[PosInt | None], Field(min_length=1)] = [None]
+    rows: Annotated[
+        list[Annotated[int, Field(gt=0, le=MAX_TABLE_ROWS)] | None], Field(min_length=1)
+    ] = [None]
     #: ``--statement-size`` in bytes (≥ 1 KB): sets the rows per INSERT statement
     statement_size: Annotated[list[Annotated[int, Field(ge=1000)]], Field(min_length=1)] = [
         1_000_000
@@ -237,20 +270,22 @@ class DmDumpParams(_Model):
 class DmLoadParams(_Model):
     """myloader's knobs (DM's load unit): ``threads`` is DM's pool-size."""
 
-    threads: Annotated[list[PosInt], Field(min_length=1)] = [2]
-    queries_per_transaction: Annotated[list[PosInt], Field(min_length=1)] = [1000]
+    threads: Annotated[list[ThreadCount], Field(min_length=1)] = [2]
+    queries_per_transaction: Annotated[
+        list[Annotated[int, Field(gt=0, le=1_000_000)]], Field(min_length=1)
+    ] = [1000]
 
 
 class DmSyncParams(_Model):
     """The sync unit: worker-count (MariaDB ``slave_parallel_threads`` on the embedded
     default, DM's ``worker-count`` on a real cluster), replayed sysbench traffic."""
 
-    workers: list[PosInt] = [4]
+    workers: list[ThreadCount] = [4]
     mode: Literal["optimistic", "conservative", "aggressive", "minimal", "none"] = "optimistic"
-    batch: PosInt = 100  # DM's syncer batch (real DM only)
+    batch: Annotated[int, Field(gt=0, le=1_000_000)] = 100  # DM's syncer batch (real DM only)
     workloads: list[Literal[DM_SYNC_WORKLOADS]] = list(DM_SYNC_WORKLOADS)  # type: ignore[valid-type]
-    threads: PosInt = 2  # sysbench threads writing on the source
-    duration_s: PosInt = 3
+    threads: ThreadCount = 2  # sysbench threads writing on the source
+    duration_s: Seconds = 3
     lag: bool = True  # also trace the lag with the SQL thread on, while sysbench writes
 
 
@@ -259,11 +294,11 @@ class DmParams(_Model):
     with the others at their base (first) setting; each setting is an arm."""
 
     database: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]+$")] = "dmtest"
-    tables: PosInt = 2
-    table_size: PosInt = 5000
-    prepare_threads: PosInt = 2
-    repeats: PosInt = 3
-    timeout_s: Annotated[float, Field(gt=0)] = 600.0
+    tables: Annotated[int, Field(gt=0, le=MAX_TABLES)] = 2
+    table_size: Annotated[int, Field(gt=0, le=MAX_TABLE_ROWS)] = 5000
+    prepare_threads: ThreadCount = 2
+    repeats: RepeatCount = 3
+    timeout_s: TimeoutS = 600.0
     keep_dump: bool = False
     dump: DmDumpParams = DmDumpParams()
     load: DmLoadParams = DmLoadParams()
@@ -322,16 +357,16 @@ class YcsbParams(_Model):
         Field(min_length=1),
     ] = {"read_update": YcsbWorkload(recordcount=1000, maxexecutiontime_s=5)}
     #: client threads per client process (a run's ``threads`` is this × ``clients``)
-    threads: Annotated[list[PosInt], Field(min_length=1)] = [1, 2, 4]
-    repeats: PosInt = 3
-    load_threads: PosInt = 2
+    threads: Annotated[list[ThreadCount], Field(min_length=1)] = [1, 2, 4]
+    repeats: RepeatCount = 3
+    load_threads: ThreadCount = 2
     #: client processes started together per run (report 004), merged into one run
     clients: Annotated[int, Field(ge=1, le=64)] = 1
     #: ``host:port`` per client on a cluster (one per tidb-server); empty: the arm's target
     endpoints: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-\[\]:]+:\d+$")]] = []
     #: ``auto``: go-ycsb for a cluster when on PATH, the Java YCSB otherwise
     tool: Literal["auto", "ycsb", "go-ycsb"] = "auto"
-    run_timeout_s: Annotated[float, Field(gt=0)] | None = None
+    run_timeout_s: TimeoutS | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> YcsbParams:
@@ -387,16 +422,18 @@ class TpccParams(_Model):
     times, go-tpc's ``--wait``), times ``wait_scale`` with the Lua driver.
     """
 
-    warehouses: Annotated[list[PosInt], Field(min_length=1)] = [1]
-    threads: Annotated[list[PosInt], Field(min_length=1)] = [1, 2]
-    duration_s: PosInt = 10
-    repeats: PosInt = 3
+    warehouses: Annotated[
+        list[Annotated[int, Field(gt=0, le=MAX_WAREHOUSES)]], Field(min_length=1)
+    ] = [1]
+    threads: Annotated[list[ThreadCount], Field(min_length=1)] = [1, 2]
+    duration_s: Seconds = 10
+    repeats: RepeatCount = 3
     wait: Annotated[list[bool], Field(min_length=1)] = [False]
     wait_scale: Annotated[float, Field(gt=0, le=1)] = 1.0
-    clients: PosInt | list[str] = 1
-    items: Annotated[int, Field(ge=1000)] = 100_000
-    customers: Annotated[int, Field(ge=10)] = 3_000
-    report_interval_s: PosInt = 1
+    clients: ClientCount | Annotated[list[str], Field(max_length=MAX_CLIENTS)] = 1
+    items: Annotated[int, Field(ge=1000, le=100_000)] = 100_000
+    customers: Annotated[int, Field(ge=10, le=3_000)] = 3_000
+    report_interval_s: Seconds = 1
     tool: Literal["auto", "sysbench", "go-tpc"] = "auto"
     database: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]{1,50}$")] = "tpcc"
     consistency: bool = True
@@ -430,24 +467,24 @@ class Study(_Model):
 
     dataset: Dataset = Dataset()
     workloads: Annotated[list[Workload], Field(min_length=1)] = ["oltp_point_select"]
-    threads: Annotated[list[PosInt], Field(min_length=1)] = [1, 2, 4]
-    threads_by_workload: dict[Workload, Annotated[list[PosInt], Field(min_length=1)]] = {}
+    threads: Annotated[list[ThreadCount], Field(min_length=1)] = [1, 2, 4]
+    threads_by_workload: dict[Workload, Annotated[list[ThreadCount], Field(min_length=1)]] = {}
     #: sysbench clients per sweep run: a number (the target that many times) or host:port
     #: endpoints (one client each); ``threads`` stay the run's total, shared among them
-    clients: PosInt | list[str] = 1
-    duration_s: PosInt = 10
-    report_interval_s: PosInt = 1
+    clients: ClientCount | Annotated[list[str], Field(max_length=MAX_CLIENTS)] = 1
+    duration_s: Seconds = 10
+    report_interval_s: Seconds = 1
     percentile: Annotated[float, Field(gt=0, lt=100)] = 95
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
     histogram: bool = True
     extra_args: list[str] = []
     repeats: Repeats = 3
-    cooldown_s: NonNegFloat = 0
-    warmup_s: NonNegFloat = 0
-    warmup_max_runs: PosInt = 3
+    cooldown_s: Annotated[float, Field(ge=0, le=MAX_DURATION_S)] = 0
+    warmup_s: Annotated[float, Field(ge=0, le=MAX_DURATION_S)] = 0
+    warmup_max_runs: RepeatCount = 3
     order: Literal["interleaved", "sequential", "random"] = "interleaved"
     seed: int = 1
-    run_timeout_s: Annotated[float, Field(gt=0)] | None = None
+    run_timeout_s: TimeoutS | None = None
     sample_resources: bool = True
     prometheus_url: str | None = None
 
@@ -468,8 +505,11 @@ class Study(_Model):
     def _not_a_relative_dir(cls, v: str) -> str:
         if set(v) == {"."}:
             raise ValueError(f"'{v}' is not a study name (it names a directory, not a study)")
-        if v in ("server", "reference"):
-            raise ValueError(f"'{v}' is reserved for tibench's own files under data/")
+        if v in RESERVED_NAMES:
+            raise ValueError(
+                f"'{v}' is reserved for tibench's own files under data/ "
+                f"({', '.join(RESERVED_NAMES)} are not study names)"
+            )
         return v
 
     @field_validator("results_url")
@@ -655,6 +695,49 @@ def parse_study(data: Any, source: str = "<params>") -> Study:
         raise ParamsError(_format_errors(e, source)) from None
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last
+    silently: ``study:`` twice would run the second study without a word)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise ParamsError(
+                    f"line {line}: key '{key}' given twice (first on line {seen[key]}); keep one"
+                )
+            if isinstance(key, str | int | float | bool):
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_params_file(path: str | Path) -> Any:
+    """The YAML data of a params file; :class:`ParamsError` naming the file when it is missing,
+    a directory, not UTF-8 text (a binary or UTF-16 file), not YAML, or gives a key twice."""
+    p = Path(path)
+    if p.is_dir():
+        raise ParamsError(f"{p}: is a directory, not a params file (give the YAML file in it)")
+    if not p.is_file():
+        raise ParamsError(f"{p}: no such params file{_examples_hint()}")
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        why = "UTF-16 text" if utf16 else f"not UTF-8 text (byte {e.start} is 0x{raw[e.start]:02x})"
+        raise ParamsError(f"{p}: {why}: save the params file as UTF-8 YAML") from None
+    if "\0" in text:
+        raise ParamsError(f"{p}: holds NUL bytes, a binary file, not a params file (UTF-8 YAML)")
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except ParamsError as e:
+        raise ParamsError(f"{p}: {e}") from None
+    except yaml.YAMLError as e:
+        raise ParamsError(f"{p}: not valid YAML: {e}") from None
+
+
 def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Study:
     """Read and validate a study YAML file.
 
@@ -666,12 +749,7 @@ def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Stu
         Top-level keys replacing the file's (e.g. from a notebook's parameters cell).
     """
     p = Path(path)
-    if not p.is_file():
-        raise ParamsError(f"{p}: no such params file{_examples_hint()}")
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ParamsError(f"{p}: not valid YAML: {e}") from None
+    data = read_params_file(p) or {}
     if overrides:
         data = {**data, **overrides}
     study = parse_study(data, str(p))

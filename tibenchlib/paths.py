@@ -32,6 +32,18 @@ def data_dir() -> Path:
     return (ROOT if IN_CLONE else Path.cwd()) / "data"
 
 
+#: Folders of the data directory that hold tibench's own files, not a study's: the embedded
+#: servers, the reference data sets, the Jupyter kernelspec, TPC-H data, the YCSB binding.
+SERVER_FOLDER, REFERENCE_FOLDER, JUPYTER_FOLDER, TPCH_FOLDER, YCSB_FOLDER = (
+    "server",
+    "reference",
+    "jupyter",
+    "tpch",
+    "ycsb",
+)
+RESERVED_NAMES = (SERVER_FOLDER, REFERENCE_FOLDER, JUPYTER_FOLDER, TPCH_FOLDER, YCSB_FOLDER)
+
+
 class PathError(ValueError):
     """A name that would put files outside the data directory."""
 
@@ -51,7 +63,7 @@ def study_dir(study: str) -> Path:
     """Results of one study: catalog, raw logs, executed notebooks, tables and plots."""
     d = data_dir()
     p = _inside(d, study, "study name")
-    if p.name in ("server", "reference"):
+    if p.name in RESERVED_NAMES:
         raise PathError(f"study name '{study}' is reserved for tibench's own files under {d}")
     return p
 
@@ -66,7 +78,7 @@ def private_dir(study: str) -> Path:
 
 def server_dir(name: str = "embedded") -> Path:
     """The private MariaDB's datadir, socket, logs and credentials (outside any study)."""
-    return _inside(data_dir() / "server", name, "server name")
+    return _inside(data_dir() / SERVER_FOLDER, name, "server name")
 
 
 def notebooks_dir() -> Path:
@@ -81,7 +93,7 @@ def params_examples_dir() -> Path:
 
 def reference_dir() -> Path:
     """Reference data sets: ``data/reference/`` of the clone, or the copy shipped in the package."""
-    return ROOT / "data" / "reference" if IN_CLONE else SHARE / "reference"
+    return ROOT / "data" / REFERENCE_FOLDER if IN_CLONE else SHARE / REFERENCE_FOLDER
 
 
 def reference_file(*parts: str) -> Path:
@@ -199,7 +211,7 @@ def report_file(study: str) -> Path:
 # -- outside any study -------------------------------------------------------------------------
 def jupyter_dir() -> Path:
     """A Jupyter data directory holding the kernelspec of the running interpreter."""
-    return data_dir() / "jupyter"
+    return data_dir() / JUPYTER_FOLDER
 
 
 def kernelspec_file(kernel: str) -> Path:
@@ -209,14 +221,14 @@ def kernelspec_file(kernel: str) -> Path:
 
 def tpch_data_dir(sf_label: str) -> Path:
     """Generated TPC-H data of one scale factor (``sf_label`` as ``tpch.datagen.sf_label``)."""
-    return data_dir() / "tpch" / f"sf{sf_label}"
+    return data_dir() / TPCH_FOLDER / f"sf{sf_label}"
 
 
 def ycsb_home() -> Path:
     """Where the built YCSB binding and its Maven repository live: ``<data dir>/ycsb``, or
     ``TIBENCH_YCSB_HOME`` (so several data directories share one build)."""
     env = os.environ.get("TIBENCH_YCSB_HOME")
-    return Path(env).expanduser().resolve() if env else data_dir() / "ycsb"
+    return Path(env).expanduser().resolve() if env else data_dir() / YCSB_FOLDER
 
 
 @contextmanager

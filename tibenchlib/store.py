@@ -10,6 +10,8 @@ Tables (documented in the README):
 ``runs``           one row per benchmark run (sysbench): key, arm, workload, threads, repeat,
                    status/error, sysbench's summary figures, histogram percentiles, warnings,
                    the exact command (no password), the raw log's path, timings, attempts.
+``run_attempts``   every attempt of every run as it was recorded (``runs`` keeps each run's
+                   value: a failed re-measurement never replaces a good result).
 ``intervals``      sysbench's per-interval lines of every run (t, tps, qps, latency, err/s).
 ``samples``        resource use during runs: CPU and RSS of server and client per second, with
                    run-queue wait and how busy their CPUs were.
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import threading
 import time
 from collections.abc import Iterable
@@ -57,6 +60,29 @@ SCHEMA_VERSION = 1
 
 class CatalogError(RuntimeError):
     """The catalog cannot be opened or was written by a newer tibench; names the file."""
+
+
+class CatalogPathError(CatalogError):
+    """The catalog's path holds something that is not a file (a directory); names it."""
+
+    exit_code = 2  # bad input, as a bad params file: nothing was run
+
+
+class CatalogDiskFull(CatalogError):
+    """The catalog's file system is full; names the catalog."""
+
+    exit_code = 2  # the same exit as any full disk (see tibenchlib.cli)
+
+
+def check_catalog_path(path: Path) -> None:
+    """Raise :class:`CatalogPathError` when ``path`` exists and is not a regular file (reading
+    a directory as an empty catalog would show an empty study without a word)."""
+    if path.exists() and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file"
+        raise CatalogPathError(
+            f"{path} is {kind}, not a tibench catalog: move it aside (mv {path} {path}.bad) "
+            "and run again"
+        )
 
 
 _S = sa.String(200)
@@ -85,6 +111,14 @@ runs = sa.Table(
     "runs",
     meta,
     *(sa.Column(n, _KINDS[k], primary_key=pk) for n, k, pk in record.sql_columns()),
+)
+#: Every attempt of every run, as recorded (``runs`` holds each run's value: see
+#: :meth:`Store.record_run`); ``recorded_at`` orders them.
+run_attempts = sa.Table(
+    "run_attempts",
+    meta,
+    *(sa.Column(n, _KINDS[k], index=n == "run_key") for n, k, _ in record.sql_columns()),
+    sa.Column("recorded_at", sa.Float),
 )
 intervals = sa.Table(
     "intervals",
@@ -351,6 +385,7 @@ class Store:
         sa_url = sa.engine.make_url(url)
         if sa_url.get_backend_name() == "sqlite" and sa_url.database not in (None, "", ":memory:"):
             self.path = Path(sa_url.database)
+            check_catalog_path(self.path)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists() and self.path.stat().st_size == 0:
                 log.warning(
@@ -372,6 +407,12 @@ class Store:
             self.engine.dispose()
             if self.path is None:
                 raise CatalogError(f"catalog {self.url}: {e.orig}") from None
+            if _disk_full(self.path.parent):
+                # SQLite says "disk I/O error" when its WAL cannot grow: not a damaged file
+                raise CatalogDiskFull(
+                    f"{self.path}: no space left on its device ({e.orig}): free some space "
+                    "and run again; the catalog is kept as it was"
+                ) from None
             raise CatalogError(
                 f"{self.path} is not a readable tibench catalog ({e.orig}): move it aside "
                 f"(mv {self.path} {self.path}.bad) and run again; the raw logs under "
@@ -455,15 +496,44 @@ class Store:
     def record_run(
         self, run: record.RunRecord | dict, interval_rows: pd.DataFrame | None = None
     ) -> None:
-        """Insert or replace one run and its intervals, atomically (a dict: the record's
-        fields, ``warnings`` a list, or the catalog's ``warnings_json``)."""
+        """Record one attempt of a run and its intervals, atomically (a dict: the record's
+        fields, ``warnings`` a list, or the catalog's ``warnings_json``).
+
+        Every attempt is kept in ``run_attempts``. ``runs`` holds the run's value: the new
+        attempt, except when it failed and the run has a good (``ok``) result already (a
+        ``--redo`` that failed): the good result stays, with a warning naming the failed
+        attempt and its error, and the log path of where its log was set aside. A run
+        recorded before ``run_attempts`` existed is copied there first.
+        """
         row = run.catalog_row() if isinstance(run, record.RunRecord) else dict(run)
         if "warnings" in row:
             row["warnings_json"] = json.dumps(list(row.pop("warnings") or []))
         row = {k: _plain(v) for k, v in row.items() if k in _RUN_COLS}
         keys = {"study": row["study"], "run_key": row["run_key"]}
+        now = time.time()
+        where = sa.and_(*(runs.c[k] == v for k, v in keys.items()))
         with self._lock, self.engine.begin() as c:
-            c.execute(runs.delete().where(sa.and_(*(runs.c[k] == v for k, v in keys.items()))))
+            old = c.execute(sa.select(runs).where(where)).mappings().first()
+            if old is not None:
+                kept = c.execute(
+                    sa.select(sa.func.count())
+                    .select_from(run_attempts)
+                    .where(
+                        sa.and_(
+                            *(run_attempts.c[k] == v for k, v in keys.items()),
+                            run_attempts.c.started_at.is_(None)
+                            if old["started_at"] is None
+                            else run_attempts.c.started_at == old["started_at"],
+                        )
+                    )
+                ).scalar()
+                if not kept:
+                    c.execute(run_attempts.insert().values(**old, recorded_at=now))
+            c.execute(run_attempts.insert().values(**row, recorded_at=now))
+            if old is not None and old["status"] == "ok" and row.get("status") != "ok":
+                c.execute(runs.update().where(where).values(**_kept_good(old, row)))
+                return
+            c.execute(runs.delete().where(where))
             c.execute(
                 intervals.delete().where(sa.and_(*(intervals.c[k] == v for k, v in keys.items())))
             )
@@ -541,6 +611,15 @@ class Store:
         where = {"run_key": list(run_keys)} if run_keys is not None else {}
         return self.read("intervals", study, **where)
 
+    def attempts(self, study: str, run_key: str | None = None) -> pd.DataFrame:
+        """Every recorded attempt of a study's runs (of one run with ``run_key``), oldest
+        first, ``warnings`` decoded into lists."""
+        where = {"run_key": run_key} if run_key is not None else {}
+        df = record.from_catalog(self.read("run_attempts", study, **where))
+        if not len(df):
+            return df
+        return df.sort_values(["run_key", "recorded_at"], kind="stable").reset_index(drop=True)
+
     def run_status(self, study: str) -> dict[str, str]:
         with self.engine.connect() as c:
             rows = c.execute(
@@ -551,6 +630,34 @@ class Store:
     def environment_captures(self, study: str) -> dict[str, dict]:
         df = self.read("environment", study)
         return {r.arm: json.loads(r.capture_json) for r in df.itertuples()}
+
+
+def _kept_good(old, new: dict) -> dict:
+    """The ``runs`` columns that change when a failed attempt leaves a good result as the
+    run's value: its attempt count, a warning naming the failure, and its log path when the
+    runner set the good log aside as ``<stem>.attempt<N>.log`` (N: the attempt before)."""
+    warnings = json.loads(old["warnings_json"] or "[]")
+    n = new.get("attempts")
+    warnings.append(
+        f"attempt {n or 'later'} failed ({new.get('error') or new.get('status')}); "
+        "this is the earlier good result"
+    )
+    out = {"warnings_json": json.dumps(warnings), "attempts": n or old["attempts"]}
+    log_path = old["log_path"]
+    if log_path and n and log_path == new.get("log_path"):
+        p = Path(log_path)
+        moved = p.with_name(f"{p.stem}.attempt{n - 1}{p.suffix}")
+        if moved.exists():
+            out["log_path"] = str(moved)
+    return out
+
+
+def _disk_full(folder: Path) -> bool:
+    """Whether the file system holding ``folder`` has less than 1 MiB left."""
+    try:
+        return shutil.disk_usage(folder).free < (1 << 20)
+    except OSError:
+        return False
 
 
 def _plain(v: Any) -> Any:

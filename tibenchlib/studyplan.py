@@ -1,8 +1,8 @@
 """A study as a whole: its phases in order, the arms each phase knows, what a run would cost
 (the dry run) and what is done, failed and pending (``tibench runs``).
 
-Each phase's own plan and estimate live next to its code (``sweep.plan``/``sweep.estimate``,
-``numa.estimate``, ``tpch.phase.estimate``...); this module only calls them in phase order.
+Each phase's plan, estimate and progress are its object's (:mod:`tibenchlib.registry`); this
+module only asks them in phase order.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pandas as pd
 
 from . import paths, registry
 from .params import PHASES, ParamsError, Study, load_study, parse_study
+from .store import Store, default_url
 
 
 # -- selection ---------------------------------------------------------------------------------
@@ -30,7 +31,7 @@ def ordered_phases(study: Study, requested: list[str] | None = None) -> list[str
 
 def phase_arms(study: Study, phase: str) -> list[str]:
     """The arm labels a phase runs: the study's arms, the NUMA policies, or the TPC-H arms."""
-    return registry.get(phase).arm_labels(study)
+    return registry.get(phase).arms(study)
 
 
 def check_arms(study: Study, phases: list[str], arms: list[str] | None) -> None:
@@ -61,7 +62,7 @@ def arms_for(study: Study, phase: str, arms: list[str] | None) -> list[str] | No
 def estimate_phase(study: Study, phase: str, arms: list[str] | None = None) -> dict:
     """One phase's dry-run entry: ``phase, runs, eta_s, disk_bytes, note`` (the sweep's also
     carries its planned runs under ``specs``), from the phase's estimate in the registry."""
-    return registry.get(phase).estimate(study, arms)
+    return {"phase": phase, **registry.get(phase).estimate(study, arms)}
 
 
 def dry_run(study: Study, phases: list[str], arms: list[str] | None = None) -> dict:
@@ -108,8 +109,6 @@ def study_from(ref: str | Path) -> Study:
     p = Path(ref)
     if p.suffix in (".yaml", ".yml") or p.is_file():
         return load_study(p)
-    from .store import Store, default_url
-
     db = paths.catalog_file(str(ref))
     if not db.is_file():
         raise ParamsError(
@@ -122,17 +121,12 @@ def study_from(ref: str | Path) -> Study:
     return parse_study(json.loads(df["params_json"].iloc[0]), f"{db} (study '{ref}')")
 
 
-_OK = "ok"
-
-
 def progress(study: Study) -> pd.DataFrame:
     """One row per phase × arm: ``phase, arm, unit, planned, done, failed, pending``.
 
     ``done`` counts what the catalog holds as measured and good, ``failed`` what it holds as
     failed (or degenerate, or timed out), ``pending`` what the plan has and the catalog does not.
     """
-    from .store import Store, default_url
-
     url = study.results_url or default_url(study.study)
     # a study that never ran has no catalog: read an empty one rather than create its folder
     fresh = url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).is_file()
@@ -158,105 +152,3 @@ def progress(study: Study) -> pd.DataFrame:
     return pd.DataFrame(
         rows, columns=["phase", "arm", "unit", "planned", "done", "failed", "pending"]
     )
-
-
-def environment_progress(study: Study, store, add) -> None:
-    phase = "environment"
-    have = set(store.read("environment", study.study)["arm"])
-    for a in phase_arms(study, phase):
-        add(phase, a, "captures", 1, int(a in have), 0)
-
-
-def prepare_progress(study: Study, store, add) -> None:
-    phase = "prepare"
-    steps = store.read("prepare_steps", study.study)
-    if len(steps):  # the ycsb phase's own load/verify steps are not sysbench's prepare
-        steps = steps[~steps["step"].str.startswith("ycsb_")]
-    for a in phase_arms(study, phase):
-        mine = steps[steps["arm"] == a] if len(steps) else steps
-        bad = int(len(mine) and (mine["status"] == "failed").any())
-        add(phase, a, "data sets", 1, int(len(mine) > 0 and not bad), bad)
-
-
-def compare_progress(study: Study, store, add) -> None:
-    done = paths.phase_results(study.study, "compare").is_file()
-    add("compare", "", "tables", 1, int(done), 0)
-
-
-def sweep_progress(study: Study, store, add) -> None:
-    _runs_progress(study, store, "sweep", add)
-
-
-def numa_progress(study: Study, store, add) -> None:
-    _runs_progress(study, store, "numa", add)
-
-
-def dm_progress(study: Study, store, add) -> None:
-    _runs_progress(study, store, "dm", add)
-
-
-def ycsb_progress(study: Study, store, add) -> None:
-    _runs_progress(study, store, "ycsb", add)
-
-
-def tpch_scaling_progress(study: Study, store, add) -> None:
-    _tpch_progress(study, store, add)
-
-
-def sweep_specs(study: Study, store) -> list:
-    """The sweep's planned runs: with adaptive repeats, the rounds decided so far and the next."""
-    if study.adaptive is not None:
-        from .sweep import adaptive_specs
-
-        return adaptive_specs(study, store.runs(study.study, phase="sweep"))
-    from .sweep import plan
-
-    return plan(study)
-
-
-def numa_specs(study: Study, store) -> list:
-    from .numa import plan
-
-    return plan(study)
-
-
-def dm_specs(study: Study, store) -> list:
-    from .dm.plan import plan
-
-    return plan(study)
-
-
-def ycsb_specs(study: Study, store) -> list:
-    from .ycsb.phase import plan
-
-    return plan(study)
-
-
-def _runs_progress(study: Study, store, phase: str, add) -> None:
-    specs = registry.get(phase).planned_runs(study, store)
-    runs = store.runs(study.study, phase=phase)
-    status = dict(zip(runs["run_key"], runs["status"], strict=True)) if len(runs) else {}
-    for a in dict.fromkeys(s.arm for s in specs):
-        keys = [s.run_key for s in specs if s.arm == a]
-        done = sum(status.get(k) == _OK for k in keys)
-        failed = sum(k in status and status[k] != _OK for k in keys)
-        add(phase, a, "runs", len(keys), done, failed)
-
-
-def _tpch_progress(study: Study, store, add) -> None:
-    p = study.tpch_scaling
-    q = store.read("tpch_queries", study.study)
-    embedded = study.is_embedded()
-    for a in phase_arms(study, "tpch_scaling"):
-        if embedded:
-            from .tpch.phase import arm_cores
-
-            streams = arm_cores(a)
-        else:
-            streams = p.streams
-        planned = sum(
-            len(p.queries) * p.repeats * (streams if m == "throughput" else 1) for m in p.modes
-        )
-        mine = q[(q["arm"] == a) & (q["repeat"] > 0)] if len(q) else q
-        done = int((mine["status"] == _OK).sum()) if len(mine) else 0
-        add("tpch_scaling", a, "queries", planned, done, len(mine) - done)

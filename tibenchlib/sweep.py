@@ -13,10 +13,16 @@ import random
 
 import pandas as pd
 
+from .adaptive import cell_decisions, describe_rule, open_cells
 from .params import WRITE_WORKLOADS, Study
+from .phase import Phase, RunContext, Tool
+from .record import result_rows
 from .runloop import run_plan
+from .stats import summarize_cells
 from .store import Store
+from .sysbench.prepare import ensure_ready, prepare
 from .sysbench.runner import RunSpec, describe, run_one, warmup_runs
+from .target import open_arm
 
 #: Seconds a run costs beyond its configured duration (connect, thread start, report).
 RUN_OVERHEAD_S = 1.0
@@ -74,8 +80,6 @@ def adaptive_round(
     (:func:`tibenchlib.adaptive.cell_decisions`), so a sweep resumed after a kill plans the same
     rounds; the runs keep the order and ``seq`` they have in the full plan of ``max`` rounds.
     """
-    from .adaptive import cell_decisions, open_cells
-
     full = [s for s in plan(study, arms=arms) if s.repeat == round_no]
     if round_no > study.adaptive.min:
         cells = list(dict.fromkeys((s.workload, s.threads) for s in full))
@@ -136,8 +140,6 @@ def phase_estimate(study: Study, arms: list[str] | None = None) -> dict:
     specs = plan(study, arms=arms)
     est = estimate(study, specs)
     if study.adaptive is not None:
-        from .adaptive import describe_rule
-
         least = estimate(study, plan(study, arms=arms, repeats=study.adaptive.min))
         return {
             "runs": len(specs),
@@ -166,21 +168,16 @@ def sweep(
     redo: bool = False,
     yes: bool = False,
     progress: bool = True,
-    store: Store | None = None,
+    store: Store,
 ) -> pd.DataFrame:
-    """Run (or resume) the study's sweep; returns the catalog's runs of the planned cells.
+    """Run (or resume) the study's sweep in the catalog ``store`` (opened with the study's
+    parameters recorded: :meth:`tibenchlib.store.Store.for_study`); returns the catalog's runs
+    of the planned cells.
 
     Runs already in the catalog are skipped, except failed and degenerate ones, which are run
     again (their logs kept as earlier attempts); ``redo`` re-measures every run (the loop:
     :func:`tibenchlib.runloop.run_plan`).
     """
-    from .sysbench.prepare import ensure_ready, prepare
-    from .target import open_arm
-
-    if store is None:
-        store = Store.for_study(study, record=True)
-    else:
-        store.record_study(study.study, study.public_dump())
     specs = plan(study, arms=arms)
 
     opened: list = []  # the arm open at the end of the last round (adaptive repeats)
@@ -240,8 +237,6 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
     log scale, back-transformed, so no bound is negative; n = 1 gives no interval. Failed and
     degenerate runs are counted (``n_failed``), never averaged.
     """
-    from .stats import summarize_cells
-
     keys = ["workload", "arm", "threads"]
     out = None
     for metric in ("tps", "qps", "lat_avg_ms", "lat_p95_ms"):
@@ -257,3 +252,43 @@ def sweep_table(runs: pd.DataFrame) -> pd.DataFrame:
     if out is None:
         return pd.DataFrame(columns=keys)
     return out.sort_values(keys).reset_index(drop=True)
+
+
+class Sweep(Phase):
+    name = "sweep"
+    notebook = "02_sweep.ipynb"
+    summary = "sysbench workloads × thread ladder × repeats"
+    titles = {"en": "Sweep", "zh": "压测"}
+    tool = Tool(
+        "sysbench",
+        {"en": ("events/s (TPS)", "every event"), "zh": ("事件/秒 (TPS)", "全部事件")},
+    )
+
+    def estimate(self, study, arms=None) -> dict:
+        return phase_estimate(study, arms)
+
+    def plan(self, study, store) -> list:
+        """The planned runs: with adaptive repeats, the rounds decided so far and the next."""
+        if study.adaptive is not None:
+            return adaptive_specs(study, store.runs(study.study, phase=self.name))
+        return plan(study)
+
+    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
+        ctx.runs = sweep(
+            ctx.study, arms=arms, redo=redo, yes=ctx.yes, progress=ctx.progress, store=ctx.store
+        )
+        return result_rows(ctx.runs)
+
+    def stored(self, study, store, arms) -> bool:
+        runs = store.runs(study.study, phase=self.name)
+        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
+
+    def results(self, study, store, arms) -> pd.DataFrame:
+        runs = store.runs(study.study, phase=self.name)
+        if not len(runs):
+            return result_rows(runs)
+        keys = {s.run_key for s in plan(study, arms=arms)}
+        return result_rows(runs[runs["run_key"].isin(keys)])
+
+
+SWEEP = Sweep()

@@ -28,16 +28,18 @@ import sqlalchemy as sa
 from .. import paths
 from ..db import ConnInfo, secret_config_file
 from ..params import Study
+from ..phase import Phase, RunContext
 from ..record import RunRecord
 from ..server import EmbeddedServer
 from ..store import Store
 from ..sysbench.command import sysbench_command
 from ..tools import execute
 from . import sync as syncmod
+from .analysis import result_rows, unit_rows
 from .dump import DumpSettings, dump
 from .load import LoadSettings, load
 from .migrate import migrate_once
-from .plan import DmSpec, plan, settings_for
+from .plan import DmSpec, arm_labels, estimate, plan, settings_for
 from .servers import source_server, target_server
 from .verify import verify
 
@@ -445,13 +447,14 @@ def run_dm_phase(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
+    store: Store,
 ) -> pd.DataFrame:
-    """Run (or resume) the phase; returns the catalog's ``dm_runs`` of the planned runs."""
+    """Run (or resume) the phase in the catalog ``store``; returns the catalog's ``dm_runs``
+    of the planned runs."""
     from ..runloop import TargetDown, run_plan
     from .options import remove_stale
 
     check_target(study)
-    store = Store.for_study(study, record=True)
     specs = plan(study, arms)
     remove_stale(paths.private_dir(study.study))  # option files a killed run left
     if study.dm.master_url:
@@ -520,3 +523,38 @@ def planned_runs(store: Store, study: Study, specs: list[DmSpec] | None = None) 
     if len(df):
         df = df[df["run_key"].isin({s.run_key for s in specs})]
     return df.sort_values("seq").reset_index(drop=True) if "seq" in df else df
+
+
+class Dm(Phase):
+    name = "dm"
+    notebook = "06_dm_load_tuning.ipynb"
+    summary = "DM load tuning: mydumper/myloader knobs and the sync unit's worker-count"
+    titles = {"en": "DM load tuning", "zh": "DM 迁移调优"}
+    own_arms = True
+    runs_given_arms = True
+
+    def arms(self, study) -> list[str]:
+        return arm_labels(study)
+
+    def estimate(self, study, arms=None) -> dict:
+        return estimate(study, arms)
+
+    def plan(self, study, store) -> list:
+        return plan(study)
+
+    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
+        """Rows per unit × knob × setting × workload (:func:`.analysis.result_rows`)."""
+        done = run_dm_phase(
+            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
+        )
+        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
+        return result_rows(unit_rows(done))
+
+    def stored(self, study, store, arms) -> bool:
+        return bool(len(store.read("dm_runs", study.study)))
+
+    def results(self, study, store, arms) -> pd.DataFrame:
+        return result_rows(unit_rows(planned_runs(store, study)))
+
+
+DM = Dm()

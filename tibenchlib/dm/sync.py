@@ -12,6 +12,7 @@ timed: transactions (binlog event groups) per second and row operations per seco
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +24,8 @@ import sqlalchemy as sa
 from ..db import ConnInfo, secret_config_file
 from ..sysbench.command import sysbench_command
 from ..tools import Outcome, execute
+
+log = logging.getLogger(__name__)
 
 PARALLEL_MODES = ("optimistic", "conservative", "aggressive", "minimal", "none")
 
@@ -134,10 +137,24 @@ def set_workers(target: sa.Engine, settings: SyncSettings) -> None:
     with target.connect() as c:
         c = c.execution_options(isolation_level="AUTOCOMMIT")
         c.exec_driver_sql("STOP SLAVE SQL_THREAD")
-        c.exec_driver_sql("SET GLOBAL slave_parallel_threads = %s", (settings.workers,))
-        c.exec_driver_sql("SET GLOBAL slave_parallel_mode = %s", (settings.mode,))
-        if running:
-            c.exec_driver_sql("START SLAVE SQL_THREAD")
+        try:
+            c.exec_driver_sql("SET GLOBAL slave_parallel_threads = %s", (settings.workers,))
+            c.exec_driver_sql("SET GLOBAL slave_parallel_mode = %s", (settings.mode,))
+        finally:  # an interruption (SIGTERM) leaves the replica as it was found
+            if running:
+                c.exec_driver_sql("START SLAVE SQL_THREAD")
+
+
+def _start_sql_thread_quietly(target: sa.Engine) -> None:
+    """Start the replica's SQL thread again after an interruption; a target that no longer
+    answers is left as it is (the interruption is what the user sees)."""
+    try:
+        with target.connect() as c:
+            c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
+                "START SLAVE SQL_THREAD"
+            )
+    except sa.exc.DBAPIError as e:
+        log.warning("the replica's SQL thread could not be started again: %s", e.orig)
 
 
 def wait_for(
@@ -240,19 +257,25 @@ def apply_throughput(
     set_workers(target, settings)
     with target.connect() as c:
         c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("STOP SLAVE SQL_THREAD")
-    before, ops0 = gtid_binlog_pos(source), _row_ops(source)
-    outcome = run_load()
-    after, ops = gtid_binlog_pos(source), _row_ops(source) - ops0
-    n = transactions_between(before, after)
     try:
-        wait_for(target, after, field_name="Gtid_IO_Pos", timeout_s=timeout_s)
-        with target.connect() as c:
-            c = c.execution_options(isolation_level="AUTOCOMMIT")
-            t0 = time.monotonic()
-            c.exec_driver_sql("START SLAVE SQL_THREAD")
-        t1 = wait_for(target, after, timeout_s=timeout_s)
-    except SyncError as e:
-        return ApplyResult(workload, settings, outcome, n, ops, float("nan"), error=str(e))
+        before, ops0 = gtid_binlog_pos(source), _row_ops(source)
+        outcome = run_load()
+        after, ops = gtid_binlog_pos(source), _row_ops(source) - ops0
+        n = transactions_between(before, after)
+        try:
+            wait_for(target, after, field_name="Gtid_IO_Pos", timeout_s=timeout_s)
+            with target.connect() as c:
+                c = c.execution_options(isolation_level="AUTOCOMMIT")
+                t0 = time.monotonic()
+                c.exec_driver_sql("START SLAVE SQL_THREAD")
+            t1 = wait_for(target, after, timeout_s=timeout_s)
+        except SyncError as e:
+            return ApplyResult(workload, settings, outcome, n, ops, float("nan"), error=str(e))
+    except (KeyboardInterrupt, SystemExit):
+        # SIGTERM or Ctrl-C with the SQL thread stopped: a replica left that way stops
+        # applying; start it again before the interruption goes on
+        _start_sql_thread_quietly(target)
+        raise
     return ApplyResult(workload, settings, outcome, n, ops, t1 - t0)
 
 

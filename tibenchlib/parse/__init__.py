@@ -1,6 +1,14 @@
 """Parsers: text in, tidy tables out. Pure functions, no I/O beyond reading a path given."""
 
-from .gotpc import TpccResult, parse_tpcc_output, parse_tpch_output, tpcc_series, tpch_summary
+from .files import NotALog
+from .gotpc import (
+    TpccResult,
+    parse_tpcc_file,
+    parse_tpcc_output,
+    parse_tpch_output,
+    tpcc_series,
+    tpch_summary,
+)
 from .sysbench import (
     HISTOGRAM_BUCKET_RATIO,
     INTERVAL_COLUMNS,
@@ -23,6 +31,7 @@ from .tidb import (
 from .ycsb import YcsbResult, parse_ycsb, parse_ycsb_file
 
 __all__ = [
+    "NotALog",
     "HISTOGRAM_BUCKET_RATIO",
     "INTERVAL_COLUMNS",
     "SysbenchResult",
@@ -39,6 +48,7 @@ __all__ = [
     "parse_sysbench",
     "parse_sysbench_file",
     "parse_tiflash_replica",
+    "parse_tpcc_file",
     "parse_tpcc_output",
     "parse_tpch_output",
     "parse_ycsb",

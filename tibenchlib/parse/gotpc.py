@@ -30,13 +30,17 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from os import PathLike
 
 import pandas as pd
+
+from .files import NotALog, check_regular, read_log
 
 __all__ = [
     "TPCC_COLUMNS",
     "TPCC_TRANSACTIONS",
     "TpccResult",
+    "parse_tpcc_file",
     "parse_tpcc_output",
     "parse_tpch_output",
     "tpcc_series",
@@ -258,6 +262,25 @@ def parse_tpcc_output(text: str, file: str | None = None) -> TpccResult:
     lines = pd.DataFrame(rows, columns=TPCC_COLUMNS)
     lines["count"] = lines["count"].astype("int64")
     return TpccResult(summary=_tpcc_summary(lines, finished, tpm_line, file), lines=lines)
+
+
+def parse_tpcc_file(path: str | PathLike) -> TpccResult:
+    """:func:`parse_tpcc_output` on a file (UTF-8, undecodable bytes replaced).
+
+    Read through :func:`tibenchlib.parse.files.read_log`: a file with a line longer than
+    :data:`~tibenchlib.parse.files.MAX_LINE_BYTES` (no line breaks) or larger than
+    :data:`~tibenchlib.parse.files.MAX_TEXT_BYTES` is ``failed`` with error "not a go-tpc
+    TPC-C log: …"; a path that is not a regular file raises
+    :class:`~tibenchlib.parse.files.NotALog` before it is opened.
+    """
+    what = "go-tpc TPC-C log"
+    check_regular(path, what)
+    try:
+        text = read_log(path, what)
+    except NotALog as e:
+        res = parse_tpcc_output("", file=str(path))
+        return TpccResult({**res.summary, "error": str(e)}, res.lines)
+    return parse_tpcc_output(text, file=str(path))
 
 
 def _tpcc_summary(lines: pd.DataFrame, finished: bool, tpm_line, file) -> dict:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from os import PathLike
@@ -47,6 +46,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from .files import NotALog, check_regular, log_lines
 
 __all__ = [
     "HISTOGRAM_BUCKET_RATIO",
@@ -79,6 +80,7 @@ INTERVAL_COLUMNS = (
 HISTOGRAM_COLUMNS = ("value_ms", "count")
 
 TRUNCATED = "truncated: no summary"
+WHAT = "sysbench log"
 
 # -- patterns (compiled once) -------------------------------------------------------------------
 # <F> is a number as C's printf writes it, including what a division by a zero interval gives;
@@ -377,6 +379,19 @@ def _summary_block(text: str, pos: int) -> dict[str, Any]:
     return s
 
 
+def _summary_gaps(s: dict[str, Any]) -> list[str]:
+    """What a summary lacks of the end every layout prints after its totals: the latency block
+    (min, avg, max, the percentile unless turned off, sum) and the threads-fairness block. A
+    log cut after ``Latency (ms):`` has its totals but not these."""
+    lat = s["latency_ms"]
+    gaps = [f"latency {k}" for k in ("min", "avg", "max", "sum") if lat[k] is None]
+    if lat["percentile_value"] is None and not s["percentile_disabled"]:
+        gaps.append("latency percentile")
+    if s["fairness"] is None or None in s["fairness"].values():
+        gaps.append("threads fairness")
+    return gaps
+
+
 # -- public -------------------------------------------------------------------------------------
 def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
     """Parse one sysbench run's output.
@@ -395,9 +410,11 @@ def parse_sysbench(text: str, file: str | None = None) -> SysbenchResult:
 
     Notes
     -----
-    ``status`` is "ok" only when the end-of-run statistics (events and total time) are present
-    and no FATAL line was printed. ``error`` is the first FATAL message, else
-    ``"truncated: no summary"`` when the statistics are missing, else None. ``threads`` is the
+    ``status`` is "ok" only when the end-of-run statistics are complete (events and total
+    time, the latency block and the threads-fairness block) and no FATAL line was printed.
+    ``error`` is the first FATAL message, else ``"truncated: no summary"`` when the statistics
+    are missing, else ``"truncated: the summary ends early (no …)"`` naming what a log cut
+    inside the summary lacks, else None. ``threads`` is the
     header's ``Number of threads``, else the largest thread count of the interval lines
     (``threads_running`` falls as workers finish, and a cumulative report hook prints 0:
     sysbench issue 194), else None. ``tps`` and ``qps`` are sysbench's own "per sec." figures
@@ -450,10 +467,13 @@ def _result(
     interval_s = int(m.group(1)) if m else None
 
     complete = s["events"] is not None and s["total_time_s"] is not None
+    cut = _summary_gaps(s) if complete else []
     if fatal:
         status, error = "failed", fatal[0]
     elif not complete:
         status, error = "failed", TRUNCATED
+    elif cut:
+        status, error = "failed", f"truncated: the summary ends early (no {', '.join(cut)})"
     else:
         status, error = "ok", None
 
@@ -510,14 +530,25 @@ def parse_sysbench_file(path: str | PathLike, *, intervals: bool = True) -> Sysb
     summary and histogram) are kept as text, so memory is bounded by the chunk size plus the
     interval table; with ``intervals=False`` the table is counted, not kept (``intervals`` is
     then empty), and memory stays bounded whatever the file's size.
+
+    Lines are read through :func:`tibenchlib.parse.files.log_lines`: a file with a line longer
+    than :data:`~tibenchlib.parse.files.MAX_LINE_BYTES` (a file without line breaks) is
+    ``failed`` with error "not a sysbench log: …" as soon as that line is read. A path that is
+    not a regular file (a FIFO, ``/dev/zero``) raises :class:`~tibenchlib.parse.files.NotALog`
+    before it is opened.
     """
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        if os.fstat(fh.fileno()).st_size <= STREAM_ABOVE_BYTES:
-            res = parse_sysbench(fh.read(), file=str(path))
+    size = check_regular(path, WHAT)
+    lines = log_lines(path, WHAT)
+    try:
+        if size <= STREAM_ABOVE_BYTES:
+            res = parse_sysbench("".join(lines), file=str(path))
             if intervals:
                 return res
             return SysbenchResult(res.summary, res.intervals.iloc[:0], res.histogram)
-        return _parse_stream(fh, str(path), keep=intervals)
+        return _parse_stream(lines, str(path), keep=intervals)
+    except NotALog as e:
+        res = parse_sysbench("", file=str(path))
+        return SysbenchResult({**res.summary, "error": str(e)}, res.intervals, res.histogram)
 
 
 def _parse_stream(fh, file: str, *, keep: bool) -> SysbenchResult:

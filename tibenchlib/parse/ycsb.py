@@ -48,6 +48,10 @@ from typing import Any
 
 import pandas as pd
 
+from .files import NotALog, check_regular, read_log
+
+WHAT = "YCSB log"
+
 __all__ = [
     "INTERVAL_COLUMNS",
     "LATENCY_KEYS",
@@ -519,6 +523,18 @@ def _histogram_frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def parse_ycsb_file(path: str | PathLike) -> YcsbResult:
-    """:func:`parse_ycsb` on a file (read as UTF-8, undecodable bytes replaced)."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return parse_ycsb(fh.read(), file=str(path))
+    """:func:`parse_ycsb` on a file (read as UTF-8, undecodable bytes replaced).
+
+    Read through :func:`tibenchlib.parse.files.read_log`: a file with a line longer than
+    :data:`~tibenchlib.parse.files.MAX_LINE_BYTES` (no line breaks) or larger than
+    :data:`~tibenchlib.parse.files.MAX_TEXT_BYTES` is an "error" summary saying "not a YCSB
+    log: …" once that much is read; a path that is not a regular file raises
+    :class:`~tibenchlib.parse.files.NotALog` before it is opened.
+    """
+    check_regular(path, WHAT)
+    try:
+        text = read_log(path, WHAT)
+    except NotALog as e:
+        res = parse_ycsb("", file=str(path))
+        return YcsbResult({**res.summary, "error": str(e)}, res.intervals, res.histogram)
+    return parse_ycsb(text, file=str(path))

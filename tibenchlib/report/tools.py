@@ -12,26 +12,17 @@ absolute numbers across tools.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
+from .. import registry
 from ..stats import summarize_cells
 
 #: Phases whose runs are one tool's throughput over a thread ladder, in the table's order.
-TOOL_PHASES = {"sweep": "sysbench", "ycsb": "YCSB", "tpcc": "TPC-C"}
+TOOL_PHASES = {p.name: p.tool.name for p in registry.PHASES if p.tool is not None}
 UNITS = {
-    "en": {
-        "sweep": ("events/s (TPS)", "every event"),
-        "ycsb": ("operations/s", "every operation"),
-        "tpcc": ("transactions/s (tpmTotal/60)", "New-Order"),
-    },
-    "zh": {
-        "sweep": ("事件/秒 (TPS)", "全部事件"),
-        "ycsb": ("操作/秒", "全部操作"),
-        "tpcc": ("事务/秒 (tpmTotal/60)", "New-Order"),
-    },
+    lang: {p.name: p.tool.units[lang] for p in registry.PHASES if p.tool is not None}
+    for lang in ("en", "zh")
 }
 #: Columns of :func:`tools_rows`.
 COLUMNS = [
@@ -41,14 +32,14 @@ COLUMNS = [
     "n_peak", "peak_throughput", "frac_at_max", "warnings",
 ]  # fmt: skip
 
-_WAREHOUSES = re.compile(r"/w(\d+)/")
-
 
 def _workload(runs: pd.DataFrame) -> pd.Series:
-    """TPC-C runs carry their warehouse count in the key: ``tpcc w8`` is another data set."""
-    w = runs["run_key"].str.extract(_WAREHOUSES, expand=False)
-    tpcc = (runs["phase"] == "tpcc") & w.notna()
-    return runs["workload"].where(~tpcc, runs["workload"] + " w" + w.fillna(""))
+    """Each run's cell workload, as its phase defines it (TPC-C: per warehouse count)."""
+    out = runs["workload"].copy()
+    for name in runs["phase"].unique():
+        mine = runs["phase"] == name
+        out[mine] = registry.get(name).cell_workload(runs[mine])
+    return out
 
 
 def tools_rows(runs: pd.DataFrame, lang: str = "en", sat_frac: float = 0.95) -> pd.DataFrame:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from ..db import ConnInfo, secret_config_file
 from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
 from ..parse.sysbench import parse_sysbench_file
+from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord, decide_status
 from ..runloop import run_plan
 from ..stats import summarize_cells
@@ -55,6 +57,7 @@ from .runner import (
     gotpc_command,
     gotpc_tool,
     orders_count,
+    orders_count_after,
     parse_driver_counts,
     parse_driver_latency,
     prepare_sysbench_tpcc,
@@ -333,7 +336,7 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
                     )  # fmt: skip
                 )
             outcomes = execute_together(cmds, logs, timeout_s=timeout)
-        after = orders_count(eng)
+        after, lost = orders_count_after(eng)
     finally:
         eng.dispose()
     parsed = [parse_sysbench_file(x) for x in logs]
@@ -358,7 +361,9 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
                 total[k] = total.get(k, 0) + v
     elif status == "ok":
         status, error = "failed", "the driver printed no transaction counts"
-    new_orders = after - before
+    if lost:  # the server went away during the run (the loop restarts it before the next)
+        status, error = "failed", lost
+    new_orders = after - before if after is not None else None
     if status == "ok" and total.get("new_order") != new_orders:
         status, error = (
             "failed",
@@ -506,7 +511,7 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
     minutes = f["runtime_s"] / 60 if f["runtime_s"] else None
     tpmc = f.get("tpmc")
     tpm_total = f.get("tpm_total")
-    if tool == "sysbench" and minutes:
+    if tool == "sysbench" and minutes and f["new_orders"] is not None:
         tpmc = f["new_orders"] / minutes
         tpm_total = f["committed"] / minutes if f["committed"] is not None else None
     if status == "ok" and not tpmc:
@@ -516,12 +521,18 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
         eng = conn.engine()
         try:
             checked = check_consistency(eng)
+        except sa.exc.DBAPIError as e:  # the server went away after the run
+            checked = None
+            if status == "ok":
+                status, error = "failed", "consistency not checked: the server stopped answering: "
+                error += " ".join(str(getattr(e, "orig", None) or e).split())
         finally:
             eng.dispose()
-        cons_ok, detail = consistency_detail(checked)
-        cons = checked.drop(columns="examples").to_dict("records")
-        if not cons_ok and status == "ok":
-            status, error = "failed", detail
+        if checked is not None:
+            cons_ok, detail = consistency_detail(checked)
+            cons = checked.drop(columns="examples").to_dict("records")
+            if not cons_ok and status == "ok":
+                status, error = "failed", detail
     no = f["latency"].get("new_order") or {}
     outcomes = f["outcomes"]
     n_clients = len(logs)
@@ -608,11 +619,12 @@ def run_tpcc_phase(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
+    store: Store,
 ) -> pd.DataFrame:
-    """Run (or resume) the TPC-C runs and return one row per cell (:data:`SUMMARY_COLUMNS`)."""
+    """Run (or resume) the TPC-C runs in the catalog ``store`` and return one row per cell
+    (:data:`SUMMARY_COLUMNS`)."""
     from ..target import open_arm
 
-    store = Store.for_study(study, record=True)
     specs = plan(study, arms)
     tools = {a: resolve_tool(study, a) for a in dict.fromkeys(s.arm for s in specs)}
 
@@ -724,6 +736,27 @@ def latency_table(study: Study, store: Store | None = None, arms: list[str] | No
 LOAD_S_PER_UNIT = 3.0
 
 
+#: Bytes of one row of each table, as the TPC-C specification sizes them (clause 1.2-1.3):
+#: warehouse, district, customer, history, order, new-order, order-line, stock, item.
+ROW_BYTES = {"warehouse": 89, "district": 95, "customer": 655, "history": 46, "order": 24,
+             "new_order": 8, "order_line": 54, "stock": 306, "item": 82}  # fmt: skip
+#: Pages, indexes and free space of a storage engine over the rows' own bytes (InnoDB: ~2x).
+STORAGE_OVERHEAD = 2.0
+
+
+def data_set_bytes(items: int, customers: int, warehouses: int) -> float:
+    """Rough disk of one loaded data set: the initial population of clause 4.3.3 (per
+    warehouse: 10 districts of ``customers`` customers, one history row and one order of ~10
+    lines each, 30% of orders new; ``items`` stock rows), the item table once, times
+    :data:`STORAGE_OVERHEAD`."""
+    r = ROW_BYTES
+    per_district = customers * (
+        r["customer"] + r["history"] + r["order"] + 10 * r["order_line"] + 0.3 * r["new_order"]
+    )
+    per_wh = r["warehouse"] + 10 * (r["district"] + per_district) + items * r["stock"]
+    return STORAGE_OVERHEAD * (items * r["item"] + warehouses * per_wh)
+
+
 def estimate(study: Study, arms: list[str] | None = None) -> dict:
     """Dry-run entry of the tpcc phase: its runs and one load per arm × warehouse count."""
     p = study.tpcc
@@ -734,26 +767,15 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     eta = len(specs) * (p.duration_s + RUN_OVERHEAD_S) + load_s
     eta += max(len(specs) - 1, 0) * study.cooldown_s
     per_run = 200 * p.duration_s / p.report_interval_s + 50_000
-    rows = p.items + p.customers * 10 * 13 + p.items  # item, stock, customers, orders, lines…
+    data = sum(data_set_bytes(p.items, p.customers, s_w) for _, s_w in
+               {(s.arm, s.warehouses) for s in specs})  # fmt: skip
     return {
         "runs": len(specs),
         "eta_s": eta,
-        "disk_bytes": int(len(specs) * per_run * p.n_clients + loads * rows * 300),
+        "disk_bytes": int(len(specs) * per_run * p.n_clients + data),
         "note": f"{len(specs)} runs of {p.duration_s} s, {loads} data sets "
         f"({', '.join(map(str, p.warehouses))} warehouses), {p.n_clients} client(s)",
     }
-
-
-def progress(study: Study, store: Store, add) -> None:
-    """``studyplan.progress`` rows of the phase: runs per arm."""
-    specs = plan(study)
-    runs = store.runs(study.study, phase="tpcc")
-    status = dict(zip(runs["run_key"], runs["status"], strict=True)) if len(runs) else {}
-    for a in dict.fromkeys(s.arm for s in specs):
-        keys = [s.run_key for s in specs if s.arm == a]
-        done = sum(status.get(k) == "ok" for k in keys)
-        failed = sum(k in status and status[k] != "ok" for k in keys)
-        add("tpcc", a, "runs", len(keys), done, failed)
 
 
 def wait_effect(study: Study, store: Store | None = None, arms: list[str] | None = None):
@@ -780,3 +802,52 @@ def wait_effect(study: Study, store: Store | None = None, arms: list[str] | None
                      "ratio": f["ratio"], "ci_low": f["ci_low"], "ci_high": f["ci_high"],
                      "warnings": f["warnings"]})  # fmt: skip
     return pd.DataFrame(rows, columns=cols)
+
+
+#: the warehouse count in a run key (``tpcc/<arm>/w8/...``)
+_WAREHOUSES = re.compile(r"/w(\d+)/")
+
+
+class Tpcc(Phase):
+    name = "tpcc"
+    notebook = "08_tpcc.ipynb"
+    summary = "TPC-C (TPC-C-like on the embedded server): tpmC over threads, wait on/off"
+    titles = {"en": "TPC-C", "zh": "TPC-C"}
+    own_arms = True
+    tool = Tool(
+        "TPC-C",
+        {
+            "en": ("transactions/s (tpmTotal/60)", "New-Order"),
+            "zh": ("事务/秒 (tpmTotal/60)", "New-Order"),
+        },
+    )
+
+    def arms(self, study) -> list[str]:
+        return arm_labels(study)
+
+    def estimate(self, study, arms=None) -> dict:
+        return estimate(study, arms)
+
+    def plan(self, study, store) -> list:
+        return plan(study)
+
+    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
+        df = run_tpcc_phase(
+            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
+        )
+        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
+        return df
+
+    def stored(self, study, store, arms) -> bool:
+        return bool(len(store.runs(study.study, phase=self.name)))
+
+    def results(self, study, store, arms) -> pd.DataFrame:
+        return summarize(study, store, arms)
+
+    def cell_workload(self, runs: pd.DataFrame) -> pd.Series:
+        """Runs carry their warehouse count in the key: ``tpcc w8`` is another data set."""
+        w = runs["run_key"].str.extract(_WAREHOUSES, expand=False)
+        return runs["workload"].where(w.isna(), runs["workload"] + " w" + w.fillna(""))
+
+
+TPCC = Tpcc()

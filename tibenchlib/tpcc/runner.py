@@ -47,6 +47,7 @@ __all__ = [
     "gotpc_command",
     "gotpc_tool",
     "orders_count",
+    "orders_count_after",
     "parse_driver_counts",
     "parse_driver_latency",
     "transaction_latency",
@@ -169,6 +170,17 @@ def orders_count(engine: sa.Engine) -> int:
     """Rows in ``orders``: one per committed New-Order plus the initial population."""
     with engine.connect() as c:
         return int(c.execute(sa.text("SELECT COUNT(*) FROM orders")).scalar_one())
+
+
+def orders_count_after(engine: sa.Engine) -> tuple[int | None, str | None]:
+    """:func:`orders_count` after a run: ``(count, None)``, or ``(None, error)`` when the
+    server no longer answers (killed during the run). The run then fails with that one line
+    and the run loop's alive check restarts an embedded server before the next run."""
+    try:
+        return orders_count(engine), None
+    except sa.exc.DBAPIError as e:
+        msg = " ".join(str(getattr(e, "orig", None) or e).split())
+        return None, f"the server stopped answering during the run: {msg}"
 
 
 def parse_driver_counts(text: str) -> dict | None:
@@ -309,20 +321,25 @@ def run_sysbench_tpcc(
             histogram=histogram,
             percentile=percentile,
         )
-        after = orders_count(engine)
+        after, lost = orders_count_after(engine)
     finally:
         if own:
             engine.dispose()
     sb = parse_sysbench_file(outcome.log_path)
     counts = parse_driver_counts(Path(outcome.log_path).read_text(errors="replace"))
-    return SysbenchTpccRun(outcome, _run_summary(sb, counts, after - before, outcome), sb)
+    new_orders = after - before if after is not None else None
+    return SysbenchTpccRun(outcome, _run_summary(sb, counts, new_orders, outcome, lost), sb)
 
 
-def _run_summary(sb: SysbenchResult, counts: dict | None, new_orders: int, outcome) -> dict:
+def _run_summary(
+    sb: SysbenchResult, counts: dict | None, new_orders: int | None, outcome, lost=None
+) -> dict:
     s = sb.summary
     runtime = s["total_time_s"]
     minutes = runtime / 60 if runtime else None
     status, error = s["status"], s["error"]
+    if lost:  # the server went away: whatever sysbench printed, the run is not measured
+        status, error = "failed", lost
     if status == "ok" and outcome.returncode not in (0, None):
         status, error = "failed", f"sysbench exited with status {outcome.returncode}"
     if status == "ok" and counts is None:

@@ -26,6 +26,7 @@ import pandas as pd
 from .. import paths
 from ..binding import parse_policy, verify_binding
 from ..params import Arm, Study
+from ..phase import Phase, RunContext
 from ..record import RunRecord
 from ..store import Store
 from . import datagen, scaling
@@ -88,6 +89,7 @@ def run_tpch_phase(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
+    store: Store,
 ) -> pd.DataFrame:
     """Prepare the TPC-H data, run every arm × mode block, and return the §5 rows.
 
@@ -100,7 +102,6 @@ def run_tpch_phase(
     from . import load
 
     p = study.tpch_scaling
-    store = Store.for_study(study, record=True)
     embedded = study.target.kind == "embedded"
     qs = [query(n) for n in p.queries]
     state: dict = {"prepared": False}
@@ -360,3 +361,46 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
         "note": f"SF {p.scale_factor:g}: {executions} query executions over {len(labels)} arms "
         f"(rough; at most {wall_max / 60:.0f} min by the query timeout)",
     }
+
+
+class TpchScaling(Phase):
+    name = "tpch_scaling"
+    notebook = "05_tiflash_scaling.ipynb"
+    summary = "TPC-H queries over scaling arms"
+    titles = {"en": "TPC-H scaling", "zh": "TPC-H 扩展"}
+    own_arms = True
+    runs_given_arms = True
+
+    def arms(self, study) -> list[str]:
+        return arm_labels(study)
+
+    def estimate(self, study, arms=None) -> dict:
+        return estimate(study, arms)
+
+    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
+        return run_tpch_phase(
+            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
+        )
+
+    def stored(self, study, store, arms) -> bool:
+        return bool(len(store.read("tpch_queries", study.study)))
+
+    def results(self, study, store, arms) -> pd.DataFrame:
+        return summarize(study, store)
+
+    def progress(self, study, store, add) -> None:
+        """Query executions per arm (measured ones; warm-up passes are not counted)."""
+        p = study.tpch_scaling
+        q = store.read("tpch_queries", study.study)
+        embedded = study.is_embedded()
+        for a in self.arms(study):
+            streams = arm_cores(a) if embedded else p.streams
+            planned = sum(
+                len(p.queries) * p.repeats * (streams if m == "throughput" else 1) for m in p.modes
+            )
+            mine = q[(q["arm"] == a) & (q["repeat"] > 0)] if len(q) else q
+            done = int((mine["status"] == "ok").sum()) if len(mine) else 0
+            add(self.name, a, "queries", planned, done, len(mine) - done)
+
+
+TPCH_SCALING = TpchScaling()

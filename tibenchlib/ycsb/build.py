@@ -17,9 +17,19 @@ import subprocess
 from pathlib import Path
 
 from .. import paths
-from ..tools import require
+from ..tools import ToolMissing, require
 
-__all__ = ["BuildError", "SOURCE_DIR", "build_binding", "source_hash", "ycsb_home"]
+__all__ = [
+    "BuildError",
+    "SOURCE_DIR",
+    "build_binding",
+    "require_java",
+    "source_hash",
+    "ycsb_home",
+]
+
+#: What to install when Java is missing (Debian/Ubuntu, then RHEL-like).
+JAVA_HINT = "apt-get install default-jre-headless (Debian/Ubuntu) / dnf install java-headless"
 
 #: The binding's Maven project, shipped inside the package.
 SOURCE_DIR = Path(__file__).resolve().parent / "java"
@@ -27,6 +37,28 @@ SOURCE_DIR = Path(__file__).resolve().parent / "java"
 CLIENT_CLASS = "site.ycsb.Client"
 BINDING_CLASS = "tibench.ycsb.JdbcClient"
 _MARKER = "classpath.txt"
+
+
+def require_java() -> str:
+    """The ``java`` that runs YCSB, checked to start (``java -version``): a JRE removed or
+    broken after the binding was built fails here, once, before any run.
+
+    Raises
+    ------
+    ToolMissing
+        No ``java`` on PATH, or it does not start; the message names the package to install.
+    """
+    java = shutil.which("java")
+    if not java:
+        raise ToolMissing(f"java is not installed (YCSB runs on it): {JAVA_HINT}")
+    try:
+        r = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ToolMissing(f"{java} does not start ({e}): {JAVA_HINT}") from None
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ToolMissing(f"{java} does not start ({last}): {JAVA_HINT}")
+    return java
 
 
 class BuildError(RuntimeError):
@@ -78,9 +110,11 @@ def build_binding(
     home = Path(home) if home is not None else ycsb_home()
     build = home / f"build-{source_hash(src)}"
     marker = build / _MARKER
+    # Java first: a binding built earlier is of no use without it, and a phase calls this
+    # before its first run
+    require_java()
     if marker.is_file():
         return marker.read_text().strip()
-    require("java")
     mvn = require("mvn")
     home.mkdir(parents=True, exist_ok=True)
     with open(home / ".build.lock", "w") as lock:

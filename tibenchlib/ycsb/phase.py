@@ -33,6 +33,7 @@ import sqlalchemy as sa
 from .. import paths
 from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
+from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord
 from ..store import Store
 from . import hdr
@@ -113,7 +114,13 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     return {
         "runs": len(specs),
         "eta_s": secs,
-        "disk_bytes": len(specs) * y.clients * 60_000,
+        # logs and histograms, and each arm's tables (YCSB's rows: a key and fieldcount fields)
+        "disk_bytes": len(specs) * y.clients * 60_000
+        + len({s.arm for s in specs})
+        * sum(
+            w.recordcount * (w.fieldcount * w.fieldlength + 30) * 2
+            for w in {w.table: w for w in y.workloads.values()}.values()
+        ),
         "note": f"{len(specs)} YCSB runs, {len(tables)} data set(s) loaded once"
         + ("" if built else "; the YCSB binding is built first (Maven)"),
         "specs": specs,
@@ -496,14 +503,13 @@ def run_ycsb_phase(
     arms: list[str] | None = None,
     redo: bool = False,
     progress: bool = True,
-    store: Store | None = None,
+    store: Store,
 ) -> pd.DataFrame:
-    """Run (or resume) the phase; returns the catalog's runs of the planned cells."""
+    """Run (or resume) the phase in the catalog ``store``; returns the catalog's runs of the
+    planned cells."""
     from ..runloop import run_plan
     from ..target import open_arm
 
-    if store is None:
-        store = Store.for_study(study, record=True)
     specs = plan(study, arms)
 
     def open_ready(spec: YcsbSpec, _previous):
@@ -532,3 +538,37 @@ def run_ycsb_phase(
     runs = store.runs(study.study, phase=PHASE)
     keys = {s.run_key for s in specs}
     return runs[runs["run_key"].isin(keys)].reset_index(drop=True) if len(runs) else runs
+
+
+class Ycsb(Phase):
+    name = "ycsb"
+    notebook = "07_ycsb.ipynb"
+    summary = "YCSB workloads × thread ladder × repeats (upstream YCSB or go-ycsb)"
+    titles = {"en": "YCSB", "zh": "YCSB"}
+    tool = Tool("YCSB", {"en": ("operations/s", "every operation"), "zh": ("操作/秒", "全部操作")})
+
+    def estimate(self, study, arms=None) -> dict:
+        return estimate(study, arms)
+
+    def plan(self, study, store) -> list:
+        return plan(study)
+
+    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
+        ctx.runs = run_ycsb_phase(
+            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
+        )
+        return result_table(ctx.runs)
+
+    def stored(self, study, store, arms) -> bool:
+        runs = store.runs(study.study, phase=self.name)
+        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
+
+    def results(self, study, store, arms) -> pd.DataFrame:
+        runs = store.runs(study.study, phase=self.name)
+        if len(runs):
+            keys = {s.run_key for s in plan(study, arms)}
+            runs = runs[runs["run_key"].isin(keys)].reset_index(drop=True)
+        return result_table(runs)
+
+
+YCSB = Ycsb()

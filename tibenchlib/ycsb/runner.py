@@ -55,6 +55,16 @@ class YcsbError(RuntimeError):
     """A load or run failed, or the loaded table does not verify."""
 
 
+#: YCSB's operation mix properties, each a proportion of the operations.
+PROPORTIONS = (
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+)
+
+
 class Workload(BaseModel):
     """A YCSB core workload: the properties report 001 passes with ``-p``.
 
@@ -65,11 +75,20 @@ class Workload(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    recordcount: int = Field(1000, gt=0, description="rows loaded into the table")
-    operationcount: int | None = Field(None, gt=0, description="operations in a run")
-    maxexecutiontime_s: int | None = Field(None, gt=0, description="longest run, seconds")
-    readproportion: float = Field(0.5, ge=0, le=1)
-    updateproportion: float = Field(0.5, ge=0, le=1)
+    # YCSB 0.17 reads the counts as Java ints; a week bounds a run as every tibench run
+    recordcount: int = Field(
+        1000, gt=0, le=JAVA_UNBOUNDED_OPERATIONS, description="rows loaded into the table"
+    )
+    operationcount: int | None = Field(
+        None, gt=0, le=JAVA_UNBOUNDED_OPERATIONS, description="operations in a run"
+    )
+    maxexecutiontime_s: int | None = Field(
+        None, gt=0, le=7 * 24 * 3600, description="longest run, seconds"
+    )
+    # YCSB's CoreWorkload defaults (READ_PROPORTION_PROPERTY_DEFAULT = "0.95", update "0.05",
+    # the others "0"): a proportion not given is what YCSB itself would take
+    readproportion: float = Field(0.95, ge=0, le=1)
+    updateproportion: float = Field(0.05, ge=0, le=1)
     insertproportion: float = Field(0.0, ge=0, le=1)
     scanproportion: float = Field(0.0, ge=0, le=1)
     readmodifywriteproportion: float = Field(0.0, ge=0, le=1)
@@ -81,19 +100,31 @@ class Workload(BaseModel):
     fieldlength: int = Field(100, gt=0, le=65535)
     table: str = Field("usertable", pattern=_IDENT.pattern)
 
+    @property
+    def filled_in(self) -> dict[str, float]:
+        """The operation proportions not given, at YCSB's CoreWorkload defaults (non-zero
+        ones only: a zero default changes nothing)."""
+        return {
+            k: getattr(self, k)
+            for k in PROPORTIONS
+            if k not in self.model_fields_set and getattr(self, k) > 0
+        }
+
     @model_validator(mode="after")
     def _proportions(self) -> Workload:
-        total = (
-            self.readproportion
-            + self.updateproportion
-            + self.insertproportion
-            + self.scanproportion
-            + self.readmodifywriteproportion
-        )
+        total = sum(getattr(self, k) for k in PROPORTIONS)
         if total <= 0 or total > 1 + 1e-9:
+            filled = self.filled_in
+            why = ""
+            if filled:
+                named = ", ".join(f"{k} {v:g}" for k, v in filled.items())
+                why = (
+                    f" ({named} not given: YCSB's default filled in; give "
+                    f"{', '.join(f'{k}: 0' for k in filled)} for none)"
+                )
             raise ValueError(
                 f"readproportion + updateproportion + insertproportion + scanproportion + "
-                f"readmodifywriteproportion must be in (0, 1], got {total:g}"
+                f"readmodifywriteproportion must be in (0, 1], got {total:g}{why}"
             )
         if self.operationcount is None and self.maxexecutiontime_s is None:
             raise ValueError("give operationcount or maxexecutiontime_s (or both)")
@@ -325,8 +356,7 @@ def _invoke(
     extra: Sequence[str],
 ) -> YcsbRun:
     if tool == "ycsb":
-        classpath = build_binding(home)
-        require("java")
+        classpath = build_binding(home)  # checks java too
         with _secret_file((conn.password or "") + "\n", secret_dir) as pw:
             cmd = ycsb_command(
                 action, conn, workload, threads=threads, classpath=classpath,
