@@ -18,17 +18,24 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-setup: ## install what is missing: system packages (apt), a .venv with tibench, the YCSB binding
+setup: ## install what is missing: system packages (apt), a .venv with tibench, the YCSB binding, the notebooks' output filter
 	@bash scripts/setup-system.sh
 	@$(MAKE) -s $(STAMP)
 	@$(BIN)/python -c "from tibenchlib.ycsb import build_binding; build_binding()" >/dev/null \
 		|| echo "tibench setup: the YCSB binding was not built; it is built on first use" >&2
+	@# committed notebooks carry no outputs: git strips them on commit (the exception, committed
+	@# with its outputs for nbval, is named in .gitattributes); cell ids are kept
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+		$(BIN)/nbstripout --install --attributes .gitattributes \
+		&& git config filter.nbstripout.clean "'$(abspath $(BIN))/python' -m nbstripout --keep-id"; \
+	fi
 
-demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB
+demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB (about 6 minutes)
 	$(BIN)/tibench run $(PARAMS)
-	@echo "executed notebooks: data/$$(basename $(PARAMS) .yaml)/notebooks/"
 	@echo "tables (JSON, CSV): data/$$(basename $(PARAMS) .yaml)/results/"
-	@echo "catalog:            data/$$(basename $(PARAMS) .yaml)/results.sqlite"
+	@# the findings were printed by the run; the report's path comes last
+	@set -o pipefail; $(BIN)/tibench report $$(basename $(PARAMS) .yaml) 2>/dev/null \
+		| sed 's/^/report: /' || echo "report: tibench report $$(basename $(PARAMS) .yaml) failed" >&2
 
 # pytest-xdist: two workers, each test file on one worker in file order (module fixtures and
 # the order of tests inside a file hold); each worker has its own data directory and server
@@ -63,8 +70,9 @@ format: setup ## ruff format
 bench: setup ## run every performance script in benchmarks/ (prints measured ratios)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-lab: setup ## JupyterLab on notebooks/ (127.0.0.1; --allow-root when run as root)
-	$(BIN)/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" -eq 0 ] && echo --allow-root) notebooks/
+lab: setup ## JupyterLab at the project root, opened on notebooks/ (127.0.0.1; --allow-root as root)
+	$(BIN)/jupyter lab --ip=127.0.0.1 $$([ "$$(id -u)" -eq 0 ] && echo --allow-root) \
+		--ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks
 
 ycsb: setup ## build tibench's YCSB binding with Maven (jars under data/ycsb/m2, not ~/.m2)
 	$(BIN)/python -c "from tibenchlib.ycsb import build_binding; build_binding()" >/dev/null

@@ -3,14 +3,13 @@ shows the catalog, and how the kernel's stderr reaches the terminal under paperm
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import sys
 
 import pytest
 
-from tibenchlib import notebook, paths
+from tibenchlib import notebook, paths, terminal
 from tibenchlib.store import Store
 
 
@@ -72,16 +71,16 @@ def test_measure_must_be_true_false_or_auto(data):
         notebook.open_study("params/ci.yaml", "sweep", measure="yes")
 
 
-def test_progress_lines_go_plain_other_stderr_is_a_warning(caplog):
-    out = io.StringIO()
-    sink = notebook.KernelStderr(out, logging.getLogger("t.kernel"))
+def test_other_kernel_stderr_is_a_warning_line_by_line(caplog):
+    sink = notebook.KernelStderr(logging.getLogger("t.kernel"))
     with caplog.at_level(logging.WARNING, logger="t.kernel"):
-        sink.write("run 16/54 ci-flush1-oltp_point_select-t2-r1: 1234 TPS, ETA 0.3 min\nsome")
-        sink.write(" real warning\n")
+        sink.write("FutureWarning: some")
+        sink.write(" real warning\n\nsecond")
         sink.flush()
-    assert out.getvalue() == "run 16/54 ci-flush1-oltp_point_select-t2-r1: 1234 TPS, ETA 0.3 min\n"
-    assert [r.getMessage() for r in caplog.records] == ["some real warning"]
-    assert not any("run 16/54" in r.getMessage() for r in caplog.records)
+    assert [r.getMessage() for r in caplog.records] == [
+        "FutureWarning: some real warning",
+        "second",
+    ]
 
 
 def test_kernelspec_is_the_running_interpreter(data):
@@ -89,3 +88,6 @@ def test_kernelspec_is_the_running_interpreter(data):
     spec = json.loads((notebook.kernel_dir() / "kernels" / name / "kernel.json").read_text())
     assert spec["argv"][0] == sys.executable
     assert spec["argv"][1:3] == ["-m", "ipykernel_launcher"]
+    # a batch kernel: its stderr stays the terminal's, so progress and logs never reach the notebook
+    assert "--IPKernelApp.capture_fd_output=False" in spec["argv"]
+    assert spec["env"] == {terminal.BATCH_ENV: "1"}

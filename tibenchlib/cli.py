@@ -14,6 +14,8 @@ import os
 import shutil
 import signal
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 from . import paths, phasenames
@@ -56,13 +58,17 @@ def cmd_run(a) -> int:
     from .db import remove_stale_configs
     from .lock import study_lock
     from .paths import private_dir
+    from .studyplan import human_duration
 
-    results = {}
+    results, took = {}, {}
+    before = {st["name"] for st in _servers() if st["running"]}
+    t_run = time.monotonic()
     # one lock for every phase; the notebooks' kernels run under it (see tibenchlib.lock)
     with study_lock(study.study):
         remove_stale_configs(private_dir(study.study))
-        for p in selected:
-            print(f"tibench: phase {p}", file=sys.stderr, flush=True)
+        for k, p in enumerate(selected, start=1):
+            print(f"tibench: [{k}/{len(selected)}] {p}", file=sys.stderr, flush=True)
+            t_phase = time.monotonic()
             kw = dict(redo=a.redo, yes=a.yes, arms=studyplan.arms_for(study, p, a.arm))
             if kw["arms"] == []:
                 print(f"tibench: phase {p}: none of the selected arms is in it", file=sys.stderr)
@@ -72,19 +78,103 @@ def cmd_run(a) -> int:
                 phases.run_phase(study, p, progress=True, **kw)
             else:
                 try:
-                    out = execute_phase_notebook(study.study, p, a.params, progress=True, **kw)
+                    execute_phase_notebook(study.study, p, a.params, progress=True, **kw)
                 except Exception as e:
                     if type(e).__name__ == "PapermillExecutionError":
+                        _stop_servers(before, a.keep_server)
                         return _fail(_notebook_failure(study.study, p, e), 1)
                     raise
-                print(f"tibench: executed notebook {out}", file=sys.stderr)
             results[p] = phases.read_results(study, p)
+            took[p] = human_duration(time.monotonic() - t_phase)
     if a.json:
         _print_json(results[selected[0]] if len(selected) == 1 else results)
     else:
         for p in selected:
-            print(f"{p}: {len(results[p])} rows -> {paths.phase_results(study.study, p)}")
+            where = _shown(paths.phase_results(study.study, p))
+            print(f"{p}: {len(results[p])} rows in {took.get(p, '0 s')} -> {where}")
+    out = sys.stderr if a.json else sys.stdout
+    print(f"\nstudy {study.study}: {len(selected)} phases in "
+          f"{human_duration(time.monotonic() - t_run)}", file=out)  # fmt: skip
+    stopped = _stop_servers(before, a.keep_server)
+    # the commands it names must reach the same data directory
+    given = getattr(a, "data_dir", None)
+    flag = f" --data-dir {_shown(paths.data_dir())}" if given else ""
+    for line in _run_summary(study, a.in_process, stopped, flag):
+        print(line, file=out)
     return 0
+
+
+def _servers() -> list[dict]:
+    """The status of every embedded server under the data directory."""
+    from .server import embedded
+
+    top = paths.data_dir() / "server"
+    names = sorted(d.name for d in top.iterdir() if d.is_dir()) if top.is_dir() else []
+    return [embedded(n).status() for n in names]
+
+
+def _stop_servers(before: set[str], keep: bool) -> list[str]:
+    """Stop the embedded servers that were not running before this run (unless ``keep``);
+    return their names."""
+    from .server import embedded
+
+    started = [st["name"] for st in _servers() if st["running"] and st["name"] not in before]
+    if keep:
+        return []
+    for name in started:
+        embedded(name).stop()
+    return started
+
+
+def _shown(p: Path) -> str:
+    """A path relative to the current directory when it is inside it (what a user types)."""
+    try:
+        return str(Path(p).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(p)
+
+
+def _stop_command(name: str, flag: str = "") -> str:
+    return f"tibench{flag} server stop" + ("" if name == "embedded" else f" --name {name}")
+
+
+def _run_summary(study, in_process: bool, stopped: list[str], flag: str = "") -> list[str]:
+    """What to read next, which servers the run stopped and which are still running; ``flag``
+    is added to every command named (``--data-dir DIR`` when the run was given one)."""
+    name = study.study
+    lines = _findings_lines(name, flag)
+    if in_process:
+        lines.append(f"results: {_shown(paths.study_dir(name))}/results/")
+    else:
+        lines.append(f"executed notebooks: {_shown(paths.study_dir(name))}/notebooks/")
+    lines.append(
+        f"report: tibench{flag} report {name}  (writes {_shown(paths.study_dir(name))}/report/)"
+    )
+    if stopped:
+        lines.append(f"stopped the embedded MariaDB this run started: {', '.join(stopped)} "
+                     "(--keep-server keeps it running)")  # fmt: skip
+    for st in _servers():
+        if st["running"]:
+            stop = _stop_command(st["name"], flag)
+            lines.append(f"still running: embedded MariaDB '{st['name']}' (pid {st['pid']}, "
+                         f"port {st['port']}): {stop} stops it")  # fmt: skip
+    return lines
+
+
+def _findings_lines(study: str, flag: str = "") -> list[str]:
+    """The study's findings, first in the run's summary.
+
+    Findings are the headline of a run; until they can be rendered here, this names the
+    command that prints them, when that command exists.
+    """
+    if "findings" in _subcommands():
+        return [f"findings: tibench{flag} findings {study}"]
+    return []
+
+
+def _subcommands() -> set[str]:
+    sub = next(x for x in build_parser()._actions if isinstance(x, argparse._SubParsersAction))
+    return set(sub.choices)
 
 
 def _dry_run_text(plan_out: dict) -> str:
@@ -443,13 +533,61 @@ def cmd_diagnose(a) -> int:
     if not len(d):
         print(f"study {study.study}: no sweep runs in the catalog, nothing to diagnose")
         return 0
-    print(format_frame(diagnosis_table(d, lang), max_width=200))
+    table = diagnosis_table(d, lang)
+    if not a.verbose:
+        table = _essential(table, d, lang)
+    print(format_frame(table, max_width=200 if a.verbose else 40))
     print()
     for s in sentences(d):
-        print(f"- {s}")
+        print(_wrap(s, "- ", "  "))
     print()
-    print(note(lang))
+    print(_wrap(note(lang)))
+    if not a.verbose:
+        print("(-v: every column; --json: every figure)")
     return 0
+
+
+#: What a terminal table or paragraph must fit (``diagnose``, ``runs``).
+TERMINAL_WIDTH = 120
+#: The diagnosis columns a terminal shows without ``-v``, by position in ``diagnosis_table``
+#: (workload, arm, verdict, resource at its limit, saturates from, runs, CPU demand of it),
+#: under short headers so the table fits :data:`TERMINAL_WIDTH`.
+_ESSENTIAL = [0, 1, 2, 3, 4, 6, 7]
+_SHORT_HEAD = {
+    "en": [
+        "workload",
+        "arm",
+        "verdict",
+        "at its limit",
+        "saturates at",
+        "n",
+        "CPU demand [95% CI]",
+    ],
+    "zh": ["测试项", "配置", "结论", "达到上限", "饱和起点", "n", "CPU 需求 [95% CI]"],
+}
+
+
+def _essential(table, d, lang: str):
+    """The diagnosis table's essential columns, a missing figure shown as "—"."""
+    out = table[[table.columns[i] for i in _ESSENTIAL]].copy()
+    out.columns = _SHORT_HEAD[lang]
+    out.iloc[:, 4] = [f"{v:g}" if v is not None and v == v else "—" for v in d["n_sat"]]
+    return out.replace({"": "—", "n/a": "—", "nan": "—"})
+
+
+def _wrap(text: str, first: str = "", rest: str = "") -> str:
+    """``text`` wrapped to :data:`TERMINAL_WIDTH` display columns (a CJK character takes two)."""
+    from .texttable import display_width
+
+    if display_width(text) == len(text):
+        return textwrap.fill(text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest)
+    lines, line = [], first
+    for ch in text:
+        if display_width(line + ch) > TERMINAL_WIDTH:
+            lines.append(line.rstrip())
+            line = rest
+        line += ch
+    return "\n".join([*lines, line.rstrip()])
 
 
 def _add_diagnose_parser(cmd) -> None:
@@ -534,6 +672,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--in-process", action="store_true",
         help="call the library directly instead of executing the notebooks",
+    )  # fmt: skip
+    r.add_argument(
+        "--keep-server", action="store_true",
+        help="leave running the embedded MariaDB servers this run started (default: stop them)",
     )  # fmt: skip
     r.set_defaults(func=cmd_run)
 

@@ -2,9 +2,10 @@
 
 Executed in batch, papermill runs each phase's notebook into ``data/<study>/notebooks/`` with the
 interpreter that runs tibench (a kernelspec for ``sys.executable`` under ``data/jupyter/``), and
-only the params file's path and flags are injected (secrets stay in the environment). The
-kernel's progress lines reach the terminal as plain lines; anything else it writes to stderr is
-logged as a warning.
+only the params file's path and flags are injected (secrets stay in the environment). That
+kernel writes its progress bars and log records to the terminal, not into the executed
+notebook (see :mod:`tibenchlib.terminal`); papermill's own cell log and the outputs' text reprs
+are not echoed. Anything else the kernel writes to stderr is logged as a warning.
 
 Opened in JupyterLab, a notebook calls :func:`open_study` first: a relative ``params_path``
 resolves against the project root whatever the kernel's directory, and the notebook's
@@ -23,14 +24,14 @@ from __future__ import annotations
 
 import json
 import logging
-import re
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from . import paths, phases, registry
+from . import paths, phases, registry, terminal
 from .db import secret_env_names, secrets_for_kernels
 from .params import load_study
 from .store import Store
@@ -55,13 +56,25 @@ def ensure_kernelspec() -> str:
     """Write (or refresh) the ``tibench`` kernelspec for ``sys.executable``; return its name.
 
     Papermill would otherwise start whichever ``python3`` kernel Jupyter finds first, which
-    need not be the environment tibench is installed in.
+    need not be the environment tibench is installed in. The kernel leaves its process's stderr
+    uncaptured and is marked as a batch kernel, so progress and logs reach the terminal and not
+    the notebook (:mod:`tibenchlib.terminal`); the kernel application's own log (start-up
+    notices, a notice of the interrupt a kernel may get as it is shut down) is silenced.
     """
     f = paths.kernelspec_file(KERNEL_NAME)
     spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "argv": [
+            sys.executable,
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            "--IPKernelApp.capture_fd_output=False",
+            "--IPKernelApp.log_level=CRITICAL",
+        ],
         "display_name": "Python (tibench)",
         "language": "python",
+        "env": {terminal.BATCH_ENV: "1"},
     }
     if not f.is_file() or json.loads(f.read_text()) != spec:
         f.parent.mkdir(parents=True, exist_ok=True)
@@ -69,16 +82,11 @@ def ensure_kernelspec() -> str:
     return KERNEL_NAME
 
 
-#: A progress line as the phases print them in batch runs: ``run 16/54 …``, ``query 3/22 …``.
-PROGRESS_LINE = re.compile(r"^\s*[A-Za-z_ -]{1,40} \d+/\d+\b")
-
-
 class KernelStderr:
-    """File-like sink for the kernel's stderr: progress lines go to the terminal as they are,
-    everything else is logged as a warning (it may be one)."""
+    """File-like sink for what the kernel writes to stderr besides tibench's own progress and
+    logs (those go to the terminal directly): a library's message, logged as a warning."""
 
-    def __init__(self, out=None, logger: logging.Logger | None = None):
-        self.out = out or sys.stderr
+    def __init__(self, logger: logging.Logger | None = None):
         self.log = logger or log
         self._buf = ""
 
@@ -90,17 +98,21 @@ class KernelStderr:
         return len(text)
 
     def _line(self, line: str) -> None:
-        if not line.strip():
-            return
-        if PROGRESS_LINE.match(line):
-            print(line, file=self.out, flush=True)
-        else:
+        if line.strip():
             self.log.warning("%s", line)
 
     def flush(self) -> None:
         if self._buf:
             self._line(self._buf)
             self._buf = ""
+
+
+class AutosaveNotice(logging.Filter):
+    """Drops papermill's "Autosave too slow … Backing off" warning: papermill already saves less
+    often by itself on a busy machine, and there is nothing for the user to do."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Autosave too slow")
 
 
 def execute_phase_notebook(
@@ -114,9 +126,7 @@ def execute_phase_notebook(
     progress: bool = True,
 ) -> Path:
     """Run one phase's notebook; raises papermill's ``PapermillExecutionError`` on failure."""
-    import os
-
-    import papermill as pm
+    import papermill as pm  # Jupyter's stack: loaded only when a notebook is executed
 
     src = paths.notebook_file(PHASE_NOTEBOOKS[phase])
     out = executed_path(study, phase)
@@ -125,8 +135,12 @@ def execute_phase_notebook(
     jp = os.environ.get("JUPYTER_PATH", "")
     if str(kernel_dir()) not in jp.split(os.pathsep):
         os.environ["JUPYTER_PATH"] = os.pathsep.join(x for x in (str(kernel_dir()), jp) if x)
-    logging.getLogger("papermill").setLevel(logging.INFO)
-    err = KernelStderr(logger=logging.getLogger("tibench.kernel"))
+    # papermill's INFO records name the notebooks and cells: the terminal shows the phase instead
+    pm_log = logging.getLogger("papermill")
+    pm_log.setLevel(logging.WARNING)
+    if not any(isinstance(f, AutosaveNotice) for f in pm_log.filters):
+        pm_log.addFilter(AutosaveNotice())
+    err = KernelStderr(logging.getLogger("tibench.kernel"))
     # the kernel reads the study's passwords from a 0600 file, not from its environment
     secret_names = secret_env_names(load_study(params_path).model_dump())
     try:
@@ -140,11 +154,11 @@ def execute_phase_notebook(
                     "redo": redo,
                     "yes": yes,
                     "arms": arms or [],
-                    "progress": False,
+                    "progress": progress,
                 },
                 cwd=str(paths.ROOT),
-                progress_bar=progress,
-                log_output=True,
+                progress_bar=False,  # the kernel draws the phase's own bar (runs, queries...)
+                log_output=False,  # it would print every output's repr (`<IPython… object>`)
                 stderr_file=err,
                 kernel_name=kernel,
             )
@@ -223,20 +237,42 @@ class Session:
         lines += self.notes
         return "\n\n".join(lines)
 
+    def show_header(self) -> None:
+        """Display :meth:`header` as the notebook's first output. When this session measures,
+        the output is replaced once :meth:`results` has measured, so a saved notebook does not
+        say "Measuring now." of a phase already measured."""
+        from IPython.display import Markdown, display  # only inside a notebook kernel
+
+        self._header = display(Markdown(self.header()), display_id=True)
+
     def results(self, *, progress: bool = True) -> pd.DataFrame:
         """The phase's rows: measured now when :attr:`measure`, else read from the catalog."""
-        if self.measure:
-            return phases.run_phase(
-                self.study,
-                self.phase,
-                yes=self.yes,
-                arms=self.only if registry.get(self.phase).runs_given_arms else self.arms,
-                redo=self.redo,
-                progress=progress,
-            )
-        return stored_results(self.study, self.phase, self.arms)
+        if not self.measure:
+            return stored_results(self.study, self.phase, self.arms)
+        rows = phases.run_phase(
+            self.study,
+            self.phase,
+            yes=self.yes,
+            arms=self.only if registry.get(self.phase).runs_given_arms else self.arms,
+            redo=self.redo,
+            progress=progress,
+        )
+        self._measured()
+        return rows
+
+    def _measured(self) -> None:
+        """The header's note once measuring is over: measured, and how to measure again."""
+        from IPython.display import Markdown  # only inside a notebook kernel
+
+        from .report import words
+
+        if self._header is None:
+            return
+        self.notes = [words.say("measured", self.lang, cmd=self.command)]
+        self._header.update(Markdown(self.header()))
 
     only: list[str] | None = None  # the arms given by the notebook's ``arms`` parameter
+    _header: object = None  # the displayed header (an IPython display handle), once shown
 
 
 def open_study(
@@ -260,6 +296,7 @@ def open_study(
         raise ValueError(f"unknown phase '{phase}' (phases: {', '.join(PHASE_NOTEBOOKS)})")
     if measure not in (True, False, "auto"):
         raise ValueError(f"measure must be True, False or 'auto', not {measure!r}")
+    terminal.route_logging()
     p = resolve_params_path(params_path)
     study = load_study(p)
     selected = list(arms or [a.label for a in study.arms])

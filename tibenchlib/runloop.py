@@ -13,20 +13,18 @@ owns the rest:
 * **arms**: the arm is opened when the plan moves to another one (``close`` runs on the old);
 * **cooldown** between runs, counted from the end of the previous run, across arm switches;
 * **alive check** before each run (:class:`AliveCheck`: one restart of a dead embedded server);
-* **progress**: a text bar, or one line per run with the ETA when ``progress`` is off.
+* **progress**: one bar per plan on the terminal (:func:`tibenchlib.terminal.bar`), never in a
+  saved notebook.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
-
-from . import paths
+from . import paths, terminal
 from .db import remove_stale_configs
 from .lock import study_lock
 from .record import RunRecord
@@ -54,15 +52,6 @@ def runs_to_do(store: Store, study: str, specs: Sequence[Spec], *, redo: bool = 
     if retried:
         log.info("%d failed or degenerate runs will be run again", retried)
     return todo
-
-
-def progress_line(done: int, total: int, t0: float, row) -> None:
-    """One plain line per finished run on stderr, for batch runs without a progress bar
-    (papermill forwards it to the terminal and keeps it in the executed notebook)."""
-    elapsed = time.monotonic() - t0
-    eta = f", ETA {(total - done) * elapsed / done / 60:.1f} min" if done else ""
-    tps = f"{row['tps']:.0f} TPS" if row["tps"] else row["status"]
-    print(f"run {done}/{total} {row['run_key']}: {tps}{eta}", file=sys.stderr, flush=True)
 
 
 def run_plan(
@@ -97,8 +86,7 @@ def run_plan(
         remove_stale_configs(paths.private_dir(name))
         alive = AliveCheck()
         ctx = None
-        bar = tqdm(total=len(todo), desc=desc, disable=not progress, unit="run")
-        t_start = time.monotonic()
+        bar = terminal.bar(len(todo), desc, "run", enabled=progress and bool(todo))
         last_end = None
         out: list[RunRecord] = []
         for k, spec in enumerate(todo, start=1):
@@ -120,8 +108,6 @@ def run_plan(
             if rec["status"] != "ok":
                 log.warning("%s: %s: %s", spec.run_key, rec["status"], rec["error"])
             bar.update(1)
-            if not progress:
-                progress_line(k, len(todo), t_start, rec)
         if ctx is not None and close is not None:
             close(ctx)
         bar.close()

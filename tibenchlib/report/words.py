@@ -44,6 +44,12 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "measuring": {"en": "Measuring now.", "zh": "正在测试。"},
     "measuring_redo": {"en": "Measuring now again (redo).", "zh": "正在重新测试 (redo)。"},
+    "measured": {
+        "en": "Measured by this notebook's run; the results are in the catalog. `{cmd}` resumes "
+        "what is missing, `{cmd} --redo` measures again.",
+        "zh": "本次运行已完成测试,结果已存入结果库。`{cmd}` 只补测缺少的部分,"
+        "`{cmd} --redo` 重新测试。",
+    },
     "compare_no_sweep": {
         "en": "The catalog holds no sweep runs yet: `{cmd}` measures them; this notebook then "
         "compares them.",

@@ -17,9 +17,8 @@ from collections.abc import Callable
 
 import pandas as pd
 import sqlalchemy as sa
-from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
 
-from .. import paths
+from .. import paths, terminal
 from ..db import secret_config_file
 from ..safety import DestructiveRefused
 from ..tools import display_command, execute
@@ -133,7 +132,7 @@ def prepare(ctx, *, force: bool | None = None, progress: bool = True) -> pd.Data
                 }
             )
         names = table_names(ds.tables)
-        bar = tqdm(names, desc="analyze + warm-up", disable=not progress, unit="table")
+        bar = terminal.bar(None, "analyze + warm-up", "table", enabled=progress, iterable=names)
         for i, t in enumerate(bar, start=1):
             if ds.analyze:
                 step("analyze", t, lambda t=t: _exec(engine, [analyze_sql(t, ctx.info.flavor)]))

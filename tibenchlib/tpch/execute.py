@@ -28,6 +28,7 @@ from typing import Any, Literal
 import pandas as pd
 import sqlalchemy as sa
 
+from .. import terminal
 from ..db import ConnInfo, ServerInfo
 from ._conn import ConnectionFactory, connector, server_info, session_sql
 from .queries import Query, with_view
@@ -325,14 +326,8 @@ def run_queries(
     stop = threading.Event()
     failure: list[BaseException] = []
     total = (len(qs) if warmup else 0) + repeats * n_streams * len(qs)
-    from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
-
-    bar = tqdm(
-        total=total,
-        desc=f"TPC-H {mode}" + (f" {arm}" if arm else ""),
-        unit="query",
-        disable=not progress,
-    )
+    desc = f"TPC-H {mode}" + (f" {arm}" if arm else "")
+    bar = terminal.bar(total, desc, "query", enabled=progress)
 
     def emit(row: dict) -> None:
         with lock:

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 import sqlalchemy as sa
 
+from .. import terminal
 from ..db import ConnInfo
 from ._conn import ConnectionFactory, connector, server_info
 from .datagen import LINEITEM_ROWS, DataSet
@@ -250,8 +251,6 @@ def load(
 
 def _run_pool(factory, workers, tasks, fn, steps, progress, desc, total_bytes=None) -> None:
     """Run ``fn(conn, task)`` for every task on ``workers`` connections, recording each."""
-    from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
-
     local = threading.local()
     conns: list[Any] = []
     lock = threading.Lock()
@@ -264,12 +263,8 @@ def _run_pool(factory, workers, tasks, fn, steps, progress, desc, total_bytes=No
         return fn(local.conn, task)
 
     unit = "B" if total_bytes else "table"
-    bar = tqdm(
-        total=total_bytes or len(tasks),
-        desc=desc,
-        unit=unit,
-        unit_scale=bool(total_bytes),
-        disable=not progress,
+    bar = terminal.bar(
+        total_bytes or len(tasks), desc, unit, enabled=progress, unit_scale=bool(total_bytes)
     )
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 import sqlalchemy as sa
 
+from .. import terminal
 from ..db import ConnInfo
 from ..parse.tidb import parse_explain, parse_pd_stores, plan_reads_tiflash, plan_table_engines
 from ._conn import ConnectionFactory, connector, session_sql
@@ -164,11 +165,9 @@ def wait_for_replicas(
     TiFlashError
         After ``timeout_s``, with the last status attached as ``.status``.
     """
-    from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
-
     conn = connector(target)()
     deadline = clock() + timeout_s
-    bar = tqdm(total=100, desc="TiFlash replicas", unit="%", disable=not progress)
+    bar = terminal.bar(100, "TiFlash replicas", "%", enabled=progress)
     try:
         while True:
             with conn.cursor() as cur:
@@ -377,13 +376,11 @@ def wait_regions_stable(
     TiFlashError
         After ``timeout_s`` without a stable state (the history is attached as ``.status``).
     """
-    from tqdm.std import tqdm  # text bars: a saved notebook shows them, widgets would not
-
     start = clock()
     history: list[dict] = []
     previous: dict[int, int] | None = None
     same = 0
-    bar = tqdm(desc="TiFlash regions", unit="poll", disable=not progress)
+    bar = terminal.bar(None, "TiFlash regions", "poll", enabled=progress)
     try:
         for poll in range(1_000_000):
             counts = tiflash_region_counts(parse_pd_stores(fetch()))

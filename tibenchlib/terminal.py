@@ -1,0 +1,138 @@
+"""Where progress and logs go: the terminal, never a saved document.
+
+``tibench run`` executes the phases' notebooks in a kernel started from the ``tibench``
+kernelspec (:func:`tibenchlib.notebook.ensure_kernelspec`): that kernel does not capture its
+process's file descriptors, and its environment sets :data:`BATCH_ENV`. There
+``sys.__stderr__`` is still the terminal ``tibench run`` was started from, so progress bars and
+tibench's log records are written there and the executed notebook keeps only what a reader
+should read.
+
+In a notebook opened by a person (JupyterLab), a bar is one output line updated in place and
+emptied when the work is done: the reader sees it move while measuring, and the saved
+document keeps an empty output, not a log.
+
+Anywhere else (the command line with ``--in-process``, a script, a test) bars go to stderr.
+Where stderr is not a terminal (a pipe, a CI log), a bar prints one line when it closes
+instead of redrawing itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import IO
+
+from tqdm.std import tqdm
+
+#: Set in the environment of the kernels ``tibench run`` starts (see the module's doc).
+BATCH_ENV = "TIBENCH_BATCH_KERNEL"
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+
+def in_batch_kernel() -> bool:
+    """Whether this process is a notebook kernel started by ``tibench run``."""
+    return os.environ.get(BATCH_ENV) == "1"
+
+
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (IPython with a kernel attached)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
+def stream() -> IO[str]:
+    """The terminal's stream: the kernel process's own stderr in a batch kernel, else stderr."""
+    if in_batch_kernel() and sys.__stderr__ is not None:
+        return sys.__stderr__
+    return sys.stderr
+
+
+def _is_tty(f) -> bool:
+    try:
+        return f.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class OneLineBar(tqdm):
+    """A tqdm bar that draws nothing while it runs and prints its final state as one line
+    when closed: what a log file or a pipe should get instead of redraws."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._out = kwargs.get("file") or sys.stderr
+
+    def display(self, *args, **kwargs) -> bool:
+        return True  # nothing is drawn while running (tqdm calls this on every refresh)
+
+    def close(self) -> None:
+        if not self.disable and self.total is not None:
+            print(str(self), file=self._out, flush=True)
+        self.disable = True  # tqdm's own close would draw the bar again
+        super().close()
+
+
+class _DisplayLine:
+    """A file-like sink for tqdm that shows the bar's current line as one notebook output,
+    updated in place, and empties it when tqdm clears the line (``leave=False``)."""
+
+    def __init__(self) -> None:
+        from IPython.display import Pretty, display  # only inside a notebook kernel
+
+        self._pretty = Pretty
+        self._handle = display(Pretty(""), display_id=True)
+
+    def write(self, text: str) -> int:
+        line = text.replace("\n", "\r").rstrip("\r").rsplit("\r", 1)[-1]
+        self._handle.update(self._pretty(line.strip() and line))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def bar(
+    total: int | None = None,
+    desc: str = "",
+    unit: str = "it",
+    *,
+    enabled: bool = True,
+    iterable=None,
+    **kwargs,
+) -> tqdm:
+    """A progress bar on the terminal (see the module's doc for where it is drawn).
+
+    Parameters
+    ----------
+    total, desc, unit, iterable, kwargs
+        As for :class:`tqdm.tqdm`.
+    enabled
+        ``False`` gives a disabled bar (its ``update`` and ``close`` do nothing).
+    """
+    kw = dict(iterable=iterable, total=total, desc=desc, unit=unit, disable=not enabled, **kwargs)
+    if not in_batch_kernel() and in_notebook():
+        return tqdm(file=_DisplayLine() if enabled else None, leave=False, **kw)
+    out = stream()
+    if _is_tty(out):
+        return tqdm(file=out, dynamic_ncols=True, **kw)
+    return OneLineBar(file=out, **kw)
+
+
+def route_logging(level: int = logging.WARNING) -> None:
+    """In a batch kernel, send tibench's log records and Python's warnings to the terminal
+    (they would otherwise be stderr blocks of the executed notebook); elsewhere do nothing."""
+    if not in_batch_kernel():
+        return
+    logging.captureWarnings(True)
+    for name in ("tibenchlib", "py.warnings"):
+        logger = logging.getLogger(name)
+        if any(getattr(h, "_tibench_terminal", False) for h in logger.handlers):
+            continue
+        h = logging.StreamHandler(stream())
+        h.setFormatter(logging.Formatter(LOG_FORMAT))
+        h._tibench_terminal = True
+        logger.addHandler(h)
+        logger.setLevel(level)
+        logger.propagate = False
