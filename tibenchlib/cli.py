@@ -443,6 +443,44 @@ def cmd_diagnose(a) -> int:
     return 0
 
 
+def cmd_findings(a) -> int:
+    from . import findings
+    from .registry import PHASES
+    from .studyplan import study_from
+
+    study = study_from(a.study)
+    lang = a.lang or study.lang
+    found = findings.study_findings(study)
+    findings.save(study.study, found)
+    if a.json:
+        _print_json(
+            {p: [{**f.to_dict(), "text": findings.render(f, lang)} for f in fs]
+             for p, fs in found.items()}
+        )  # fmt: skip
+        return 0
+    titles = {p.name: p.title(lang) for p in PHASES}
+    if not any(found.values()):
+        print(f"study {study.study}: nothing measured yet, no findings")
+    for phase, fs in found.items():
+        if fs:
+            print(titles.get(phase, phase))
+            for f in fs:
+                print(f"- {findings.render(f, lang)}")
+            print()
+    return 0
+
+
+def _add_findings_parser(cmd) -> None:
+    fp = cmd("findings", "what the study found, one sentence per finding, with its interval")
+    fp.add_argument("study", help="the study's name (its catalog under the data directory) or YAML")
+    fp.add_argument("--json", action="store_true", help="the findings as JSON on stdout")
+    fp.add_argument(
+        "--lang", choices=["en", "zh"], default=None,
+        help="language of the sentences (default: the study's lang)",
+    )  # fmt: skip
+    fp.set_defaults(func=cmd_findings)
+
+
 def _add_diagnose_parser(cmd) -> None:
     dp = cmd(
         "diagnose",
@@ -591,6 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compare)
     _add_report_parser(cmd)
     _add_diagnose_parser(cmd)
+    _add_findings_parser(cmd)
     return p
 
 

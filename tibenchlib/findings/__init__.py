@@ -24,7 +24,7 @@ from .dm import dm_findings
 from .numa import numa_findings
 from .peak import peak_findings
 from .record import Figure, Finding
-from .render import figure_text, render, render_all
+from .render import figure_text, impossible, render, render_all
 from .sweep import round_findings, sweep_findings
 from .tpch import tpch_findings
 
@@ -35,6 +35,7 @@ __all__ = [
     "compare_findings",
     "dm_findings",
     "figure_text",
+    "impossible",
     "load",
     "numa_findings",
     "peak_findings",

@@ -345,6 +345,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
     "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
     # -- findings (tibenchlib.findings): one sentence per finding, one clause per reason -------
+    "f_pair": {"en": "{cand} against {base}", "zh": "{cand} 对比 {base}"},
     "f_with_reason": {"en": "{text} — {reason}{end}", "zh": "{text};{reason}{end}"},
     "f_withheld": {
         "en": "{topic}: figure withheld ({fig} is not a coherent estimate and interval).",
@@ -531,8 +532,8 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "置信区间相互重叠",
     },
     "r_one_run": {
-        "en": "one run per setting: no interval",
-        "zh": "每个取值只测了一次,没有置信区间",
+        "en": "one run: no interval",
+        "zh": "只有一次测试,没有置信区间",
     },
 }
 
