@@ -59,6 +59,8 @@ def _value(k: str, v, lang: str):
         return f"about {v}" if lang == "en" else f"约 {v} 轮"
     if k == "p":
         return T.fmt_p(v)
+    if k == "delta":
+        return f"{v:g}"
     if k == "cv":
         return f"{v:.0f}%"
     if k == "resource":

@@ -283,7 +283,8 @@ def notes_html(text: str, limit: int = NOTES_SHOWN) -> str:
 
 def verdict_text(code, lang: str = "en") -> str:
     labels(lang)
-    return VERDICTS[lang].get(code, "" if code is None else str(code))
+    text = VERDICTS[lang].get(code, "" if code is None else str(code))
+    return words.zh_punct(text) if lang == "zh" else text
 
 
 def arm_order(present: Sequence[str], order: Sequence[str] | None) -> list[str]:

@@ -346,7 +346,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
     # -- findings (tibenchlib.findings): one sentence per finding, one clause per reason -------
     "f_pair": {"en": "{cand} against {base}", "zh": "{cand} 对比 {base}"},
-    "f_with_reason": {"en": "{text} — {reason}{end}", "zh": "{text};{reason}{end}"},
+    "f_with_reason": {"en": "{text} — {reason}{end}", "zh": "{text}\uff1b{reason}{end}"},
     "f_withheld": {
         "en": "{topic}: figure withheld ({fig} is not a coherent estimate and interval).",
         "zh": "{topic}:结果不予采用({fig} 的估计值与其区间不一致)。",
