@@ -61,7 +61,7 @@ TEXT = {
         "incomplete; build the report again when it ends.",
         "generated": "Built {when} from the catalog and results under `data/{study}/`.",
         "figures": "Figures (PNG) and tables (CSV, Markdown): `data/{study}/report/`.",
-        "arms": "Arms",
+        "arms": "Arms: {arms}",
         "details": "Details",
         "every_row": "{what}: every row ({n})",
         "diagnosis": "Bottleneck diagnosis",
@@ -92,7 +92,7 @@ TEXT = {
         "live": "此测试正在运行（pid {pid}）：部分阶段可能不完整，测试结束后请重新生成报告。",
         "generated": "生成于 {when}，数据来自 `data/{study}/` 下的结果库与结果文件。",
         "figures": "图片（PNG）与表格（CSV、Markdown）位于 `data/{study}/report/`。",
-        "arms": "测试组",
+        "arms": "测试组\uff1a{arms}",
         "details": "详细数据",
         "every_row": "{what}：全部 {n} 行",
         "diagnosis": "性能瓶颈分析",
@@ -554,7 +554,7 @@ summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding
 <body>
 <h1>{{ title }}</h1>
 {% if description %}<p>{{ description }}</p>{% endif %}
-<p class="meta">{{ arms_label }}: {{ arms }}<br>{{ generated | md }} {{ figures_note | md }}</p>
+<p class="meta">{{ arms }}<br>{{ generated | md }} {{ figures_note | md }}</p>
 {% if banner %}<p class="banner">{{ banner }}</p>{% endif %}
 
 <h2 id="findings">1. {{ findings_title }}</h2>
@@ -663,12 +663,12 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
             PHASE_SECTIONS[ph.name](ctx, sec)
         sections.append(sec)
     withheld = ctx.withheld + sum(F.impossible(f.figure) for fs in found.values() for f in fs)
-    arms = ", ".join(a.label for a in s.arms) if s is not None else DASH
+    sep = "\u3001" if lang == "zh" else ", "
+    arms = Tx["arms"].format(arms=sep.join(a.label for a in s.arms) if s is not None else DASH)
     page = PAGE.render(
         html_lang="zh-CN" if lang == "zh" else "en",
         title=Tx["title"].format(study=study),
         description=s.description if s is not None else "",
-        arms_label=Tx["arms"],
         arms=arms,
         generated=Tx["generated"].format(
             study=study, when=_dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")

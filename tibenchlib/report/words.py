@@ -684,20 +684,12 @@ NOTES: list[tuple[str, str]] = [
     ("{arm}: no runs at {t} threads", "{arm}:{t} 线程下没有测试"),
     # rounds
     (
-        "round {r} is {e}% [{lo}, {hi}] below rounds {others} (Holm p={p}): warm-up or drift",
-        "第 {r} 轮比第 {others} 轮低 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
+        "round {r} is {e}% [{lo}, {hi}] against rounds {others} (Holm p={p}): warm-up or drift",
+        "第 {r} 轮相对第 {others} 轮 {e}% [{lo}, {hi}](Holm p={p}):预热不足或漂移",
     ),
     (
-        "round {r} is {e}% [{lo}, {hi}] above rounds {others} (Holm p={p}): warm-up or drift",
-        "第 {r} 轮比第 {others} 轮高 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
-    ),
-    (
-        "round {r} is {e}% [{lo}, {hi}] below round {others} (Holm p={p}): warm-up or drift",
-        "第 {r} 轮比第 {others} 轮低 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
-    ),
-    (
-        "round {r} is {e}% [{lo}, {hi}] above round {others} (Holm p={p}): warm-up or drift",
-        "第 {r} 轮比第 {others} 轮高 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
+        "round {r} is {e}% [{lo}, {hi}] against round {others} (Holm p={p}): warm-up or drift",
+        "第 {r} 轮相对第 {others} 轮 {e}% [{lo}, {hi}](Holm p={p}):预热不足或漂移",
     ),
     ("{note} (the paired comparison cancels it)", "{note}(配对比较可将其抵消)"),
     (
