@@ -90,9 +90,9 @@ def _bottleneck(r) -> Finding | None:
     if r.verdict == "not_saturated" or r.reason == ONE_THREAD_COUNT:
         return None  # the saturation finding already says why nothing is limiting yet
     ev = r.evidence if isinstance(r.evidence, dict) else {}
-    reason = "cpu_between" if ev.get("between") else "cpu_unmeasured"
     if _n(r.n_sat) is None and not ev.get("between"):
-        reason = "curve_unclear"
+        return None  # the saturation finding already says the curve is unclear
+    reason = "cpu_between" if ev.get("between") else "cpu_unmeasured"
     return Finding(
         "sweep", "f_diag_undetermined", vals, fig, "inconclusive", reason, EVIDENCE, topic
     )

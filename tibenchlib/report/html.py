@@ -66,8 +66,9 @@ TEXT = {
         "every_row": "{what}: every row ({n})",
         "diagnosis": "Bottleneck diagnosis",
         "queries": "Every query",
-        "withheld": "{n} figure(s) withheld: impossible values (a time saved of 100% or more, an "
-        "efficiency above 100%, or an estimate outside its interval) are not shown.",
+        "withheld": "{n} figure(s) withheld, in {where}: impossible values (a time saved of "
+        "100% or more, an efficiency above 100%, or an estimate outside its interval) are not "
+        "shown.",
         "fig_method": "Points: mean over repeated runs; bars: Student t 95% interval.",
         "fig_cmp": "Points: change of the candidate against the baseline; bars: 95% interval "
         "(paired t or Fieller); grey band: the equivalence margin.",
@@ -97,8 +98,8 @@ TEXT = {
         "every_row": "{what}：全部 {n} 行",
         "diagnosis": "性能瓶颈分析",
         "queries": "各查询明细",
-        "withheld": "有 {n} 个数值不予显示：不可能的数值（耗时减少 ≥ 100%、效率高于 100%，"
-        "或估计值落在自身置信区间之外）。",
+        "withheld": "有 {n} 个数值不予显示（{where}）：不可能的数值"
+        "（耗时减少 ≥ 100%、效率高于 100%，或估计值落在自身置信区间之外）。",
         "fig_method": "点为多次测试的均值，误差线为 Student t 95% 置信区间。",
         "fig_cmp": "点为测试组相对基准的变化，误差线为 95% 置信区间（配对 t 或 Fieller），"
         "灰色带为等效界限。",
@@ -270,7 +271,7 @@ class _Ctx:
         self.L, self.T = T.labels(lang), TEXT[lang]
         self.figs, self.tabs = out / "figures", out / "tables"
         self.found = found
-        self.withheld = 0
+        self.withheld: dict[str, int] = {}
         self.n = 0
 
     def figure(self, phase: str, fig, caption: str) -> dict:
@@ -421,8 +422,9 @@ def _tpch(c: _Ctx, sec: Section) -> None:
     overall = F._quiet(scaling.overall_summary, r, order, units=units)
     summary = F._quiet(scaling.query_summary, r, order, units=units)
     t = T.tpch_overall_table(overall, c.lang, base=order[0])
-    c.withheld += _impossible(overall, order[0]) + _impossible(summary, order[0])
-    c.withheld += int((pd.to_numeric(overall["efficiency"], errors="coerce") > 1).sum())
+    n = _impossible(overall, order[0]) + _impossible(summary, order[0])
+    n += int((pd.to_numeric(overall["efficiency"], errors="coerce") > 1).sum())
+    c.withheld["tpch_scaling"] = n
     sec.blocks.append(c.table("tpch_scaling", "overall", _without(t, c.L["notes"])))
     q = T.tpch_query_table(summary, c.lang, base=order[0])
     sec.details.append({"summary": c.T["queries"] + f" ({len(q)})", "table": as_table(q, c.lang)})
@@ -479,7 +481,7 @@ def _tpcc(c: _Ctx, sec: Section) -> None:
     if eff in t:
         # an efficiency above 100% cannot be: withheld rather than shown
         bad = [T._ok(x) and float(x) > 100 for x in rows["efficiency_pct"]]
-        c.withheld += sum(bad)
+        c.withheld["tpcc"] = sum(bad)
         t[eff] = [DASH if b else v for b, v in zip(bad, t[eff], strict=True)]
     notes = tpcc_words(c.lang)["h"]["notes"]
     sec.blocks.append(c.table("tpcc", "tpmc", _without(t, notes)))
@@ -558,6 +560,7 @@ summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding
 {% if banner %}<p class="banner">{{ banner }}</p>{% endif %}
 
 <h2 id="findings">1. {{ findings_title }}</h2>
+{% if summary %}<p><strong>{{ summary }}</strong></p>{% endif %}
 <p class="meta">{{ findings_note }}</p>
 {% for group in findings %}
 <h3><a href="#phase-{{ group.phase }}">{{ group.title }}</a></h3>
@@ -604,6 +607,19 @@ def _findings_groups(found: dict, lang: str) -> list[dict]:
         for p, fs in found.items()
         if fs
     ]
+
+
+def _summary(found: dict, lang: str) -> str:
+    """The study's answer in one sentence: how many findings say what."""
+    v = [f.verdict for fs in found.values() for f in fs]
+    if not v:
+        return ""
+    n = {k: v.count(k) for k in ("better", "worse", "equivalent", "inconclusive")}
+    other = len(v) - sum(n.values())
+    return say(
+        "f_summary", lang, n=len(v), better=n["better"], worse=n["worse"],
+        same=n["equivalent"], open=n["inconclusive"], other=other,
+    )  # fmt: skip
 
 
 def _params_hint(study) -> str:
@@ -662,8 +678,12 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
         if st.state in ("done", "partial"):
             PHASE_SECTIONS[ph.name](ctx, sec)
         sections.append(sec)
-    withheld = ctx.withheld + sum(F.impossible(f.figure) for fs in found.values() for f in fs)
+    for p, fs in found.items():
+        ctx.withheld[p] = ctx.withheld.get(p, 0) + sum(F.impossible(f.figure) for f in fs)
+    fmt_where = "{t} {k} 个" if lang == "zh" else "{t} ({k})"
+    where = [fmt_where.format(t=Tx["phase"][p], k=k) for p, k in ctx.withheld.items() if k]
     sep = "\u3001" if lang == "zh" else ", "
+    withheld = Tx["withheld"].format(n=sum(ctx.withheld.values()), where=sep.join(where))
     arms = Tx["arms"].format(arms=sep.join(a.label for a in s.arms) if s is not None else DASH)
     page = PAGE.render(
         html_lang="zh-CN" if lang == "zh" else "en",
@@ -678,8 +698,9 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
         findings_title=Tx["findings"],
         findings_note=Tx["findings_note"],
         findings=_findings_groups(found, lang),
+        summary=_summary(found, lang),
         no_findings=Tx["no_findings"],
-        withheld=Tx["withheld"].format(n=withheld) if withheld else "",
+        withheld=withheld if where else "",
         sections=sections,
     )
     target = report_path(study, lang)

@@ -345,6 +345,12 @@ SENTENCES: dict[str, dict[str, str]] = {
     "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
     "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
     # -- findings (tibenchlib.findings): one sentence per finding, one clause per reason -------
+    "f_summary": {
+        "en": "{n} findings: {better} in favour, {worse} against, {same} without a difference, "
+        "{open} with no answer yet, {other} descriptive.",
+        "zh": "共 {n} 条结论:{better} 条提升,{worse} 条下降,{same} 条无差异,{open} 条尚无结论,"
+        "{other} 条为描述性结果。",
+    },
     "f_pair": {"en": "{cand} against {base}", "zh": "{cand} 对比 {base}"},
     "f_with_reason": {"en": "{text} — {reason}{end}", "zh": "{text}\uff1b{reason}{end}"},
     "f_withheld": {
