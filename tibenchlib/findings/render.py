@@ -18,6 +18,9 @@ __all__ = ["figure_text", "impossible", "render", "render_all"]
 
 _ONE = re.compile(r"\b(1) threads\b")
 
+#: DM's units in the seeds' words (report 003 says 导出/导入/同步)
+_DM_UNIT = {"en": {}, "zh": {"dump": "导出", "load": "导入", "sync": "同步"}}
+
 _RESOURCE = {
     "en": {"server": "server", "client": "client", "host": "host"},
     "zh": {"server": "服务端", "client": "客户端", "host": "主机"},
@@ -63,6 +66,8 @@ def _value(k: str, v, lang: str):
         return f"{v:g}"
     if k == "cv":
         return f"{v:.0f}%"
+    if k == "unit":
+        return _DM_UNIT[lang].get(str(v), str(v))
     if k == "resource":
         return _RESOURCE[lang].get(str(v), str(v))
     if isinstance(v, float):
