@@ -333,3 +333,19 @@ def test_the_report_path_imports_neither_nbformat_nor_beautifulsoup():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+def test_tibench_findings_prints_the_reports_findings(reports, capsys):
+    assert cli.main(["findings", STUDY, "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "A/B 对比" in out and "flush2 对比 flush1" in out
+    assert cli.main(["findings", STUDY, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    cmp = data["compare"]
+    assert cmp and all({"key", "values", "figure", "verdict", "text"} <= set(f) for f in cmp)
+    for f in cmp:
+        fig = f["figure"]
+        assert fig["n"] == 3 and fig["ci_low"] <= fig["estimate"] <= fig["ci_high"]
+        assert (f["verdict"] == "inconclusive") == bool(f["reason"])
+        assert f["text"] in reports["en"].replace("&#39;", "'")
