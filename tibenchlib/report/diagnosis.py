@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..diagnose import cpu_per_run, diagnose
 from . import tables as T
+from .words import zh_punct
 
 __all__ = [
     "TITLE", "VERDICT_TEXT", "as_json", "diagnosis_table", "note", "section", "sentences",
@@ -185,12 +186,15 @@ def diagnosis_table(d: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
 def sentences(d: pd.DataFrame) -> list[str]:
     """One sentence per row, led by its arm when the study has several."""
     several = d["arm"].nunique() > 1
-    return [f"[{a}] {s}" if several else s for a, s in zip(d["arm"], d["sentence"], strict=True)]
+    # a Chinese sentence takes full-width punctuation (an English one is left as it is)
+    said = [zh_punct(s) for s in d["sentence"]]
+    return [f"[{a}] {s}" if several else s for a, s in zip(d["arm"], said, strict=True)]
 
 
 def note(lang: str = "en", limit: float = 0.90, headroom: float = 0.75) -> str:
     """What the table's figures are, in ``lang``."""
-    return _NOTE[lang].format(limit=f"{limit:.0%}", headroom=f"{headroom:.0%}")
+    text = _NOTE[lang].format(limit=f"{limit:.0%}", headroom=f"{headroom:.0%}")
+    return zh_punct(text) if lang == "zh" else text
 
 
 def _plain(x):
