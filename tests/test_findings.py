@@ -210,3 +210,20 @@ def test_findings_round_trip_through_json(tmp_path, monkeypatch):
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["compare"][0]["text"]["zh"].startswith("flush2 对比 flush1")
     assert F.load("s") == found
+
+
+def test_a_throughput_peak_is_named_only_when_its_interval_stands_apart():
+    cells = pd.DataFrame(
+        {
+            "workload": "YCSB a", "arm": "x", "threads": [1, 2, 4], "n": 3,
+            "mean": [100.0, 190.0, 200.0], "ci_low": [95.0, 180.0, 185.0],
+            "ci_high": [105.0, 200.0, 215.0],
+        }
+    )  # fmt: skip
+    (tied,) = F.peak_findings(cells, "ycsb", "ops/s", "ycsb")
+    assert tied.verdict == "inconclusive" and tied.values["tied"] == [2, 4]
+    assert "thread counts 2, 4 cannot be told apart" in F.render(tied, "en")
+    apart = cells.assign(ci_low=[95.0, 180.0, 195.0], ci_high=[105.0, 190.0, 205.0])
+    (top,) = F.peak_findings(apart, "ycsb", "ops/s", "ycsb")
+    assert top.key == "f_peak_top" and top.verdict == "rising"
+    assert "the peak may lie beyond" in F.render(top, "en")

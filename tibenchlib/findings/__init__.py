@@ -75,8 +75,8 @@ def _compare(study, store: Store) -> list[Finding]:
     from ..compare import compare_arms_table
 
     runs = store.runs(study.study, phase="sweep")
-    if not len(runs) or study.compare is None:
-        return []
+    if not len(runs) or study.compare is None or len(study.arms) < 2:
+        return []  # one arm: nothing to compare
     iv = store.intervals(study.study, runs["run_key"])
     cmp = _quiet(compare_arms_table, runs, study, intervals=iv)
     return compare_findings(cmp, study.compare.delta_pct)
@@ -125,6 +125,7 @@ def _ycsb(study, store: Store) -> list[Finding]:
     c = _quiet(cells, runs).rename(
         columns={"tps": "mean", "tps_ci_low": "ci_low", "tps_ci_high": "ci_high"}
     )
+    c["workload"] = [f"YCSB {w}" for w in c["workload"]]  # workload "a" alone says little
     return peak_findings(c, "ycsb", "ops/s", "ycsb: throughput table")
 
 
@@ -137,7 +138,7 @@ def _tpcc(study, store: Store) -> list[Finding]:
     c = pd.DataFrame(
         {
             "workload": [
-                f"{w} · {int(n)} wh"
+                f"TPC-C {w} · {int(n)} wh"
                 for w, n in zip(rows["workload"], rows["warehouses"], strict=True)
             ],
             "arm": rows["arm"],

@@ -359,7 +359,7 @@ def _sweep_runs(c: _Ctx) -> pd.DataFrame:
 def _sweep(c: _Ctx, sec: Section) -> None:
     from ..stats import summarize_cells
     from ..sweep import sweep_table
-    from .diagnosis import diagnosis_table, study_diagnosis
+    from .diagnosis import diagnosis_table, note, study_diagnosis
 
     runs = _sweep_runs(c)
     if not len(runs):
@@ -376,13 +376,19 @@ def _sweep(c: _Ctx, sec: Section) -> None:
     d = F._quiet(study_diagnosis, c.study, lang=c.lang)
     if len(d):
         dt = diagnosis_table(d, c.lang)
-        sec.details.append({"summary": c.T["diagnosis"], "table": as_table(dt, c.lang)})
+        export(T.plain(dt, c.lang), c.tabs / f"sweep_diagnosis_{c.lang}")
+        sec.details.append(
+            {"summary": c.T["diagnosis"], "table": as_table(dt, c.lang), "note": note(c.lang)}
+        )
 
 
 def _compare(c: _Ctx, sec: Section) -> None:
     from ..compare import compare_arms_table
 
     runs = _sweep_runs(c)
+    if len(c.study.arms) < 2:
+        sec.note = say("f_one_arm", c.lang)
+        return
     if not len(runs) or c.study.compare is None:
         return
     iv = c.store.intervals(c.study.study, runs["run_key"])
@@ -586,7 +592,8 @@ summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding
 {% endfor %}
 {% if s.details %}
 {% for d in s.details %}
-<details><summary>{{ d.summary }}</summary>{{ table(d.table) }}</details>
+<details><summary>{{ d.summary }}</summary>{{ table(d.table) }}
+{% if d.note %}<p class="caption">{{ d.note }}</p>{% endif %}</details>
 {% endfor %}
 {% endif %}
 {% endfor %}

@@ -351,6 +351,10 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "共 {n} 条结论:{better} 条提升,{worse} 条下降,{same} 条无差异,{open} 条尚无结论,"
         "{other} 条为描述性结果。",
     },
+    "f_one_arm": {
+        "en": "The study has one arm only: nothing to compare.",
+        "zh": "本测试只有一个测试组,无可对比。",
+    },
     "f_pair": {"en": "{cand} against {base}", "zh": "{cand} 对比 {base}"},
     "f_with_reason": {"en": "{text} — {reason}{end}", "zh": "{text}\uff1b{reason}{end}"},
     "f_withheld": {
