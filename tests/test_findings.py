@@ -227,3 +227,22 @@ def test_a_throughput_peak_is_named_only_when_its_interval_stands_apart():
     (top,) = F.peak_findings(apart, "ycsb", "ops/s", "ycsb")
     assert top.key == "f_peak_top" and top.verdict == "rising"
     assert "the peak may lie beyond" in F.render(top, "en")
+
+
+def test_levels_off_needs_the_gain_past_the_saturation_point_to_stay_small():
+    """2 threads reach 95% of the peak mean (4 threads), but the interval of the gain from 2 to
+    4 threads reaches far above 5%: no "levels off" is claimed."""
+    tps = {1: [1000.0, 1010.0, 990.0], 2: [1900.0, 1500.0, 2400.0], 4: [2000.0, 1400.0, 2700.0]}
+    runs = pd.DataFrame(
+        [
+            {"run_key": f"w/a/{t}/{r}", "workload": "w", "arm": "a", "threads": t, "repeat": r,
+             "tps": x, "status": "ok", "lat_p95_ms": 1.0}
+            for t, xs in tps.items()
+            for r, x in enumerate(xs, 1)
+        ]
+    )  # fmt: skip
+    d = diagnose(runs, None)
+    assert d["n_sat"].iloc[0] == 2 and d["n_max"].iloc[0] == 4  # the 95%-of-peak point
+    sat = F.sweep_findings(d)[0]
+    assert sat.verdict == "inconclusive" and sat.figure.ci_high > F.sweep.LEVEL_PCT
+    assert "neither shown to rise nor to level off" in F.render(sat, "en")

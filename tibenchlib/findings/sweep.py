@@ -16,6 +16,9 @@ from .record import Figure, Finding
 __all__ = ["sweep_findings", "round_findings"]
 
 EVIDENCE = "sweep: diagnosis table"
+#: the largest gain (percent) past the saturation point its interval may allow for "levels off"
+#: (the saturation point is where the mean reaches 95% of the peak)
+LEVEL_PCT = 100 * (1 / 0.95 - 1)
 _BOUND = {"client_cpu", "server_cpu", "host_cpu", "not_cpu"}
 
 
@@ -60,6 +63,12 @@ def _saturation(r) -> Finding:
             _n(r.n_runs),
             "Fieller ratio of mean TPS",
         )
+    if ratio is not None and ratio.ci_high is not None and ratio.ci_high > LEVEL_PCT:
+        # N_sat is the 95%-of-peak point of the means; "levels off" also needs the interval of
+        # the gain beyond it to stay within that 5%, else the curve may still be climbing
+        vals["threads_from"] = vals["n_sat"]
+        return Finding("sweep", "f_sat_unclear", vals, ratio, "inconclusive", "last_step_wide",
+                       EVIDENCE, topic)  # fmt: skip
     return Finding("sweep", "f_sat_levels", vals, ratio, "saturated", "", EVIDENCE, topic)
 
 
