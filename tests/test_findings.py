@@ -246,3 +246,17 @@ def test_levels_off_needs_the_gain_past_the_saturation_point_to_stay_small():
     sat = F.sweep_findings(d)[0]
     assert sat.verdict == "inconclusive" and sat.figure.ci_high > F.sweep.LEVEL_PCT
     assert "neither shown to rise nor to level off" in F.render(sat, "en")
+
+
+def test_each_phase_objects_hook_returns_its_findings(monkeypatch):
+    from tibenchlib import registry
+
+    for name in list(F.PHASE_FINDINGS):
+        fake = [Finding(name, "f_pair", {"cand": "b", "base": "a"})]
+        monkeypatch.setitem(F.PHASE_FINDINGS, name, lambda study, store, _f=fake: _f)
+    for p in registry.PHASES:
+        got = p.findings(None, object(), "en")
+        if p.name in F.PHASE_FINDINGS:
+            assert [f.phase for f in got] == [p.name]
+        else:
+            assert got == []  # environment and prepare conclude nothing

@@ -165,15 +165,20 @@ PHASE_FINDINGS: dict[str, Callable[..., list[Finding]]] = {
 
 
 def phase_findings(study, phase: str, store: Store | None = None) -> list[Finding]:
-    """One phase's findings (empty for a phase with none, or nothing measured)."""
+    """One phase's findings (empty for a phase with none, or nothing measured): what each
+    phase object's ``findings`` hook returns."""
     fn = PHASE_FINDINGS.get(phase)
     return fn(study, store or Store.for_study(study)) if fn else []
 
 
 def study_findings(study, store: Store | None = None) -> dict[str, list[Finding]]:
-    """Every phase's findings, in the study's phase order, by phase name."""
+    """Every phase's findings through its phase object's ``findings`` hook, in the study's
+    phase order, by phase name (phases without findings left out)."""
+    from ..registry import PHASES  # the registry imports every phase: only when asked
+
     store = store or Store.for_study(study)
-    return {p: phase_findings(study, p, store) for p in PHASE_FINDINGS}
+    out = {p.name: p.findings(study, store, "en") for p in PHASES}
+    return {name: fs for name, fs in out.items() if name in PHASE_FINDINGS}
 
 
 def findings_file(study_name: str) -> Path:

@@ -199,7 +199,7 @@ def phase_status(study: str, phase: str, *, loaded=None, store=None, live=None) 
     store = store or Store.for_study(s)
     ph = next(p for p in registry.PHASES if p.name == phase)
     try:
-        stored = ph.stored(s, store, ph.arm_labels(s))
+        stored = ph.stored(s, store, ph.arms(s))
     except (OSError, ValueError, KeyError) as e:
         return PhaseStatus(phase, "failed", error=str(e))
     if stored:
@@ -296,10 +296,8 @@ class _Ctx:
 
 
 def _environment(c: _Ctx, sec: Section) -> None:
-    from ..stored import environment_results
-
     arms = [a.label for a in c.study.arms]
-    summary = environment_results(c.study, c.store, arms)
+    summary = registry.get("environment").results(c.study, c.store, arms)
     if not len(summary):
         return
     L = c.L
@@ -332,9 +330,7 @@ def _sentences():
 
 
 def _prepare(c: _Ctx, sec: Section) -> None:
-    from ..stored import prepare_results
-
-    steps = prepare_results(c.study, c.store, [a.label for a in c.study.arms])
+    steps = registry.get("prepare").results(c.study, c.store, [a.label for a in c.study.arms])
     if not len(steps):
         return
     L = c.L
