@@ -251,12 +251,12 @@ def test_levels_off_needs_the_gain_past_the_saturation_point_to_stay_small():
 def test_each_phase_objects_hook_returns_its_findings(monkeypatch):
     from tibenchlib import registry
 
-    for name in list(F.PHASE_FINDINGS):
-        fake = [Finding(name, "f_pair", {"cand": "b", "base": "a"})]
-        monkeypatch.setitem(F.PHASE_FINDINGS, name, lambda study, store, _f=fake: _f)
+    for phase in list(F.PHASE_FINDINGS):
+        fake = [Finding(phase.name, "f_pair", {"cand": "b", "base": "a"})]
+        monkeypatch.setitem(F.PHASE_FINDINGS, phase, lambda study, store, _f=fake: _f)
     for p in registry.PHASES:
         got = p.findings(None, object(), "en")
-        if p.name in F.PHASE_FINDINGS:
+        if p in F.PHASE_FINDINGS:
             assert [f.phase for f in got] == [p.name]
         else:
             assert got == []  # environment and prepare conclude nothing

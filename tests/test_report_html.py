@@ -162,7 +162,7 @@ def test_the_report_opens_with_findings_then_one_numbered_section_per_phase(repo
     heads = re.findall(r"<h2 id=\"([^\"]+)\">(\d+)\. ", page)
     assert heads[0] == ("findings", "1")
     assert [int(n) for _, n in heads] == list(range(1, len(heads) + 1))
-    assert [a for a, _ in heads[1:]] == [f"phase-{p}" for p in html.PHASE_SECTIONS]
+    assert [a for a, _ in heads[1:]] == [f"phase-{p.name}" for p in html.PHASE_SECTIONS]
     assert "00 ·" not in page and "Contents" not in page and "目录" not in page
     # the findings come first and say something about the A/B pair
     first = page.index('id="findings"')

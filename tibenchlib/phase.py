@@ -143,7 +143,7 @@ class Phase:
         # the phases, so a top-level import would close a cycle through the registry
         from .findings import phase_findings
 
-        return phase_findings(study, self.name, store)
+        return phase_findings(study, self, store)
 
 
 # -- result files ------------------------------------------------------------------------------

@@ -18,7 +18,16 @@ import numpy as np
 import pandas as pd
 
 from .. import paths
+from ..compare_phase import COMPARE
+from ..dm.phase import DM
+from ..numa import NUMA
+from ..phase import Phase
+from ..registry import PHASES
 from ..store import Store
+from ..sweep import SWEEP
+from ..tpcc.phase import TPCC
+from ..tpch.phase import TPCH_SCALING
+from ..ycsb.phase import YCSB
 from .compare import compare_findings, rounds_needed
 from .dm import dm_findings
 from .numa import numa_findings
@@ -152,21 +161,22 @@ def _tpcc(study, store: Store) -> list[Finding]:
     return peak_findings(c, "tpcc", "tpmC", "tpcc: tpmC table")
 
 
-#: Each phase's findings from the catalog (phases without findings are absent).
-PHASE_FINDINGS: dict[str, Callable[..., list[Finding]]] = {
-    "sweep": _sweep,
-    "compare": _compare,
-    "numa": _numa,
-    "tpch_scaling": _tpch,
-    "dm": _dm,
-    "ycsb": _ycsb,
-    "tpcc": _tpcc,
+#: Each phase's findings from the catalog, by phase object (phases without findings absent):
+#: what each phase's ``findings`` hook returns.
+PHASE_FINDINGS: dict[Phase, Callable[..., list[Finding]]] = {
+    SWEEP: _sweep,
+    COMPARE: _compare,
+    NUMA: _numa,
+    TPCH_SCALING: _tpch,
+    DM: _dm,
+    YCSB: _ycsb,
+    TPCC: _tpcc,
 }
 
 
-def phase_findings(study, phase: str, store: Store | None = None) -> list[Finding]:
-    """One phase's findings (empty for a phase with none, or nothing measured): what each
-    phase object's ``findings`` hook returns."""
+def phase_findings(study, phase: Phase, store: Store | None = None) -> list[Finding]:
+    """One phase's findings (empty for a phase with none, or nothing measured): what the phase
+    object's ``findings`` hook returns."""
     fn = PHASE_FINDINGS.get(phase)
     return fn(study, store or Store.for_study(study)) if fn else []
 
@@ -174,11 +184,8 @@ def phase_findings(study, phase: str, store: Store | None = None) -> list[Findin
 def study_findings(study, store: Store | None = None) -> dict[str, list[Finding]]:
     """Every phase's findings through its phase object's ``findings`` hook, in the study's
     phase order, by phase name (phases without findings left out)."""
-    from ..registry import PHASES  # the registry imports every phase: only when asked
-
     store = store or Store.for_study(study)
-    out = {p.name: p.findings(study, store, "en") for p in PHASES}
-    return {name: fs for name, fs in out.items() if name in PHASE_FINDINGS}
+    return {p.name: p.findings(study, store, "en") for p in PHASES if p in PHASE_FINDINGS}
 
 
 def findings_file(study_name: str) -> Path:

@@ -26,8 +26,17 @@ import pandas as pd
 
 from .. import findings as F
 from .. import paths, registry
+from ..compare_phase import COMPARE
+from ..dm.phase import DM
+from ..envcapture.phase import ENVIRONMENT
+from ..numa import NUMA
 from ..params import ParamsError
+from ..prepare import PREPARE
 from ..store import Store
+from ..sweep import SWEEP
+from ..tpcc.phase import TPCC
+from ..tpch.phase import TPCH_SCALING
+from ..ycsb.phase import YCSB
 from . import tables as T
 from .comparison import export
 from .words import say
@@ -197,7 +206,7 @@ def phase_status(study: str, phase: str, *, loaded=None, store=None, live=None) 
     if s is None:
         return PhaseStatus(phase, "running" if live else "not_run")
     store = store or Store.for_study(s)
-    ph = next(p for p in registry.PHASES if p.name == phase)
+    ph = registry.get(phase)
     try:
         stored = ph.stored(s, store, ph.arms(s))
     except (OSError, ValueError, KeyError) as e:
@@ -297,7 +306,7 @@ class _Ctx:
 
 def _environment(c: _Ctx, sec: Section) -> None:
     arms = [a.label for a in c.study.arms]
-    summary = registry.get("environment").results(c.study, c.store, arms)
+    summary = ENVIRONMENT.results(c.study, c.store, arms)
     if not len(summary):
         return
     L = c.L
@@ -330,7 +339,7 @@ def _sentences():
 
 
 def _prepare(c: _Ctx, sec: Section) -> None:
-    steps = registry.get("prepare").results(c.study, c.store, [a.label for a in c.study.arms])
+    steps = PREPARE.results(c.study, c.store, [a.label for a in c.study.arms])
     if not len(steps):
         return
     L = c.L
@@ -491,16 +500,17 @@ def _tpcc(c: _Ctx, sec: Section) -> None:
                         "table": as_table(t, c.lang)})  # fmt: skip
 
 
+#: Each phase's section of the report, by phase object.
 PHASE_SECTIONS = {
-    "environment": _environment,
-    "prepare": _prepare,
-    "sweep": _sweep,
-    "compare": _compare,
-    "numa": _numa,
-    "tpch_scaling": _tpch,
-    "dm": _dm,
-    "ycsb": _ycsb,
-    "tpcc": _tpcc,
+    ENVIRONMENT: _environment,
+    PREPARE: _prepare,
+    SWEEP: _sweep,
+    COMPARE: _compare,
+    NUMA: _numa,
+    TPCH_SCALING: _tpch,
+    DM: _dm,
+    YCSB: _ycsb,
+    TPCC: _tpcc,
 }
 
 # ------------------------------------------------------------------------------ page
@@ -679,7 +689,7 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
         elif st.state == "failed":
             sec.note = st.error
         if st.state in ("done", "partial"):
-            PHASE_SECTIONS[ph.name](ctx, sec)
+            PHASE_SECTIONS[ph](ctx, sec)
         sections.append(sec)
     for p, fs in found.items():
         ctx.withheld[p] = ctx.withheld.get(p, 0) + sum(F.impossible(f.figure) for f in fs)
