@@ -324,8 +324,8 @@ def test_the_report_path_imports_neither_nbformat_nor_beautifulsoup():
     code = (
         "import sys, importlib\n"
         "from tibenchlib.report import html\n"
-        "for m in ('registry', 'prepare', 'compare_phase', 'sweep', 'compare', 'numa', 'tpch.phase', 'tpch.scaling', 'dm.phase',"
-        " 'dm.analysis', 'report.dm', 'report.ycsb', 'report.tpcc', 'tpcc.phase',"
+        "for m in ('registry', 'prepare', 'compare_phase', 'sweep', 'compare', 'numa',"
+        " 'tpch.phase', 'tpch.scaling', 'dm.phase', 'dm.analysis', 'report.dm', 'report.ycsb', 'report.tpcc', 'tpcc.phase',"
         " 'report.diagnosis', 'envcapture', 'studyplan', 'findings'):\n"
         "    importlib.import_module('tibenchlib.' + m)\n"
         "bad = ('nbformat', 'bs4', 'nbconvert', 'papermill')\n"
