@@ -865,7 +865,16 @@ NOTES: list[tuple[str, str]] = [
         "the first {m} rounds",
         "自适应:{r} 轮 ({note}),Stein 两阶段 {lvl} 置信区间,自由度 {df},取自前 {m} 轮",
     ),
+    (
+        "adaptive: {r} rounds ({note}), group-sequential interval at nominal {lvl} with {df} df "
+        "(looks after rounds {looks}, 95% over all looks)",
+        "自适应:{r} 轮({note}),成组序贯置信区间,名义水平 {lvl},自由度 {df}"
+        "(在第 {looks} 轮后查看,全部查看合计 95%)",
+    ),
     # the adaptive stopping reasons (adaptive.REASONS) inside that note
+    ("estimate above margin", "区间高于 0 且估计值高于界限"),
+    ("estimate below margin", "区间低于 0 且估计值低于界限"),
+    ("out of reach", "在轮次上限内难以得出结论"),
     ("stage 1", "第一阶段"),
     ("running", "进行中"),
     ("target width", "达到目标宽度"),
