@@ -523,7 +523,7 @@ def test_report_table_names_its_figures(tmp_path, monkeypatch):
     assert t["Verdict"] == "server CPU-bound" and t["Server CPU demand [95% CI]"] == want
     assert t["Runs (n)"] == "3" and t["Saturates from (threads)"] == "4"
     zh = diagnosis_table(d, "zh").iloc[0]
-    assert zh["结论"] == "服务端 CPU 瓶颈" and zh["服务端 CPU 需求 [95% CI]"] == want
+    assert zh["结论"] == "服务端 CPU 瓶颈" and zh["服务端 CPU 需求 [95% 置信区间]"] == want
 
 
 def test_noisy_top_cell_is_not_called_unsaturated():
@@ -549,7 +549,7 @@ def test_html_report_carries_the_diagnosis(tmp_path, monkeypatch):
     name = _catalog(tmp_path, monkeypatch)
     page = html.build_report(name, lang="zh").read_text(encoding="utf-8")
     assert "性能瓶颈分析" in page and "服务端 CPU 瓶颈" in page and "CPU 需求 =" in page
-    (md,) = (tmp_path / name / "report" / "tables").glob("*_sweep_diagnosis_zh.md")
+    (md,) = (tmp_path / name / "report" / "tables").glob("*sweep_diagnosis_zh.md")
     assert "服务端 CPU 瓶颈" in md.read_text(encoding="utf-8")
     en = html.build_report(name, lang="en").read_text(encoding="utf-8")
     assert "Bottleneck diagnosis" in en and "server CPU-bound" in en

@@ -109,22 +109,23 @@ def test_every_notebook_is_executed_by_the_suite():
 @pytest.mark.notebook
 @pytest.mark.slow
 def test_report_of_the_executed_ci_study():
-    """`tibench report ci` on the study just executed: no code, contents, every phase, figures,
-    and never the embedded server's password."""
+    """`tibench report ci` on the study just executed: findings first, every phase, figures,
+    no code, and never the embedded server's password."""
     from tibenchlib.report import html
     from tibenchlib.server import embedded
 
     out = html.build_report("ci", lang="zh")
     page = out.read_text(encoding="utf-8")
-    assert "目录" in page and all(f'id="phase-{p}"' in page for p in PHASE_NOTEBOOKS)
+    assert out.name == "ci.zh.html" and 'id="findings"' in page
+    assert all(f'id="phase-{p}"' in page for p in PHASE_NOTEBOOKS)
     assert "import tibenchlib" not in page and "params_path" not in page
     secret = embedded()._cred_path.read_text().strip()
     assert secret and secret not in page
     report = out.parent
     for f in [*(report / "tables").iterdir(), *(report / "figures").glob("*.svg")]:
         assert secret not in f.read_text(encoding="utf-8-sig"), f
-    assert list((report / "figures").glob("02_sweep_*.png"))
-    (zh_md,) = (report / "tables").glob("03_compare_*_vs_*_zh.md")
+    assert list((report / "figures").glob("sweep_*_zh.png"))
+    (zh_md,) = (report / "tables").glob("compare_*_vs_*_zh.md")
     assert zh_md.read_text().count("TPS 提升 (%) [95% 置信区间]") == 1
 
 

@@ -1,144 +1,306 @@
-"""`tibench report`: the HTML file, its figures and tables, from executed notebooks in every
-state a study can be in (done, failed, still running, not run). The notebooks here are written
-the way papermill writes them; the report of a real executed study is checked in
-tests/test_notebooks.py."""
+"""`tibench report`: the HTML report of a small study measured here for real (embedded MariaDB,
+real sysbench, run from the command line only), in English and Chinese, checked for what a
+reader must never see: progress or log lines, internal column names, ``nan``/``None`` cells,
+impossible figures, an estimate outside its own interval, English prose in the Chinese report,
+headers that wrap one character per line, and live HTML planted in the study's strings."""
 
 from __future__ import annotations
 
-import base64
-import io
-import os
+import fcntl
+import json
 import re
+import sqlite3
+import subprocess
+import sys
+from html.parser import HTMLParser
 
-import matplotlib
-import matplotlib.pyplot as plt
-import nbformat
 import pandas as pd
 import pytest
 
 from tibenchlib import cli, paths
-from tibenchlib.notebook import PHASE_NOTEBOOKS
 from tibenchlib.report import html
 
-matplotlib.use("Agg")
-CODE_MARK = "CODE_THAT_MUST_NOT_SHOW = 42"
+sys.path.insert(0, str(paths.ROOT / "tests"))
+from test_notebooks_zh import english_runs  # noqa: E402
+
+STUDY = "rep"
+PAYLOAD = {
+    "description": "<img src=x onerror=alert(1)>",
+    "variable": "<img src=y onerror=alert(2)>",
+    "tool": "<script>alert(3)</script>",
+}
+PARAMS = f"""
+study: {STUDY}
+description: "{PAYLOAD["description"]}"
+target: {{kind: embedded}}
+dataset: {{tables: 1, table_size: 500, prepare_threads: 1}}
+workloads: [oltp_point_select]
+threads: [1, 2]
+duration_s: 1
+report_interval_s: 1
+repeats: 3
+cooldown_s: 0
+order: interleaved
+phases: [environment, prepare, sweep, compare]
+arms:
+  - label: flush1
+    server_options: {{innodb_flush_log_at_trx_commit: 1}}
+  - label: flush2
+    server_options: {{innodb_flush_log_at_trx_commit: 2}}
+compare: {{baseline: flush1, candidate: flush2, delta_pct: 2}}
+"""
 
 
-def _png() -> str:
-    fig, ax = plt.subplots(figsize=(2, 1))
-    ax.plot([1, 2], [3, 4])
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode()
+def _plant(study: str) -> None:
+    """A server variable and a tool's error carrying HTML, as a hostile server or tool could."""
+    db = sqlite3.connect(paths.catalog_file(study))
+    (cap,) = db.execute("SELECT capture_json FROM environment WHERE arm = 'flush1'").fetchone()
+    cap = json.loads(cap)
+    cap["database"]["curated"].append(
+        {"name": "sql_mode", "scope": "global variable", "value": PAYLOAD["variable"]}
+    )
+    db.execute("UPDATE environment SET capture_json = ? WHERE arm = 'flush1'", (json.dumps(cap),))
+    db.commit()
+    db.close()
+    res = paths.phase_results(study, "prepare")
+    rows = json.loads(res.read_text())
+    rows.append(
+        {
+            "arm": "flush2",
+            "step": "verify",
+            "table_name": None,
+            "seconds": 0.1,
+            "status": f"failed: {PAYLOAD['tool']}",
+            "detail": PAYLOAD["tool"],
+        }
+    )
+    res.write_text(json.dumps(rows))
 
 
-def _notebook(title: str, *, state: str = "done", svg: bool = False) -> nbformat.NotebookNode:
-    table = pd.DataFrame({"threads": [1, 2], "TPS": ["1,234", "2,345"]})
-    fig = {"image/png": _png(), "text/plain": "<Figure>"}
-    if svg:
-        fig["image/svg+xml"] = '<svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>'
-    params = nbformat.v4.new_code_cell("params_path = 'params/x.yaml'  # the study")
-    params.metadata["tags"] = ["injected-parameters"]
-    c1 = nbformat.v4.new_code_cell(CODE_MARK)
-    c1.outputs = [
-        nbformat.v4.new_output("display_data", {"text/markdown": f"Headline of {title}"}),
-        nbformat.v4.new_output(
-            "display_data", {"text/html": table.to_html(), "text/plain": "table"}
-        ),
-    ]
-    c2 = nbformat.v4.new_code_cell("plot()")
-    c2.outputs = [nbformat.v4.new_output("display_data", fig)]
-    cells = [nbformat.v4.new_markdown_cell(f"# {title}\n\nWhat it shows."), params, c1, c2]
-    for c in cells:
-        c.metadata["papermill"] = {"status": "completed"}
-    pm = {"start_time": "2026-01-01T00:00:00", "end_time": "2026-01-01T00:01:00"}
-    pm["exception"] = None
-    if state == "running":
-        pm["end_time"] = None
-        c2.metadata["papermill"]["status"] = "running"
-    if state == "failed":
-        pm["exception"] = True
-        c2.outputs = [
-            nbformat.v4.new_output(
-                "error", ename="QueryError", evalue="table missing", traceback=[]
-            )
-        ]
-    nb = nbformat.v4.new_notebook(cells=cells)
-    nb.metadata["papermill"] = pm
-    return nb
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory, sysbench_bin):
+    data = tmp_path_factory.mktemp("data")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TIBENCH_DATA", str(data))
+    params = data / f"{STUDY}.yaml"
+    params.write_text(PARAMS)
+    try:
+        assert cli.main(["run", str(params), "--in-process"]) == 0
+        _plant(STUDY)
+        en = html.build_report(STUDY, lang="en")
+        zh = html.build_report(STUDY, lang="zh")
+        yield {
+            "en": en.read_text(encoding="utf-8"),
+            "zh": zh.read_text(encoding="utf-8"),
+            "paths": (en, zh),
+        }
+    finally:
+        from tibenchlib.server import embedded
+
+        embedded().stop()
+        mp.undo()
 
 
-@pytest.fixture
-def study(tmp_path, monkeypatch):
-    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
-    d = paths.study_dir("s1") / "notebooks"
-    d.mkdir(parents=True)
-    states = {"environment": "done", "prepare": "done", "sweep": "failed", "compare": "running"}
-    for phase, state in states.items():
-        nb = _notebook(f"{phase} notebook", state=state, svg=phase == "environment")
-        nbformat.write(nb, d / PHASE_NOTEBOOKS[phase])
-    return "s1"
+class _Tables(HTMLParser):
+    """Every table's header and cell texts, and the visible text outside code, style and the
+    raw tables of collapsed blocks (their summary line is kept)."""
+
+    def __init__(self):
+        super().__init__()
+        self.headers: list[str] = []
+        self.cells: list[str] = []
+        self.text: list[str] = []
+        self._cell = None
+        self._code = self._skip = self._details = self._summary = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("th", "td"):
+            self._cell = (tag, [])
+        self._code += tag == "code"
+        self._skip += tag in ("style", "script")
+        self._details += tag == "details"
+        self._summary += tag == "summary"
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self._cell:
+            text = "".join(self._cell[1]).strip()
+            (self.headers if self._cell[0] == "th" else self.cells).append(text)
+            self._cell = None
+        self._code -= tag == "code" and self._code > 0
+        self._skip -= tag in ("style", "script") and self._skip > 0
+        self._details -= tag == "details" and self._details > 0
+        self._summary -= tag == "summary" and self._summary > 0
+        if tag in ("td", "th", "p", "li", "summary", "h2", "h3", "figcaption", "tr"):
+            self.text.append("\n")
+
+    def handle_data(self, data):
+        if self._cell:
+            self._cell[1].append(data)
+        if self._skip or self._code or (self._details and not self._summary):
+            return
+        self.text.append(data)
 
 
-def test_phase_states(study):
-    got = {p: html.phase_status(study, p).state for p in PHASE_NOTEBOOKS}
-    assert got == {
-        "environment": "done",
-        "prepare": "done",
-        "sweep": "failed",
-        "compare": "running",
-        "numa": "not_run",
-        "tpch_scaling": "not_run",
-        "dm": "not_run",
-        "ycsb": "not_run",
-        "tpcc": "not_run",
+def _parse(page: str) -> _Tables:
+    p = _Tables()
+    p.feed(page)
+    return p
+
+
+INTERNAL = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
+INTERVAL = re.compile(r"^([+-]?[\d,]*\.?\d+)%? \[([+-]?[\d,]*\.?\d+), ([+-]?[\d,]*\.?\d+)\]")
+
+
+def _num(s: str) -> float:
+    return float(s.replace(",", ""))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_report_opens_with_findings_then_one_numbered_section_per_phase(reports, lang):
+    page = reports[lang]
+    heads = re.findall(r"<h2 id=\"([^\"]+)\">(\d+)\. ", page)
+    assert heads[0] == ("findings", "1")
+    assert [int(n) for _, n in heads] == list(range(1, len(heads) + 1))
+    assert [a for a, _ in heads[1:]] == [f"phase-{p.name}" for p in html.PHASE_SECTIONS]
+    assert "00 ·" not in page and "Contents" not in page and "目录" not in page
+    # the findings come first and say something about the A/B pair
+    first = page.index('id="findings"')
+    assert first < page.index('id="phase-environment"')
+    assert re.search(
+        r"flush2 (is|against|对比) ", page[first : page.index('id="phase-environment"')]
+    )
+    # a phase not run says so, with the command that runs it
+    if lang == "en":
+        assert "This phase has not been run" in page and "--phase numa" in page
+    else:
+        assert "此阶段尚未运行" in page and "--phase numa" in page
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_log_line_no_internal_name_no_empty_cell(reports, lang):
+    page = re.sub(r'src="data:[^"]*"', "", reports[lang])  # figures' bytes are no text
+    for bad in ("output_stderr", "Measuring now", "正在测试", "it/s]", "run/s", "ETA", "INFO "):
+        assert bad not in page, bad
+    p = _parse(page)
+    internal = [h for h in p.headers if INTERNAL.match(h)]
+    assert not internal, internal
+    for name in ("ci_low_pct", "p_adjusted", "steady_tps", "threads_from", "bm_ci_low"):
+        assert name not in p.headers
+    empty = [c for c in p.cells if c.lower() in ("nan", "none", "nat", "<na>")]
+    assert not empty
+    assert not [c for c in p.cells if re.match(r"^\(.*,\)", c)]  # Python tuples
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_estimate_lies_inside_its_interval_and_nothing_impossible_shows(reports, lang):
+    p = _parse(reports[lang])
+    seen = 0
+    for c in p.cells:
+        m = INTERVAL.match(c)
+        if m:
+            est, lo, hi = map(_num, m.groups())
+            assert lo - 0.051 <= est <= hi + 0.051, c
+            seen += 1
+    assert seen >= 8  # the sweep's and the comparison's intervals were checked
+    text = "".join(p.text)
+    for m in re.finditer(r"([+-]?[\d.]+)% \[([+-]?[\d.]+), ([+-]?[\d.]+)\]", text):
+        est, lo, hi = map(float, m.groups())
+        assert lo - 0.51 <= est <= hi + 0.51, m.group(0)
+
+
+@pytest.mark.slow
+def test_the_chinese_report_speaks_chinese(reports):
+    p = _parse(reports["zh"])
+    allowed = {
+        "oltp_point_select",
+        "flush1",
+        "flush2",
+        "Holm p",
+        "Student t",
+        "TPS",
+        "QPS",
+        "MariaDB",
+        "Debian GNU/Linux",
+        PAYLOAD["description"],
     }
-    assert html.phase_status(study, "sweep").error == "QueryError: table missing"
+    text = "".join(p.text)
+    # the host's CPU model and OS are captured names
+    allowed |= {c for c in p.cells if re.search(r"(CPU|Linux|EPYC|Xeon|Core)", c)}
+    assert not english_runs(text, allowed), english_runs(text, allowed)[:5]
+    assert "(mean, 95% t)" not in reports["zh"] and "单元格" not in reports["zh"]
+    assert "压测线程" in text and "置信区间" in text and "测试组" in text
+    # full-width punctuation in the findings' sentences
+    findings = text[: text.index("2. ")]
+    assert (
+        "，" in findings
+        and "（" in findings
+        and "," not in re.sub(r"\[[^\]]*\]|\d,\d", "", findings)
+    )
 
 
-def test_report_html_sections_in_phase_order_without_code(study):
-    out = html.build_report(study)
-    assert out == paths.study_dir(study) / "report" / "s1.html"
-    page = out.read_text(encoding="utf-8")
-    assert CODE_MARK not in page and "params/x.yaml" not in page
-    # contents first, then headlines, then each phase in the study's order, every one present
-    toc = page.index('href="#headlines"')  # the contents list links the headlines first
-    heads = [page.index(f'id="phase-{p}"') for p in PHASE_NOTEBOOKS]
-    assert toc < page.index('id="headlines"') < heads[0] and heads == sorted(heads)
-    assert all(f'href="#phase-{p}"' in page for p in PHASE_NOTEBOOKS)
-    assert "5. NUMA (not run)" in page and "tibench run PARAMS --phase numa" in page
-    assert "3. Sweep (failed)" in page and "QueryError: table missing" in page
-    assert "4. A/B comparison (in progress)" in page and "partial" in page
-    # the headline table of a phase appears before any phase section
-    assert page.index("Headline of prepare notebook") < heads[0]
-    # self-contained: figures inline, no script fetched from elsewhere
-    assert 'src="data:image/png;base64,' in page and 'alt="environment figure 1' in page
-    assert not re.search(r"<script[^>]+src=\"https?://", page) and "cdnjs" not in page
+@pytest.mark.slow
+def test_headers_never_wrap_one_character_per_line(reports):
+    css = reports["zh"][: reports["zh"].index("</style>")]
+    th = re.search(r"\bth \{([^}]*)\}", css).group(1)
+    assert "white-space: nowrap" in th and "min-width" in th
 
 
-def test_report_writes_figures_and_tables(study):
-    html.build_report(study)
-    rep = paths.study_dir(study) / "report"
-    figs = sorted(p.name for p in (rep / "figures").iterdir())
-    assert figs == [
-        "00_environment_01.png",
-        "00_environment_01.svg",
-        "01_prepare_01.png",
-        "03_compare_01.png",
-    ]
-    assert (rep / "figures" / "00_environment_01.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    t = pd.read_csv(rep / "tables" / "01_prepare_01.csv", encoding="utf-8-sig")
-    assert list(t.columns) == ["threads", "TPS"] and t["TPS"].tolist() == ["1,234", "2,345"]
-    assert (rep / "tables" / "01_prepare_01.md").read_text().startswith("| threads | TPS |")
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_strings_from_the_study_a_server_and_a_tool_are_escaped(reports, lang):
+    page = reports[lang]
+    for payload in PAYLOAD.values():
+        assert payload not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page  # the description, shown as text
+    assert "&lt;img src=y onerror=alert(2)&gt;" in page  # the server variable, in its details
+    assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page  # the tool's error, in prepare
+    assert "<script" not in page and "onerror=" not in page.replace("onerror=alert", "")
 
 
-def test_report_in_chinese_and_from_the_cli(study, capsys):
-    assert cli.main(["report", study, "--lang", "zh"]) == 0
-    out = capsys.readouterr()
-    page = (paths.study_dir(study) / "report" / "s1.html").read_text(encoding="utf-8")
-    assert "目录" in page and "5. NUMA 绑定(未运行)" in page and 'lang="zh-CN"' in page
-    assert out.out.strip().endswith("s1.html") and "numa" in out.err and "未运行" in out.err
+def test_an_arm_label_reaches_the_page_as_text():
+    """Arm labels are restricted by the study file; one read from elsewhere is escaped too."""
+    t = html.as_table(pd.DataFrame({"<b>arm</b> TPS": ["<i>x</i>", None, float("nan")]}), "en")
+    page = html.PAGE.render(
+        html_lang="en",
+        title="t",
+        description="",
+        arms="<u>a</u>",
+        generated="",
+        figures_note="",
+        banner="",
+        findings_title="F",
+        findings_note="",
+        findings=[],
+        no_findings="",
+        withheld="",
+        sections=[
+            html.Section(
+                "sweep", "2. Sweep", "done", blocks=[{"kind": "table", "caption": "", "table": t}]
+            )
+        ],
+    )
+    assert "&lt;b&gt;arm&lt;/b&gt; TPS" in page and "&lt;i&gt;x&lt;/i&gt;" in page
+    assert "&lt;u&gt;a&lt;/u&gt;" in page and "<b>" not in page and "<i>" not in page
+    assert [c["v"] for r in t.rows for c in r] == ["<i>x</i>", "—", "—"]
+
+
+@pytest.mark.slow
+def test_chinese_beside_english_and_a_live_run_is_shown_as_such(reports):
+    en, zh = reports["paths"]
+    assert en.name == f"{STUDY}.html" and zh.name == f"{STUDY}.zh.html" and en.parent == zh.parent
+    assert 'lang="en"' in reports["en"] and 'lang="zh-CN"' in reports["zh"]
+    assert (paths.results_dir(STUDY) / "findings.json").is_file()
+    # a run holding the study's lock: measured phases are partial, the others in progress
+    with open(paths.lock_file(STUDY), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        assert html.phase_status(STUDY, "sweep").state == "partial"
+        assert html.phase_status(STUDY, "numa").state == "not_run"  # not in the study's phases
+        page = html.build_report(STUDY).read_text(encoding="utf-8")
+        fcntl.flock(f, fcntl.LOCK_UN)
+    assert "A tibench run of this study is in progress" in page
 
 
 def test_report_errors_name_the_study_and_the_option(tmp_path, monkeypatch):
@@ -148,60 +310,43 @@ def test_report_errors_name_the_study_and_the_option(tmp_path, monkeypatch):
     (tmp_path / "s2").mkdir()
     with pytest.raises(ValueError, match="lang must be one of en, zh, not 'fr'"):
         html.build_report("s2", lang="fr")
-    with pytest.raises(ValueError, match="format must be 'html', not 'pdf'"):
-        html.build_report("s2", fmt="pdf")
 
 
-def test_a_run_in_progress_is_said_at_the_top(study):
-    from tibenchlib.lock import study_lock
-
-    assert html.study_in_progress(study) is None
-    with study_lock(study):
-        assert html.study_in_progress(study) == os.getpid()
-        page = html.build_report(study).read_text(encoding="utf-8")
-    assert f"in progress (pid {os.getpid()})" in page
-    assert page.index("in progress (pid") < page.index('href="#headlines"')
-    assert html.study_in_progress(study) is None
+def test_a_study_with_nothing_measured_shows_every_phase_as_not_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    (tmp_path / "s3").mkdir()
+    page = html.build_report("s3", lang="zh").read_text(encoding="utf-8")
+    assert page.count("· 未运行") == len(html.PHASE_SECTIONS) and "尚无测试结果" in page
 
 
-def test_a_cell_tagged_headline_leads_its_phase(study):
-    p = paths.study_dir(study) / "notebooks" / PHASE_NOTEBOOKS["prepare"]
-    nb = nbformat.read(p, as_version=4)
-    nb.cells[3].metadata["tags"] = ["headline"]  # the figure, not the first table
-    nbformat.write(nb, p)
-    page = html.build_report(study).read_text(encoding="utf-8")
-    first_section = page.index('id="phase-environment"')
-    assert page.index('alt="prepare: headline figure"') < first_section
-    assert page.index("Headline of prepare notebook") > first_section
+def test_the_report_path_imports_neither_nbformat_nor_beautifulsoup():
+    """Everything the report's sections import, in a fresh interpreter."""
+    code = (
+        "import sys, importlib\n"
+        "from tibenchlib.report import html\n"
+        "for m in ('registry', 'prepare', 'compare_phase', 'sweep', 'compare', 'numa',"
+        " 'tpch.phase', 'tpch.scaling', 'dm.phase', 'dm.analysis', 'report.dm', 'report.ycsb',"
+        " 'report.tpcc', 'tpcc.phase',"
+        " 'report.diagnosis', 'envcapture', 'studyplan', 'findings'):\n"
+        "    importlib.import_module('tibenchlib.' + m)\n"
+        "bad = ('nbformat', 'bs4', 'nbconvert', 'papermill')\n"
+        "print(sorted(m for m in bad if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
-def test_tables_for_pasting_from_pandas_html_of_every_shape():
-    from bs4 import BeautifulSoup
-
-    def frame(df, **kw):
-        return html._table_frame(BeautifulSoup(df.to_html(**kw), "html.parser").find("table"))
-
-    cols = pd.MultiIndex.from_product([["TPS", "p95 (ms)"], ["A", "B"]])
-    wide = pd.DataFrame([[1, 2, 0.5, 0.6], [3, 4, 0.7, 0.8]], columns=cols)
-    got = frame(wide.rename_axis("threads"))
-    assert list(got.columns) == ["threads", "TPS A", "TPS B", "p95 (ms) A", "p95 (ms) B"]
-    dup = pd.DataFrame([[1, 2]], columns=["x", "x"])
-    assert list(frame(dup).columns) == ["x", "x (2)"]
-    assert list(frame(dup, index=False).iloc[0]) == ["1", "2"]
-    assert frame(pd.DataFrame({"a": []})) is None
-
-
-def test_compare_headline_is_each_pair_formatted_for_people(study):
-    from tibenchlib import published
-    from tibenchlib.compare import compare_table
-
-    cmp = compare_table(published.seed000_runs(), "v5.1.4", "v6.0.0")
-    res = paths.study_dir(study) / "results"
-    res.mkdir(parents=True)
-    (res / "compare.json").write_text(cmp.to_json(orient="records"), encoding="utf-8")
-    page = html.build_report(study, lang="zh").read_text(encoding="utf-8")
-    head = page[page.index('id="headlines"') : page.index('id="phase-environment"')]
-    assert "v6.0.0 / v5.1.4" in head and "TPS 提升 (%) [95% 置信区间]" in head
-    assert "+8.5%" in head and "592,352" in head  # point select, 900 threads (n = 1)
-    md = paths.study_dir(study) / "report" / "tables" / "03_compare_v5.1.4_vs_v6.0.0_zh.md"
-    assert "| oltp_read_write | 300 | 9,822 | 10,142 |" in md.read_text(encoding="utf-8")
+@pytest.mark.slow
+def test_tibench_findings_prints_the_reports_findings(reports, capsys):
+    assert cli.main(["findings", STUDY, "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "A/B 对比" in out and "flush2 对比 flush1" in out
+    assert cli.main(["findings", STUDY, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    cmp = data["compare"]
+    assert cmp and all({"key", "values", "figure", "verdict", "text"} <= set(f) for f in cmp)
+    for f in cmp:
+        fig = f["figure"]
+        assert fig["n"] == 3 and fig["ci_low"] <= fig["estimate"] <= fig["ci_high"]
+        assert (f["verdict"] == "inconclusive") == bool(f["reason"])
+        assert f["text"] in reports["en"].replace("&#39;", "'")

@@ -122,3 +122,21 @@ def test_empty_inputs_give_empty_tables():
 def test_unknown_language_is_named():
     with pytest.raises(ValueError, match="lang must be 'en' or 'zh', not 'fr'"):
         T.labels("fr")
+
+
+def test_impossible_time_saved_and_efficiency_are_withheld():
+    overall = pd.DataFrame(
+        {
+            "mode": "power", "arm": ["1", "2", "4"], "n_queries": 22,
+            "geomean_s": [1.0, 0.6, 0.01], "geomean_ci_low_s": [0.9, 0.5, 0.005],
+            "geomean_ci_high_s": [1.1, 0.7, 0.02], "improvement_pct": [0.0, 40.0, 99.0],
+            "ci_low_pct": [None, 30.0, 95.0], "ci_high_pct": [None, 50.0, 101.0],
+            "speedup": [1.0, 1.67, 100.0], "speedup_ci_low": [None, 1.4, 50.0],
+            "speedup_ci_high": [None, 2.0, 200.0], "efficiency": [1.0, 0.83, 25.0],
+        }
+    )  # fmt: skip
+    t = T.tpch_overall_table(overall, "en", base="1")
+    saved, eff = t["Time saved (%) [95% CI]"].tolist(), t["Efficiency (%)"].tolist()
+    assert saved == ["reference", "+40.0% [+30.0, +50.0]", T.WITHHELD]
+    assert eff == ["100", "83", T.WITHHELD]
+    assert T.impossible_saved(99.0, 101.0) and not T.impossible_saved(40.0, 50.0)

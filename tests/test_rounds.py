@@ -45,7 +45,9 @@ def test_round_effect_known_answer_on_a_balanced_sweep():
     assert e.loc[1, "significant"] and e.attrs["f_p_value"] < 0.001
     notes = round_notes(e.reset_index())
     assert len(notes) == 1  # rounds 2-4 look fast only as round 1's mirror image
-    assert notes[0].startswith("round 1 is 1") and "below rounds 2–4" in notes[0]
+    assert notes[0].startswith("round 1 is -1") and "against rounds 2–4" in notes[0]
+    lo, hi = (f"{x:+.0f}" for x in e.loc[1, ["ci_low_pct", "ci_high_pct"]])
+    assert f"[{lo}, {hi}]" in notes[0]  # a signed interval around its signed estimate
     assert "warm-up or drift" in notes[0]
 
 

@@ -30,7 +30,9 @@ def test_every_sentence_has_both_languages_with_the_same_figures():
     for key, entry in W.SENTENCES.items():
         assert set(entry) == set(W.LANGS), key
         assert _fields(entry["en"]) == _fields(entry["zh"]), key
-        assert re.search(r"[\u4e00-\u9fff]", entry["zh"]) or entry["zh"] == entry["en"], key
+        # Chinese words, or at least Chinese (full-width) punctuation
+        zh = r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]"
+        assert re.search(zh, entry["zh"]) or entry["zh"] == entry["en"], key
 
 
 def test_every_note_template_keeps_its_fields():
@@ -41,7 +43,10 @@ def test_every_note_template_keeps_its_fields():
 
 
 def test_say_fills_figures_and_names_an_unknown_id():
-    assert W.say("failed", "zh", n=3) == "3 次测试失败或结果不可信;它们只计数,不参与平均。"
+    # Chinese prose takes full-width punctuation (；，), whatever the template was typed with
+    assert (
+        W.say("failed", "zh", n=3) == "3 次测试失败或结果不可信\uff1b它们只计数\uff0c不参与平均。"
+    )
     assert W.say("failed", "en", n=3).startswith("3 run(s) failed")
     with pytest.raises(KeyError, match="no sentence 'nope'"):
         W.say("nope", "zh")
@@ -141,7 +146,7 @@ def test_tables_show_notes_and_missing_intervals_in_chinese():
         }
     )
     t = T.compare_table(cmp, "zh")
-    assert t["TPS 提升 (%) [95% 置信区间]"].iloc[0] == "+5.0% (无区间)"
+    assert t["TPS 提升 (%) [95% 置信区间]"].iloc[0] == "+5.0% \uff08无区间\uff09"
     assert t["说明"].iloc[0] == "n=1+1:只有点估计,没有置信区间"
     assert T.compare_table(cmp, "en")["Notes"].iloc[0] == cmp["warnings"].iloc[0][0]
 
@@ -233,7 +238,7 @@ def test_the_adaptive_notes_have_chinese():
     runs1 = runs_of(s1, {("a", "oltp_point_select", 1): a[:3], ("b", "oltp_point_select", 1): b})
     out1 = adaptive_comparison(compare_arms_table(runs1, s1), runs1, s1)
     notes = [w for ws in [*out["warnings"], *out1["warnings"]] for w in ws]
-    for part in ("Stein's two-stage", "identical ratios", "within ±2%: no claim"):
+    for part in ("group-sequential interval", "out of reach", "within ±2%: no claim"):
         assert any(part in x for x in notes), (part, notes)
     assert not _untranslated(notes), _untranslated(notes)
 
@@ -270,3 +275,14 @@ def test_the_tpcc_data_set_details_have_chinese():
     assert notes[1] == "consistency conditions 1 hold" and "violated in 4 rows" in notes[0]
     assert not _untranslated(notes), _untranslated(notes)
     assert W.note(notes[0], "zh").endswith("另有 1 条也不满足")
+
+
+def test_zh_punct_converts_the_sentence_and_keeps_figures_names_and_code():
+    out = W.zh_punct("结果(n = 3):提升 +5% [+1.2, +9.0],`a:b,c` 1,234 次;见 http://x")
+    assert out == (
+        "结果\uff08n = 3\uff09\uff1a提升 +5% [+1.2, +9.0]\uff0c`a:b,c` 1,234 次\uff1b见 http://x"
+    )
+    assert W.zh_punct("plain English, (kept): as is") == "plain English, (kept): as is"
+    # a figure passed to say() keeps its own punctuation: an arm named cpus:0, an interval
+    s = W.say("f_pair", "zh", cand="cpus:0", base="node(0)")
+    assert s == "cpus:0 对比 node(0)"

@@ -142,7 +142,7 @@ def _run_summary(study, in_process: bool, stopped: list[str], flag: str = "") ->
     """What to read next, which servers the run stopped and which are still running; ``flag``
     is added to every command named (``--data-dir DIR`` when the run was given one)."""
     name = study.study
-    lines = _findings_lines(name, flag)
+    lines = _findings_lines(study, flag)
     if in_process:
         lines.append(f"results: {_shown(paths.study_dir(name))}/results/")
     else:
@@ -161,20 +161,39 @@ def _run_summary(study, in_process: bool, stopped: list[str], flag: str = "") ->
     return lines
 
 
-def _findings_lines(study: str, flag: str = "") -> list[str]:
-    """The study's findings, first in the run's summary.
-
-    Findings are the headline of a run; until they can be rendered here, this names the
-    command that prints them, when that command exists.
-    """
-    if "findings" in _subcommands():
-        return [f"findings: tibench{flag} findings {study}"]
-    return []
+#: How many findings the run's summary prints (answers first); the rest are one command away.
+SUMMARY_FINDINGS = 8
+#: Findings that answer a question, printed before those that say there is no answer yet.
+_ANSWERS = ("better", "worse", "equivalent", "bottleneck", "saturated", "rising")
 
 
-def _subcommands() -> set[str]:
-    sub = next(x for x in build_parser()._actions if isinstance(x, argparse._SubParsersAction))
-    return set(sub.choices)
+def _findings_lines(study, flag: str = "") -> list[str]:
+    """The study's findings, first in the run's summary: the answers first, at most
+    :data:`SUMMARY_FINDINGS`, then the command that prints them all (also saved as
+    ``results/findings.json``)."""
+    from . import findings  # statistics over every phase: imported only when a run ends
+
+    lang = study.lang
+    try:
+        found = findings.study_findings(study)
+        findings.save(study.study, found)
+    except Exception as e:  # the measurements are safe in the catalog; say why, don't fail
+        return [f"findings: not computed ({type(e).__name__}: {e}); "
+                f"try: tibench{flag} findings {study.study}"]  # fmt: skip
+    every = [f for fs in found.values() for f in fs]
+    if not every:
+        return []
+    every.sort(key=lambda f: f.verdict not in _ANSWERS)  # stable: phase order within each
+    head = "发现：" if lang == "zh" else "findings:"
+    lines = [head] + [f"- {findings.render(f, lang)}" for f in every[:SUMMARY_FINDINGS]]
+    more = len(every) - SUMMARY_FINDINGS
+    if more > 0:
+        lines.append(
+            f"（另有 {more} 条：tibench{flag} findings {study.study}）"
+            if lang == "zh"
+            else f"({more} more: tibench{flag} findings {study.study})"
+        )
+    return [*lines, ""]
 
 
 def _dry_run_text(plan_out: dict) -> str:
@@ -590,6 +609,44 @@ def _wrap(text: str, first: str = "", rest: str = "") -> str:
     return "\n".join([*lines, line.rstrip()])
 
 
+def cmd_findings(a) -> int:
+    from . import findings
+    from .registry import PHASES
+    from .studyplan import study_from
+
+    study = study_from(a.study)
+    lang = a.lang or study.lang
+    found = findings.study_findings(study)
+    findings.save(study.study, found)
+    if a.json:
+        _print_json(
+            {p: [{**f.to_dict(), "text": findings.render(f, lang)} for f in fs]
+             for p, fs in found.items()}
+        )  # fmt: skip
+        return 0
+    titles = {p.name: p.title(lang) for p in PHASES}
+    if not any(found.values()):
+        print(f"study {study.study}: nothing measured yet, no findings")
+    for phase, fs in found.items():
+        if fs:
+            print(titles.get(phase, phase))
+            for f in fs:
+                print(f"- {findings.render(f, lang)}")
+            print()
+    return 0
+
+
+def _add_findings_parser(cmd) -> None:
+    fp = cmd("findings", "what the study found, one sentence per finding, with its interval")
+    fp.add_argument("study", help="the study's name (its catalog under the data directory) or YAML")
+    fp.add_argument("--json", action="store_true", help="the findings as JSON on stdout")
+    fp.add_argument(
+        "--lang", choices=["en", "zh"], default=None,
+        help="language of the sentences (default: the study's lang)",
+    )  # fmt: skip
+    fp.set_defaults(func=cmd_findings)
+
+
 def _add_diagnose_parser(cmd) -> None:
     dp = cmd(
         "diagnose",
@@ -747,6 +804,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compare)
     _add_report_parser(cmd)
     _add_diagnose_parser(cmd)
+    _add_findings_parser(cmd)
     return p
 
 

@@ -136,8 +136,14 @@ class Phase:
         return runs["workload"]
 
     def findings(self, study: Study, store: Store, lang: str) -> list:
-        """What the phase's results say, as data for the report and the notebook (none yet)."""
-        return []
+        """What the phase's results say, as :class:`tibenchlib.findings.Finding` records for
+        the report, the notebook and ``tibench findings`` (rendered in ``lang`` by
+        :func:`tibenchlib.findings.render`; the records themselves hold no prose)."""
+        # imported here: the findings read each phase's tables through modules that import
+        # the phases, so a top-level import would close a cycle through the registry
+        from .findings import phase_findings
+
+        return phase_findings(study, self, store)
 
 
 # -- result files ------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ An interleaved sweep runs every cell once per round (``repeat``). Warm-up after 
 or drift on a shared host, moves every cell of a round at once; per cell that looks like noise,
 across the cells it is a pattern. :func:`round_effects` fits log(figure) = cell + round by least
 squares over all cells (workload x arm x threads) and tests each round against the mean of the
-others; :func:`round_notes` words the significant ones ("round 1 is 12% [6, 18] below rounds
+others; :func:`round_notes` words the significant ones ("round 1 is -12% [-18, -6] against rounds
 2-3: warm-up or drift"); :func:`exclude_rounds` drops rounds from the statistics and says so.
 """
 
@@ -131,12 +131,11 @@ def round_effects(
     notes = []
     for row in out.itertuples():
         others = _span([r for r in rounds if r != row.round])
-        word = "below" if row.effect_pct < 0 else "above"
+        # signed: the interval reads around its own estimate, whichever side of 0 it lies
         notes.append(
-            f"round {row.round} is {abs(row.effect_pct):.0f}% "
-            f"[{abs(row.ci_high_pct if word == 'below' else row.ci_low_pct):.0f}, "
-            f"{abs(row.ci_low_pct if word == 'below' else row.ci_high_pct):.0f}] {word} {others}"
-            f" (Holm p={row.p_adjusted:.2g}): warm-up or drift"
+            f"round {row.round} is {row.effect_pct:+.0f}% [{row.ci_low_pct:+.0f}, "
+            f"{row.ci_high_pct:+.0f}] against {others} (Holm p={row.p_adjusted:.2g}): "
+            "warm-up or drift"
         )
     out["note"] = notes
     out = out[COLUMNS]

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..diagnose import cpu_per_run, diagnose
 from . import tables as T
+from .words import zh_punct
 
 __all__ = [
     "TITLE", "VERDICT_TEXT", "as_json", "diagnosis_table", "note", "section", "sentences",
@@ -58,17 +59,17 @@ _HEAD = {
         "note": "Notes",
     },
     "zh": {
-        "workload": "测试项",
-        "arm": "配置",
+        "workload": "测试场景",
+        "arm": "测试组",
         "verdict": "结论",
         "resource": "达到上限的资源",
-        "n_sat": "饱和起点(线程)",
-        "at": "判定线程数",
+        "n_sat": "饱和起点(压测线程)",
+        "at": "判定时的压测线程数",
         "n": "运行次数 (n)",
-        "demand": "其 CPU 需求 [95% CI]",
-        "client": "客户端 CPU 需求 [95% CI]",
-        "server": "服务端 CPU 需求 [95% CI]",
-        "p95": "p95 延迟 最大线程/饱和点 [95% CI]",
+        "demand": "其 CPU 需求 [95% 置信区间]",
+        "client": "客户端 CPU 需求 [95% 置信区间]",
+        "server": "服务端 CPU 需求 [95% 置信区间]",
+        "p95": "p95 延迟 最大线程/饱和点 [95% 置信区间]",
         "note": "备注",
     },
 }
@@ -185,12 +186,15 @@ def diagnosis_table(d: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
 def sentences(d: pd.DataFrame) -> list[str]:
     """One sentence per row, led by its arm when the study has several."""
     several = d["arm"].nunique() > 1
-    return [f"[{a}] {s}" if several else s for a, s in zip(d["arm"], d["sentence"], strict=True)]
+    # a Chinese sentence takes full-width punctuation (an English one is left as it is)
+    said = [zh_punct(s) for s in d["sentence"]]
+    return [f"[{a}] {s}" if several else s for a, s in zip(d["arm"], said, strict=True)]
 
 
 def note(lang: str = "en", limit: float = 0.90, headroom: float = 0.75) -> str:
     """What the table's figures are, in ``lang``."""
-    return _NOTE[lang].format(limit=f"{limit:.0%}", headroom=f"{headroom:.0%}")
+    text = _NOTE[lang].format(limit=f"{limit:.0%}", headroom=f"{headroom:.0%}")
+    return zh_punct(text) if lang == "zh" else text
 
 
 def _plain(x):

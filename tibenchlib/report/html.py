@@ -1,139 +1,174 @@
-"""``tibench report STUDY``: one self-contained HTML file a DBA can send.
+"""``tibench report STUDY``: one self-contained HTML file a DBA can send, built from the study's
+data (its catalog and results), not from executed notebooks.
 
-The study's executed notebooks (``data/<study>/notebooks/``) are joined in phase order,
-environment first, behind a table of contents and the headline table of each phase, and rendered
-by nbconvert without code cells. A phase not run, failed or still running gets a section that
-says so. Every figure is also written as PNG (and SVG when the notebook holds one) under
-``data/<study>/report/figures/``, every table as CSV and Markdown under
-``data/<study>/report/tables/``.
+It opens with what the study found (:mod:`tibenchlib.findings`, one short section per phase),
+then each phase's one answering table or figure, details last in ``<details>`` folds. A phase not
+run, or still running, says so. Every string that comes from a study file, a server or a tool is
+HTML-escaped by Jinja2's autoescaping; figures are PNG embedded as data URLs (also written under
+``report/figures/``), tables also as CSV and Markdown under ``report/tables/``. The English report
+is ``report/<study>.html``, the Chinese one ``report/<study>.zh.html`` beside it.
 """
 
 from __future__ import annotations
 
 import base64
-import copy
-import html as _html
-import json
+import datetime as _dt
+import io
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
+import jinja2
+import matplotlib
+import numpy as np
 import pandas as pd
 
+from .. import findings as F
 from .. import paths, registry
-from ..notebook import PHASE_NOTEBOOKS
-from . import tables
+from ..compare_phase import COMPARE
+from ..dm.phase import DM
+from ..envcapture.phase import ENVIRONMENT
+from ..numa import NUMA
+from ..params import ParamsError
+from ..prepare import PREPARE
+from ..store import Store
+from ..sweep import SWEEP
+from ..tpcc.phase import TPCC
+from ..tpch.phase import TPCH_SCALING
+from ..ycsb.phase import YCSB
+from . import tables as T
 from .comparison import export
+from .words import say
+
+matplotlib.use("Agg")  # the report draws off screen, also where no display exists
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+
+from . import plots  # noqa: E402  (configures the CJK fonts)
 
 __all__ = ["PhaseStatus", "phase_status", "study_in_progress", "build_report", "report_dir", "TEXT"]
 
-#: The report's own words; the notebooks keep the language they were executed in.
+#: The report's own words (headings, states); sentences live in :mod:`.words`.
 TEXT = {
     "en": {
         "title": "tibench report: study {study}",
-        "toc": "Contents",
-        "headlines": "Headlines",
+        "findings": "What the study found",
+        "findings_note": "Square brackets hold the 95% confidence interval; n is the number of "
+        "repeated runs behind a figure.",
+        "no_findings": "Nothing measured yet: no findings.",
         "phase": {p.name: p.title("en") for p in registry.PHASES},
-        "section": "{n}. {title} ({state})",
+        "section": "{n}. {title}",
         "done": "done",
         "not_run": "not run",
         "running": "in progress",
+        "partial": "partial (a run is in progress)",
         "failed": "failed",
         "not_run_text": "This phase has not been run. Run it with `{cmd}`.",
-        "running_text": (
-            "This phase was still running when the report was built (its notebook was last "
-            "written at {when}): what follows is partial. Build the report again when it ends."
-        ),
-        "failed_text": "This phase failed: `{error}`. Its notebook is `{path}`.",
-        "no_headline": "No table in this phase.",
-        "live": (
-            "A tibench run of this study is in progress (pid {pid}): phases may be incomplete;"
-            " build the report again when it ends."
-        ),
-        "generated": "Built from the executed notebooks under `data/{study}/notebooks/`.",
-        "figures": "Figures (PNG, SVG) and tables (CSV, Markdown): `data/{study}/report/`.",
+        "running_text": "This phase is being measured now: what follows is partial. Build the "
+        "report again when the run ends.",
+        "live": "A tibench run of this study is in progress (pid {pid}): some phases may be "
+        "incomplete; build the report again when it ends.",
+        "generated": "Built {when} from the catalog and results under `data/{study}/`.",
+        "figures": "Figures (PNG) and tables (CSV, Markdown): `data/{study}/report/`.",
+        "arms": "Arms: {arms}",
+        "details": "Details",
+        "every_row": "{what}: every row ({n})",
+        "diagnosis": "Bottleneck diagnosis",
+        "queries": "Every query",
+        "withheld": "{n} figure(s) withheld, in {where}: impossible values (a time saved of "
+        "100% or more, an efficiency above 100%, or an estimate outside its interval) are not "
+        "shown.",
+        "fig_method": "Points: mean over repeated runs; bars: Student t 95% interval.",
+        "fig_cmp": "Points: change of the candidate against the baseline; bars: 95% interval "
+        "(paired t or Fieller); grey band: the equivalence margin.",
+        "state": "State",
+        "phase_col": "Phase",
+        "status_table": "Phases",
     },
     "zh": {
-        "title": "tibench 测试报告:{study}",
-        "toc": "目录",
-        "headlines": "主要结果",
+        "title": "tibench 测试报告：{study}",
+        "findings": "测试结论",
+        "findings_note": "方括号内为 95% 置信区间；n 为每个数值所依据的重复测试次数。",
+        "no_findings": "尚无测试结果，暂无结论。",
         "phase": {p.name: p.title("zh") for p in registry.PHASES},
-        "section": "{n}. {title}({state})",
+        "section": "{n}. {title}",
         "done": "已完成",
         "not_run": "未运行",
         "running": "运行中",
+        "partial": "部分完成（测试仍在运行）",
         "failed": "失败",
-        "not_run_text": "此阶段尚未运行。运行命令:`{cmd}`。",
-        "running_text": (
-            "生成报告时此阶段仍在运行(notebook 最后写入于 {when}),以下结果不完整。"
-            "运行结束后请重新生成报告。"
-        ),
-        "failed_text": "此阶段运行失败:`{error}`。notebook:`{path}`。",
-        "no_headline": "此阶段没有表格。",
-        "live": "此测试正在运行(pid {pid}):部分阶段可能不完整,运行结束后请重新生成报告。",
-        "generated": "根据 `data/{study}/notebooks/` 下已执行的 notebook 生成。",
-        "figures": "图片(PNG、SVG)和表格(CSV、Markdown)位于 `data/{study}/report/`。",
+        "not_run_text": "此阶段尚未运行。运行命令：`{cmd}`。",
+        "running_text": "此阶段正在测试，以下结果不完整。测试结束后请重新生成报告。",
+        "live": "此测试正在运行（pid {pid}）：部分阶段可能不完整，测试结束后请重新生成报告。",
+        "generated": "生成于 {when}，数据来自 `data/{study}/` 下的结果库与结果文件。",
+        "figures": "图片（PNG）与表格（CSV、Markdown）位于 `data/{study}/report/`。",
+        "arms": "测试组\uff1a{arms}",
+        "details": "详细数据",
+        "every_row": "{what}：全部 {n} 行",
+        "diagnosis": "性能瓶颈分析",
+        "queries": "各查询明细",
+        "withheld": "有 {n} 个数值不予显示（{where}）：不可能的数值"
+        "（耗时减少 ≥ 100%、效率高于 100%，或估计值落在自身置信区间之外）。",
+        "fig_method": "点为多次测试的均值，误差线为 Student t 95% 置信区间。",
+        "fig_cmp": "点为测试组相对基准的变化，误差线为 95% 置信区间（配对 t 或 Fieller），"
+        "灰色带为等效界限。",
+        "state": "状态",
+        "phase_col": "阶段",
+        "status_table": "各阶段状态",
     },
 }
+
+#: The cell that stands for a figure that is missing or withheld.
+DASH = "—"
+_EMPTY = {"nan", "none", "nat", "n/a", "<na>", ""}
+#: a cell starting with one of these is a figure, right-aligned
+_NUMERIC = tuple("+-0123456789[")
 
 
 @dataclass
 class PhaseStatus:
-    """One phase as the report shows it: ``state`` is done, not_run, running or failed."""
+    """One phase as the report shows it: ``state`` is done, not_run, running or partial."""
 
     phase: str
     state: str
-    path: Path
-    nb: nbformat.NotebookNode | None = None
     error: str = ""
-    when: str = ""
-    figures: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class Table:
+    """A table for people: column names and rows of cells (``v`` the text, ``cls`` its class:
+    ``wrap`` for prose columns, ``text`` for left-aligned words, ``bg`` a verdict's colour);
+    ``verdict`` is the column (if any) whose codes are shown in words."""
+
+    columns: list[str]
+    rows: list[list[dict]]
+    verdict: int | None = None
+
+
+@dataclass
+class Section:
+    anchor: str
+    title: str
+    state: str
+    note: str = ""
+    blocks: list[dict] = field(default_factory=list)
+    details: list[dict] = field(default_factory=list)
 
 
 def report_dir(study: str) -> Path:
     return paths.report_dir(study)
 
 
+def report_path(study: str, lang: str = "en") -> Path:
+    """``report/<study>.html`` (English) or ``report/<study>.zh.html`` (Chinese)."""
+    base = paths.report_file(study)
+    return base if lang == "en" else base.with_name(f"{study}.{lang}.html")
+
+
 def _texts(lang: str) -> dict:
     if lang not in TEXT:
         raise ValueError(f"lang must be one of {', '.join(TEXT)}, not {lang!r}")
     return TEXT[lang]
-
-
-def phase_status(study: str, phase: str) -> PhaseStatus:
-    """Read one phase's executed notebook and say whether it ran, is running or failed.
-
-    papermill writes the executed copy as it goes: ``end_time`` stays empty and cells are
-    marked ``running``/``pending`` until it ends, and ``exception`` is set when a cell failed.
-    """
-    p = paths.executed_notebook(study, PHASE_NOTEBOOKS[phase])
-    if not p.exists():
-        return PhaseStatus(phase, "not_run", p)
-    try:
-        nb = nbformat.read(p, as_version=4)
-    except (json.JSONDecodeError, nbformat.reader.NotJSONError) as e:
-        # caught mid-write by papermill
-        return PhaseStatus(phase, "running", p, error=str(e))
-    pm = nb.metadata.get("papermill", {})
-    cell_states = {c.metadata.get("papermill", {}).get("status") for c in nb.cells}
-    when = str(pm.get("end_time") or pm.get("start_time") or "")
-    if pm.get("exception") or any(
-        o.get("output_type") == "error" for c in nb.cells for o in c.get("outputs", [])
-    ):
-        errs = [
-            f"{o.get('ename')}: {o.get('evalue')}"
-            for c in nb.cells
-            for o in c.get("outputs", [])
-            if o.get("output_type") == "error"
-        ]
-        return PhaseStatus(
-            phase, "failed", p, nb, error=(errs or ["see the notebook"])[0], when=when
-        )
-    if pm and (not pm.get("end_time") or cell_states & {"running", "pending"}):
-        return PhaseStatus(phase, "running", p, nb, when=when)
-    return PhaseStatus(phase, "done", p, nb, when=when)
 
 
 def study_in_progress(study: str) -> int | None:
@@ -154,338 +189,533 @@ def study_in_progress(study: str) -> int | None:
     return None
 
 
-# ------------------------------------------------------------------------------- notebooks
-
-
-def _is_table(o) -> bool:
-    return "<table" in "".join(o.get("data", {}).get("text/html", ""))
-
-
-def _headline(nb: nbformat.NotebookNode) -> list:
-    """The outputs that lead the phase: those of a cell tagged ``headline``, else the first
-    table (with the sentence displayed just before it in the same cell)."""
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    tagged = [c for c in code if "headline" in c.metadata.get("tags", [])]
-    for c in tagged or code:
-        outs = [o for o in c.get("outputs", []) if o.get("output_type") != "stream"]
-        for i, o in enumerate(outs):
-            if _is_table(o) or tagged:
-                return copy.deepcopy(outs if tagged else outs[max(0, i - 1) : i + 1])
-    return []
-
-
-def _img(data: dict, alt: str) -> str:
-    # nbconvert's lab template writes no alt text: the report embeds its figures itself
-    if "image/png" in data:
-        src = "data:image/png;base64," + "".join(data["image/png"]).replace("\n", "")
-    else:
-        svg = "".join(data["image/svg+xml"]).encode()
-        src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
-    return f'<img src="{src}" alt="{_html.escape(alt)}" style="max-width:100%">'
-
-
-def _figure_stem(phase: str, n: int) -> str:
-    return f"{list(PHASE_NOTEBOOKS).index(phase):02d}_{phase}_{n:02d}"
-
-
-def _body_cells(nb: nbformat.NotebookNode, phase: str) -> list:
-    """The phase's cells without papermill's parameter cells (their source names local paths);
-    each figure gets an alternative text naming its file under ``report/figures/``."""
-    out = []
-    n = 0
-    for c in nb.cells:
-        tags = c.metadata.get("tags", [])
-        if c.cell_type == "code" and {"parameters", "injected-parameters"} & set(tags):
-            continue
-        c = copy.deepcopy(c)
-        if c.cell_type == "markdown":
-            # phase titles become level-2 headings under the report's own level-1 sections
-            c.source = re.sub(r"^(#{1,5}) ", r"#\1 ", c.source, flags=re.M)
-        for o in c.get("outputs", []):
-            data = o.get("data", {})
-            if "image/png" in data or "image/svg+xml" in data:
-                n += 1
-                o["data"] = {
-                    "text/html": _img(data, f"{phase} figure {n}: {_figure_stem(phase, n)}")
-                }
-        out.append(c)
-    return out
-
-
-def _save_figures(st: PhaseStatus, out: Path) -> list[Path]:
-    files = []
-    n = 0
-    for c in st.nb.cells if st.nb else []:
-        for o in c.get("outputs", []):
-            data = o.get("data", {})
-            if "image/png" not in data and "image/svg+xml" not in data:
-                continue
-            n += 1
-            stem = out / _figure_stem(st.phase, n)
-            if "image/png" in data:
-                p = stem.with_suffix(".png")
-                p.write_bytes(base64.b64decode("".join(data["image/png"])))
-                files.append(p)
-            if "image/svg+xml" in data:
-                p = stem.with_suffix(".svg")
-                p.write_text("".join(data["image/svg+xml"]), encoding="utf-8")
-                files.append(p)
-    return files
-
-
-def _cells(tr) -> list[str]:
-    out = []
-    for cell in tr.find_all(["th", "td"]):
-        span = int(cell.get("colspan", 1) or 1)
-        out += [cell.get_text(" ", strip=True)] * span
-    return out
-
-
-def _unique(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
-        out.append(n if seen[n] == 1 else f"{n} ({seen[n]})")
-    return out
-
-
-def _table_frame(t) -> pd.DataFrame | None:
-    """One HTML table as text cells: header rows (``thead``; several for pandas' column or
-    index names) joined per column, pandas' row numbers dropped, names made unique."""
-    head = t.find("thead")
-    hrows = [_cells(tr) for tr in head.find_all("tr")] if head else []
-    body = t.find("tbody") or t
-    rows = [r for r in (_cells(tr) for tr in body.find_all("tr")) if r]
-    if not hrows:
-        if len(rows) < 2:
-            return None
-        hrows, rows = rows[:1], rows[1:]
-    if not rows:
-        return None
-    width = max(len(r) for r in hrows + rows)
-    hrows = [r + [""] * (width - len(r)) for r in hrows]
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    names = [" ".join(x for x in col if x) for col in zip(*hrows, strict=True)]
-    df = pd.DataFrame(rows, columns=_unique(names))
-    if names[0] == "" and df.iloc[:, 0].tolist() == [str(i) for i in range(len(df))]:
-        df = df.iloc[:, 1:]  # pandas' row numbers: nothing to paste
-    return df
-
-
-def _html_tables(nb: nbformat.NotebookNode) -> list[pd.DataFrame]:
-    from bs4 import BeautifulSoup
-
-    frames = []
-    for c in nb.cells:
-        for o in c.get("outputs", []):
-            if not _is_table(o):
-                continue
-            soup = BeautifulSoup("".join(o["data"]["text/html"]), "html.parser")
-            frames += [df for df in map(_table_frame, soup.find_all("table")) if df is not None]
-    return frames
-
-
-def _compare_tables(study: str, lang: str) -> list[tuple[str, str, pd.DataFrame]]:
-    """Each A/B pair of the compare phase's results as the notebooks show it (the seeds' table,
-    improvements as ``+4.9% [+1.6, +8.4]``): (baseline, candidate, table)."""
-    res = paths.phase_results(study, "compare")
-    if not res.exists():
-        return []
-    cmp = pd.read_json(res)
-    if not len(cmp):
-        return []
-    return [
-        (str(a), str(b), tables.compare_table(g, lang))
-        for (a, b), g in cmp.groupby(["baseline", "candidate"], sort=False)
-    ]
-
-
-def _save_tables(st: PhaseStatus, out: Path, lang: str, study: str) -> list[Path]:
-    files: list[Path] = []
-    idx = list(PHASE_NOTEBOOKS).index(st.phase)
-    for k, df in enumerate(_html_tables(st.nb) if st.nb else [], 1):
-        files += export(df, out / f"{idx:02d}_{st.phase}_{k:02d}")
-    for a, b, table in _compare_tables(study, lang) if st.phase == "compare" else []:
-        files += export(tables.plain(table, lang), out / f"{idx:02d}_compare_{a}_vs_{b}_{lang}")
-    return files
-
-
-# ---------------------------------------------------------------------------------- report
-
-
-def _md(text: str) -> nbformat.NotebookNode:
-    return nbformat.v4.new_markdown_cell(text)
-
-
-def _params_hint(statuses: list[PhaseStatus]) -> str:
-    """The study file the executed notebooks were given (papermill records it), for the
-    command that runs a missing phase; ``PARAMS`` when no phase has run."""
-    for st in statuses:
-        pp = (st.nb.metadata.get("papermill", {}).get("parameters", {}) if st.nb else {}).get(
-            "params_path"
-        )
-        if pp:
-            p = Path(pp)
-            return str(p.relative_to(paths.ROOT)) if p.is_relative_to(paths.ROOT) else str(p)
-    return "PARAMS"
-
-
-def _section_cells(st: PhaseStatus, n: int, T: dict, study: str, params: str) -> list:
-    title = T["phase"][st.phase]
-    sec = T["section"].format(n=n, title=title, state=T[st.state])
-    head = f'<a id="phase-{st.phase}"></a>\n\n# {sec}'
-    cells = [_md(head)]
-    if st.state == "not_run":
-        cmd = f"tibench run {params} --phase {st.phase}"
-        cells.append(_md(T["not_run_text"].format(cmd=cmd)))
-        return cells
-    if st.state == "running":
-        cells.append(_md("**" + T["running_text"].format(when=st.when or "?") + "**"))
-    if st.state == "failed":
-        rel = st.path.relative_to(paths.ROOT) if st.path.is_relative_to(paths.ROOT) else st.path
-        cells.append(_md("**" + T["failed_text"].format(error=st.error, path=rel) + "**"))
-    return cells + (_body_cells(st.nb, st.phase) if st.nb else [])
-
-
-def _output_cell(outputs: list) -> nbformat.NotebookNode:
-    cell = nbformat.v4.new_code_cell("")
-    cell.outputs = [nbformat.from_dict(o) for o in outputs]
-    return cell
-
-
-def _headline_cells(st: PhaseStatus, study: str, lang: str, T: dict, params: str) -> list:
-    """What leads a phase in the headlines: for compare, each A/B pair's table in the report's
-    language (from the results); otherwise the notebook's headline outputs or a sentence."""
-    pairs = _compare_tables(study, lang) if st.phase == "compare" and st.nb else []
-    if pairs:
-        return [
-            _output_cell(
-                [
-                    nbformat.v4.new_output("display_data", {"text/markdown": f"**{b} / {a}**"}),
-                    nbformat.v4.new_output(
-                        "display_data", {"text/html": tables.styled(table, lang).to_html()}
-                    ),
-                ]
-            )
-            for a, b, table in pairs
-        ]
-    outs = _headline(st.nb) if st.nb else []
-    if outs:
-        for o in outs:
-            if {"image/png", "image/svg+xml"} & set(o.get("data", {})):
-                o["data"] = {"text/html": _img(o["data"], f"{st.phase}: headline figure")}
-        return [_output_cell(outs)]
-    if st.state == "not_run":
-        return [_md(T["not_run_text"].format(cmd=f"tibench run {params} --phase {st.phase}"))]
-    return [_md(T["no_headline"])] if st.state == "done" else []
-
-
-def _diagnosis_cells(study: str, lang: str, out: Path) -> list:
-    """The sweep's bottleneck diagnosis (table, note, one sentence per workload) from the
-    catalog, its table also saved as CSV and Markdown; nothing when it holds no sweep runs."""
-    from ..params import ParamsError
+def _load_study(study: str):
     from ..studyplan import study_from
-    from .diagnosis import TITLE, diagnosis_table, note, sentences, study_diagnosis
 
     try:
-        d = study_diagnosis(study_from(study), lang=lang)
-    except (ParamsError, ValueError) as e:
-        return [_md(f"### {TITLE[lang]}\n\n{e}")]
-    if not len(d):
-        return []
-    table = diagnosis_table(d, lang)
-    idx = list(PHASE_NOTEBOOKS).index("sweep")
-    export(tables.plain(table, lang), out / f"{idx:02d}_sweep_diagnosis_{lang}")
-    lines = "\n".join(f"- {x}" for x in sentences(d))
+        return study_from(study)
+    except ParamsError:
+        return None
+
+
+def phase_status(study: str, phase: str, *, loaded=None, store=None, live=None) -> PhaseStatus:
+    """Whether a phase's results are in the catalog (done), being measured (running: a run holds
+    the study's lock and the phase has nothing yet; partial: it has some), or not run."""
+    s = loaded if loaded is not None else _load_study(study)
+    live = study_in_progress(study) if live is None else live
+    if s is None:
+        return PhaseStatus(phase, "running" if live else "not_run")
+    store = store or Store.for_study(s)
+    ph = registry.get(phase)
+    try:
+        stored = ph.stored(s, store, ph.arms(s))
+    except (OSError, ValueError, KeyError) as e:
+        return PhaseStatus(phase, "failed", error=str(e))
+    if stored:
+        return PhaseStatus(phase, "partial" if live else "done")
+    if live and phase in s.phases:
+        return PhaseStatus(phase, "running")
+    return PhaseStatus(phase, "not_run")
+
+
+# ------------------------------------------------------------------------------ tables
+
+
+def _cell(v) -> str:
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return DASH
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_cell(x) for x in v)
+    s = str(v)
+    return DASH if s.strip().lower() in _EMPTY else s
+
+
+def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Table:
+    """A formatted DataFrame (:mod:`.tables`) as a :class:`Table`: every cell text, never
+    ``nan``/``None``; the verdict column (the labels' "verdict" unless given) coloured."""
+    cols = [str(c) for c in df.columns]
+    vname = verdict_col or T.labels(lang)["verdict"]
+    vi = cols.index(vname) if vname in cols else None
+    wrap = {i for i, c in enumerate(cols) if c in _wrapped(lang)}
+    rows = []
+    for r in df.itertuples(index=False):
+        cells = []
+        for i, v in enumerate(r):
+            text = _cell(v)
+            cls = "wrap" if i in wrap or i == vi else "" if text[:1] in _NUMERIC else "text"
+            bg = ""
+            if i == vi:
+                bg = T.VERDICT_COLOURS.get(str(v), "")
+                text = T.verdict_text(v, lang) or DASH
+            cells.append({"v": text, "cls": cls, "bg": bg})
+        rows.append(cells)
+    return Table(cols, rows, vi)
+
+
+def _wrapped(lang: str) -> set[str]:
+    L = T.labels(lang)
+    return {L["notes"], L["verdict"], L["method"], "Notes", "备注", "说明", "notes"}
+
+
+def _without(df: pd.DataFrame, *cols: str) -> pd.DataFrame:
+    return df.drop(columns=[c for c in cols if c in df.columns])
+
+
+# ------------------------------------------------------------------------------ figures
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+class _Ctx:
+    """What every phase's section needs: the study, its catalog, the language, where figures
+    and tables go, and the count of figures withheld."""
+
+    def __init__(self, study, store: Store, lang: str, out: Path, found: dict):
+        self.study, self.store, self.lang = study, store, lang
+        self.L, self.T = T.labels(lang), TEXT[lang]
+        self.figs, self.tabs = out / "figures", out / "tables"
+        self.found = found
+        self.withheld: dict[str, int] = {}
+        self.n = 0
+
+    def figure(self, phase: str, fig, caption: str) -> dict:
+        self.n += 1
+        data = _png(fig)
+        stem = f"{phase}_{self.n:02d}_{self.lang}"
+        (self.figs / f"{stem}.png").write_bytes(data)
+        return {
+            "kind": "figure",
+            "src": "data:image/png;base64," + base64.b64encode(data).decode(),
+            "alt": f"{self.T['phase'].get(phase, phase)}: {caption}",
+            "caption": caption,
+        }
+
+    def table(self, phase: str, name: str, df: pd.DataFrame, caption: str = "") -> dict:
+        if len(df):
+            export(T.plain(df, self.lang), self.tabs / f"{phase}_{name}_{self.lang}")
+        return {"kind": "table", "caption": caption, "table": as_table(df, self.lang)}
+
+
+# ------------------------------------------------------------------------------ phases
+
+
+def _environment(c: _Ctx, sec: Section) -> None:
+    arms = [a.label for a in c.study.arms]
+    summary = ENVIRONMENT.results(c.study, c.store, arms)
+    if not len(summary):
+        return
+    L = c.L
+    keep = {"arm": L["arm"], "flavor": L["flavor"], "version": L["version"], "cpu_model": L["cpu"],
+            "logical_cpus": L["logical_cpus"], "numa_nodes": L["numa_nodes"],
+            "memory_bytes": L["memory"], "os": L["os"]}  # fmt: skip
+    head = summary[[k for k in keep if k in summary]].copy()
+    if "memory_bytes" in head:
+        head["memory_bytes"] = [T.fmt_num(x / 2**30, 1) if T._ok(x) else DASH
+                                for x in head["memory_bytes"]]  # fmt: skip
+    sec.blocks.append(c.table("environment", "summary", head.rename(columns=keep)))
+    from ..envcapture import environment_tables
+
+    caps = c.store.environment_captures(c.study.study)
+    for arm in arms:
+        for name, t in environment_tables(caps.get(arm, {})).items() if arm in caps else []:
+            what = say(f"env_{name}", c.lang) if f"env_{name}" in _sentences() else name
+            sec.details.append(
+                {
+                    "summary": f"{arm} · " + c.T["every_row"].format(what=what, n=len(t)),
+                    "table": as_table(t.astype(str), c.lang),
+                }
+            )
+
+
+def _sentences():
+    from .words import SENTENCES
+
+    return SENTENCES
+
+
+def _prepare(c: _Ctx, sec: Section) -> None:
+    steps = PREPARE.results(c.study, c.store, [a.label for a in c.study.arms])
+    if not len(steps):
+        return
+    L = c.L
+    t = steps.groupby(["arm", "step"], as_index=False, sort=False).agg(
+        seconds=("seconds", "sum"), status=("status", lambda s: ", ".join(sorted(set(map(str, s)))))
+    )
+    df = pd.DataFrame(
+        {
+            L["arm"]: t["arm"],
+            L["step"]: t["step"],
+            L["seconds"]: [T.fmt_num(x) for x in t["seconds"]],
+            L["status"]: t["status"],
+        }
+    )
+    sec.blocks.append(c.table("prepare", "steps", df))
+
+
+def _sweep_runs(c: _Ctx) -> pd.DataFrame:
+    return c.store.runs(c.study.study, phase="sweep")
+
+
+def _sweep(c: _Ctx, sec: Section) -> None:
+    from ..stats import summarize_cells
+    from ..sweep import sweep_table
+    from .diagnosis import diagnosis_table, note, study_diagnosis
+
+    runs = _sweep_runs(c)
+    if not len(runs):
+        return
+    arms = [a.label for a in c.study.arms]
+    cells = F._quiet(summarize_cells, runs, metric="tps")
+    cells = T.sort_by_arm(cells, "arm", arms, then=("workload", "threads"))
+    fig = plots.metric_vs_threads(cells, ylabel=say("ylabel_tps", c.lang), lang=c.lang)
+    sec.blocks.append(c.figure("sweep", fig, c.T["fig_method"]))
+    table = T.sweep_table(F._quiet(sweep_table, runs), c.lang, arms)
+    sec.blocks.append(c.table("sweep", "tps", _without(table, c.L["notes"])))
+    every = c.T["every_row"].format(what=c.T["phase"]["sweep"], n=len(table))
+    sec.details.append({"summary": every, "table": as_table(table, c.lang)})
+    d = F._quiet(study_diagnosis, c.study, lang=c.lang)
+    if len(d):
+        dt = diagnosis_table(d, c.lang)
+        export(T.plain(dt, c.lang), c.tabs / f"sweep_diagnosis_{c.lang}")
+        sec.details.append(
+            {"summary": c.T["diagnosis"], "table": as_table(dt, c.lang), "note": note(c.lang)}
+        )
+
+
+def _compare(c: _Ctx, sec: Section) -> None:
+    from ..compare import compare_arms_table
+
+    runs = _sweep_runs(c)
+    if len(c.study.arms) < 2:
+        sec.note = say("f_one_arm", c.lang)
+        return
+    if not len(runs) or c.study.compare is None:
+        return
+    iv = c.store.intervals(c.study.study, runs["run_key"])
+    cmp = F._quiet(compare_arms_table, runs, c.study, intervals=iv)
+    for (a, b), g in cmp.groupby(["baseline", "candidate"], sort=False):
+        t = T.compare_table(g, c.lang)
+        cap = say("f_pair", c.lang, cand=b, base=a)
+        keep = [x for x in (c.L["notes"], c.L["imp_adj"], c.L["method"]) if x in t]
+        sec.blocks.append(c.table("compare", f"{a}_vs_{b}", _without(t, *keep), cap))
+        fig = plots.improvement_bars(g, delta_pct=c.study.compare.delta_pct, lang=c.lang)
+        sec.blocks.append(c.figure("compare", fig, c.T["fig_cmp"]))
+        sec.details.append({"summary": cap, "table": as_table(t, c.lang)})
+
+
+def _numa(c: _Ctx, sec: Section) -> None:
+    from ..numa import analyze
+
+    if not len(c.store.runs(c.study.study, phase="numa")):
+        return
+    rows = F._quiet(analyze, c.study, c.store)
+    t = T.numa_table(rows, c.lang)
+    sec.blocks.append(c.table("numa", "policies", _without(t, c.L["notes"])))
+    sec.details.append({"summary": c.T["every_row"].format(what=c.T["phase"]["numa"], n=len(t)),
+                        "table": as_table(t, c.lang)})  # fmt: skip
+
+
+def _tpch(c: _Ctx, sec: Section) -> None:
+    from ..tpch import scaling
+    from ..tpch.phase import arm_cores, arm_labels, runs_frame
+
+    runs = runs_frame(c.store, c.study)
+    if not len(runs):
+        return
+    order = [a for a in arm_labels(c.study) if a in set(runs["arm"])]
+    units = {a: float(arm_cores(a)) for a in order} if c.study.target.kind == "embedded" else None
+    r = runs[~runs["warmup"]]
+    overall = F._quiet(scaling.overall_summary, r, order, units=units)
+    summary = F._quiet(scaling.query_summary, r, order, units=units)
+    t = T.tpch_overall_table(overall, c.lang, base=order[0])
+    n = _impossible(overall, order[0]) + _impossible(summary, order[0])
+    n += int((pd.to_numeric(overall["efficiency"], errors="coerce") > 1).sum())
+    c.withheld["tpch_scaling"] = n
+    sec.blocks.append(c.table("tpch_scaling", "overall", _without(t, c.L["notes"])))
+    q = T.tpch_query_table(summary, c.lang, base=order[0])
+    sec.details.append({"summary": c.T["queries"] + f" ({len(q)})", "table": as_table(q, c.lang)})
+
+
+def _impossible(rows: pd.DataFrame, base: str) -> int:
+    """Rows whose time saved cannot be (100% or more), the base arm's own row aside."""
+    return sum(
+        T.impossible_saved(r.improvement_pct, r.ci_high_pct)
+        for r in rows.itertuples()
+        if str(r.arm) != str(base)
+    )
+
+
+def _dm(c: _Ctx, sec: Section) -> None:
+    from ..dm.analysis import result_rows, unit_rows
+    from ..dm.phase import planned_runs
+    from .dm import knob_table
+
+    if not len(c.store.read("dm_runs", c.study.study)):
+        return
+    rows = F._quiet(result_rows, unit_rows(planned_runs(c.store, c.study)))
+    if not len(rows):
+        return
+    t = knob_table(rows, c.lang)
+    notes = [x for x in t.columns if x in _wrapped(c.lang)]
+    sec.blocks.append(c.table("dm", "knobs", _without(t, *notes)))
+    sec.details.append({"summary": c.T["every_row"].format(what=c.T["phase"]["dm"], n=len(t)),
+                        "table": as_table(t, c.lang)})  # fmt: skip
+
+
+def _ycsb(c: _Ctx, sec: Section) -> None:
+    from .ycsb import cells, cells_table
+
+    runs = c.store.runs(c.study.study, phase="ycsb")
+    if not len(runs):
+        return
+    t = cells_table(F._quiet(cells, runs), c.lang, [a.label for a in c.study.arms])
+    sec.blocks.append(c.table("ycsb", "cells", _without(t, c.L["notes"])))
+    sec.details.append({"summary": c.T["every_row"].format(what="YCSB", n=len(t)),
+                        "table": as_table(t, c.lang)})  # fmt: skip
+
+
+def _tpcc(c: _Ctx, sec: Section) -> None:
+    from ..tpcc.phase import summarize
+    from .tpcc import tpmc_table
+    from .tpcc import words as tpcc_words
+
+    rows = F._quiet(summarize, c.study, c.store)
+    if not len(rows):
+        return
+    t = tpmc_table(rows, c.lang)
+    eff = tpcc_words(c.lang)["h"]["eff"]
+    if eff in t:
+        # an efficiency above 100% cannot be: withheld rather than shown
+        bad = [T._ok(x) and float(x) > 100 for x in rows["efficiency_pct"]]
+        c.withheld["tpcc"] = sum(bad)
+        t[eff] = [DASH if b else v for b, v in zip(bad, t[eff], strict=True)]
+    notes = tpcc_words(c.lang)["h"]["notes"]
+    sec.blocks.append(c.table("tpcc", "tpmc", _without(t, notes)))
+    sec.details.append({"summary": c.T["every_row"].format(what="TPC-C", n=len(t)),
+                        "table": as_table(t, c.lang)})  # fmt: skip
+
+
+#: Each phase's section of the report, by phase object.
+PHASE_SECTIONS = {
+    ENVIRONMENT: _environment,
+    PREPARE: _prepare,
+    SWEEP: _sweep,
+    COMPARE: _compare,
+    NUMA: _numa,
+    TPCH_SCALING: _tpch,
+    DM: _dm,
+    YCSB: _ycsb,
+    TPCC: _tpcc,
+}
+
+# ------------------------------------------------------------------------------ page
+
+_ENV = jinja2.Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _md(text: str):
+    """A sentence whose ``code`` spans become <code>: escaped first, then marked up."""
+    esc = str(jinja2.utils.markupsafe.escape(text))
+    return jinja2.utils.markupsafe.Markup(_CODE.sub(r"<code>\1</code>", esc))
+
+
+_ENV.filters["md"] = _md
+
+PAGE = _ENV.from_string(
+    """{% macro table(t) %}
+<div class="scroll"><table>
+<thead><tr>{% for c in t.columns %}<th>{{ c }}</th>{% endfor %}</tr></thead>
+<tbody>
+{% for r in t.rows %}<tr>{% for c in r %}<td{% if c.cls %} class="{{ c.cls }}"{% endif %}
+{% if c.bg %} style="background-color: {{ c.bg }}"{% endif %}>{{ c.v }}</td>{% endfor %}</tr>
+{% endfor %}
+</tbody></table></div>
+{% endmacro %}
+<!DOCTYPE html>
+<html lang="{{ html_lang }}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }}</title>
+<style>
+body { font-family: "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "DejaVu Sans", sans-serif;
+       margin: 2em auto; max-width: 78em; padding: 0 1.5em; color: #222; line-height: 1.55; }
+h1 { font-size: 1.6em; margin-bottom: .2em; } h3 { font-size: 1.05em; margin: 1.2em 0 .3em; }
+h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
+.meta { color: #555; font-size: .92em; } .banner { background: #fff3c4; padding: .6em 1em; }
+ul.findings { padding-left: 1.2em; } ul.findings li { margin: .25em 0; }
+.v { display: inline-block; min-width: .8em; height: .8em; border-radius: 50%; margin-right: .4em; }
+.v-better { background: #43a047; } .v-worse { background: #e53935; }
+.v-equivalent { background: #64b5f6; } .v-inconclusive { background: #fbc02d; }
+.v-rising, .v-saturated, .v-bottleneck, .v-info { background: #9e9e9e; }
+table { border-collapse: collapse; margin: .6em 0 1em; font-size: .9em; }
+th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; vertical-align: top; }
+th { background: #f5f5f5; text-align: left; white-space: nowrap; min-width: 4em; }
+td { white-space: nowrap; } td.wrap { white-space: normal; min-width: 12em; max-width: 28em;
+       overflow-wrap: anywhere; text-align: left; } td.text { text-align: left; }
+.scroll { overflow-x: auto; } figure { margin: .6em 0 1em; } figure img { max-width: 100%; }
+figcaption, .caption { color: #555; font-size: .88em; } details { margin: .4em 0; }
+summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding: 0 .25em; }
+.state { color: #666; font-weight: normal; font-size: .85em; }
+</style>
+</head>
+<body>
+<h1>{{ title }}</h1>
+{% if description %}<p>{{ description }}</p>{% endif %}
+<p class="meta">{{ arms }}<br>{{ generated | md }} {{ figures_note | md }}</p>
+{% if banner %}<p class="banner">{{ banner }}</p>{% endif %}
+
+<h2 id="findings">1. {{ findings_title }}</h2>
+{% if summary %}<p><strong>{{ summary }}</strong></p>{% endif %}
+<p class="meta">{{ findings_note }}</p>
+{% for group in findings %}
+<h3><a href="#phase-{{ group.phase }}">{{ group.title }}</a></h3>
+<ul class="findings">
+{% for f in group["items"] %}<li><span class="v v-{{ f.verdict }}"></span>{{ f.text }}</li>
+{% endfor %}
+</ul>
+{% else %}
+<p>{{ no_findings }}</p>
+{% endfor %}
+{% if withheld %}<p class="meta">{{ withheld }}</p>{% endif %}
+
+{% for s in sections %}
+<h2 id="phase-{{ s.anchor }}">{{ s.title }} <span class="state">· {{ s.state }}</span></h2>
+{% if s.note %}<p>{{ s.note | md }}</p>{% endif %}
+{% for b in s.blocks %}
+{% if b.kind == "figure" %}
+<figure><img src="{{ b.src }}" alt="{{ b.alt }}"><figcaption>{{ b.caption }}</figcaption></figure>
+{% else %}
+{% if b.caption %}<p class="caption">{{ b.caption }}</p>{% endif %}
+{{ table(b.table) }}
+{% endif %}
+{% endfor %}
+{% if s.details %}
+{% for d in s.details %}
+<details><summary>{{ d.summary }}</summary>{{ table(d.table) }}
+{% if d.note %}<p class="caption">{{ d.note }}</p>{% endif %}</details>
+{% endfor %}
+{% endif %}
+{% endfor %}
+</body>
+</html>
+"""
+)
+
+
+def _findings_groups(found: dict, lang: str) -> list[dict]:
+    titles = TEXT[lang]["phase"]
     return [
-        _md(f'<a id="diagnosis"></a>\n\n### {TITLE[lang]}'),
-        _output_cell(
-            [
-                nbformat.v4.new_output(
-                    "display_data", {"text/html": tables.styled(table, lang).to_html()}
-                )
-            ]
-        ),
-        _md(f"{note(lang)}\n\n{lines}"),
+        {
+            "phase": p,
+            "title": titles.get(p, p),
+            "items": [{"text": text, "verdict": f.verdict} for f, text in F.render_all(fs, lang)],
+        }
+        for p, fs in found.items()
+        if fs
     ]
 
 
-def _report_notebook(study: str, statuses: list[PhaseStatus], lang: str):
-    T = _texts(lang)
-    params = _params_hint(statuses)
-    pid = study_in_progress(study)
-    cells = [_md(f"# {T['title'].format(study=study)}\n\n{T['generated'].format(study=study)} "
-                 f"{T['figures'].format(study=study)}")]  # fmt: skip
-    if pid:
-        cells.append(_md("**" + T["live"].format(pid=pid) + "**"))
-    toc = [f"## {T['toc']}", "", f"- [{T['headlines']}](#headlines)"]
-    for i, st in enumerate(statuses, 1):
-        toc.append(f"- [{i}. {T['phase'][st.phase]}](#phase-{st.phase}) — {T[st.state]}")
-    cells.append(_md("\n".join(toc)))
-    cells.append(_md(f'<a id="headlines"></a>\n\n## {T["headlines"]}'))
-    for i, st in enumerate(statuses, 1):
-        sec = T["section"].format(n=i, title=T["phase"][st.phase], state=T[st.state])
-        cells.append(_md(f"### {sec}"))
-        cells += _headline_cells(st, study, lang, T, params)
-    cells += _diagnosis_cells(study, lang, paths.report_tables_dir(study))
-    for i, st in enumerate(statuses, 1):
-        cells += _section_cells(st, i, T, study, params)
-    nb = nbformat.v4.new_notebook(cells=cells)
-    nb.metadata["title"] = T["title"].format(study=study)
-    return nb
-
-
-def _render(nb: nbformat.NotebookNode, lang: str) -> str:
-    from nbconvert import HTMLExporter
-
-    exporter = HTMLExporter(
-        template_name="lab", exclude_input=True, exclude_input_prompt=True,
-        exclude_output_prompt=True, embed_images=True,
+def _summary(found: dict, lang: str) -> str:
+    """The study's answer in one sentence: how many findings say what."""
+    v = [f.verdict for fs in found.values() for f in fs]
+    if not v:
+        return ""
+    n = {k: v.count(k) for k in ("better", "worse", "equivalent", "inconclusive")}
+    other = len(v) - sum(n.values())
+    return say(
+        "f_summary", lang, n=len(v), better=n["better"], worse=n["worse"],
+        same=n["equivalent"], open=n["inconclusive"], other=other,
     )  # fmt: skip
-    body, _ = exporter.from_notebook_node(nb)
-    # Self-contained and readable offline: drop the scripts fetched from CDNs (require.js,
-    # MathJax); the report has no widgets or formulas that need them.
-    body = re.sub(r"<script[^>]*\bsrc=\"https?://[^\"]*\"[^>]*>\s*</script>", "", body)
-    body = re.sub(r"<script[^>]*>(?:(?!</script>).)*?https?://cdn(?:(?!</script>).)*</script>", "",
-                  body, flags=re.S)  # fmt: skip
-    body = re.sub(r'<html lang="[^"]*"', f'<html lang="{"zh-CN" if lang == "zh" else "en"}"', body)
-    return body
+
+
+def _params_hint(study) -> str:
+    return f"{study.study}.yaml" if study is not None else "PARAMS"
 
 
 def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
-    """Write ``data/<study>/report/<study>.html`` with figures and tables beside it.
+    """Write the study's report: ``report/<study>.html`` (en) or ``report/<study>.zh.html``.
 
     Parameters
     ----------
     study
         The study's name (its directory under ``data/``).
     lang
-        "en" or "zh": the report's own headings and sentences, and the A/B table for pasting.
+        "en" or "zh": every heading, sentence, table header and figure label.
     fmt
         "html" only, for now.
 
     Returns
     -------
     Path
-        The HTML file.
+        The HTML file. Its figures (PNG) and tables (CSV, Markdown) are written under
+        ``report/figures/`` and ``report/tables/``, and the findings to
+        ``results/findings.json``.
     """
-    _texts(lang)  # an unknown language fails before anything is written
+    Tx = _texts(lang)  # an unknown language fails before anything is written
     if fmt != "html":
         raise ValueError(f"format must be 'html', not {fmt!r}")
     sdir = paths.study_dir(study)
     if not sdir.exists():
         raise FileNotFoundError(f"no study {study!r}: {sdir} does not exist (run it first)")
-    figs, tabs = paths.report_figures_dir(study), paths.report_tables_dir(study)
-    for d in (figs, tabs):
+    out = report_dir(study)
+    for d in (out / "figures", out / "tables"):
         d.mkdir(parents=True, exist_ok=True)
-        for old in d.iterdir():
+        for old in d.glob(f"*_{lang}.*"):
             old.unlink()
-    statuses = [phase_status(study, p) for p in PHASE_NOTEBOOKS]
-    for st in statuses:
-        st.figures = _save_figures(st, figs)
-        _save_tables(st, tabs, lang, study)
-    page = _render(_report_notebook(study, statuses, lang), lang)
-    target = paths.report_file(study)
+    s = _load_study(study)
+    live = study_in_progress(study)
+    store = Store.for_study(s) if s is not None else None
+    found = F.study_findings(s, store) if s is not None else {}
+    if s is not None:
+        F.save(study, found)
+    ctx = _Ctx(s, store, lang, out, found)
+    sections = []
+    for n, ph in enumerate(registry.PHASES, 2):
+        st = phase_status(study, ph.name, loaded=s, store=store, live=live)
+        sec = Section(ph.name, Tx["section"].format(n=n, title=Tx["phase"][ph.name]), Tx[st.state])
+        if st.state == "not_run":
+            sec.note = Tx["not_run_text"].format(
+                cmd=f"tibench run {_params_hint(s)} --phase {ph.name}"
+            )
+        elif st.state == "running":
+            sec.note = Tx["running_text"]
+        elif st.state == "failed":
+            sec.note = st.error
+        if st.state in ("done", "partial"):
+            PHASE_SECTIONS[ph](ctx, sec)
+        sections.append(sec)
+    for p, fs in found.items():
+        ctx.withheld[p] = ctx.withheld.get(p, 0) + sum(F.impossible(f.figure) for f in fs)
+    fmt_where = "{t} {k} 个" if lang == "zh" else "{t} ({k})"
+    where = [fmt_where.format(t=Tx["phase"][p], k=k) for p, k in ctx.withheld.items() if k]
+    sep = "\u3001" if lang == "zh" else ", "
+    withheld = Tx["withheld"].format(n=sum(ctx.withheld.values()), where=sep.join(where))
+    arms = Tx["arms"].format(arms=sep.join(a.label for a in s.arms) if s is not None else DASH)
+    page = PAGE.render(
+        html_lang="zh-CN" if lang == "zh" else "en",
+        title=Tx["title"].format(study=study),
+        description=s.description if s is not None else "",
+        arms=arms,
+        generated=Tx["generated"].format(
+            study=study, when=_dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+        ),
+        figures_note=Tx["figures"].format(study=study),
+        banner=Tx["live"].format(pid=live) if live else "",
+        findings_title=Tx["findings"],
+        findings_note=Tx["findings_note"],
+        findings=_findings_groups(found, lang),
+        summary=_summary(found, lang),
+        no_findings=Tx["no_findings"],
+        withheld=withheld if where else "",
+        sections=sections,
+    )
+    target = report_path(study, lang)
     target.write_text(page, encoding="utf-8")
     return target

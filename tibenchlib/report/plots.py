@@ -40,12 +40,13 @@ _FONT_GLOBS = [
 LABELS = {
     "en": {
         "threads": "client threads",
-        "arm_legend": "arm (mean, 95% t interval)",
+        "arm_legend": "arm",
+        "clipped": "▲ ▼ interval beyond the axis (its end written beside the mark)",
         "t": "seconds into the run",
         "interval_tps": "interval TPS",
-        "improvement": "improvement % (95% Fieller)",
+        "improvement": "TPS improvement (%)",
         "no_interval": "no interval",
-        "delta": "±{d:g}% (δ)",
+        "delta": "equivalence margin ±{d:g}%",
         "query_time": "mean time (s), 95% t interval",
         "query_times": "TPC-H query times, {mode}",
         "arm": "arm",
@@ -59,12 +60,13 @@ LABELS = {
     },
     "zh": {
         "threads": "压测线程",
-        "arm_legend": "测试组(均值,95% t 区间)",
+        "arm_legend": "测试组",
+        "clipped": "▲ ▼ 置信区间超出坐标轴（旁注为区间端点）",
         "t": "运行时间 (s)",
         "interval_tps": "每秒 TPS",
-        "improvement": "TPS 提升(%)(95% Fieller 区间)",
+        "improvement": "TPS 提升（%）",
         "no_interval": "无区间",
-        "delta": "±{d:g}%(δ)",
+        "delta": "等效界限 ±{d:g}%",
         "query_time": "平均耗时 (s),95% t 区间",
         "query_times": "TPC-H 查询耗时,{mode}",
         "arm": "测试组",
@@ -137,6 +139,52 @@ use_fonts()
 _inline_formats()
 
 
+def clip_extremes(ax, xs, means, lows, highs) -> bool:
+    """Keep one extreme interval from flattening the others: the y axis spans the means with a
+    margin of twice the narrowest half-width (at least a quarter of the largest mean); a bar that
+    reaches beyond is cut at the axis, marked ▲/▼ with its end written beside it. Returns
+    whether any bar was cut (the caller then adds the note :data:`LABELS` ``clipped``)."""
+    import numpy as np
+
+    m = np.asarray(means, float)
+    lo = np.asarray(lows, float)
+    hi = np.asarray(highs, float)
+    ok = np.isfinite(m)
+    if not ok.any():
+        return False
+    half = (hi - lo)[ok & np.isfinite(lo) & np.isfinite(hi)] / 2
+    pad = max(2 * float(half.min()) if len(half) else 0.0, 0.25 * float(np.abs(m[ok]).max()), 1e-9)
+    bottom, top = float(m[ok].min()) - pad, float(m[ok].max()) + pad
+    cut = False
+    for i in range(len(m)):
+        if not ok[i]:
+            continue
+        x = list(xs)[i]
+        for end, lim, mark, va in ((hi[i], top, "^", "bottom"), (lo[i], bottom, "v", "top")):
+            if np.isfinite(end) and ((mark == "^" and end > lim) or (mark == "v" and end < lim)):
+                cut = True
+                ax.plot([x], [lim], marker=mark, color="0.2", ms=7, clip_on=False, zorder=5)
+                ax.annotate(f"{end:,.0f}", (x, lim), textcoords="offset points", xytext=(6, 0),
+                            va=va, fontsize=7, color="0.2", annotation_clip=False)  # fmt: skip
+    if cut:
+        lo_now, hi_now = ax.get_ylim()
+        ax.set_ylim(max(lo_now, bottom), min(hi_now, top))
+    return cut
+
+
+def _legend_below(fig, axes, title: str | None = None) -> None:
+    """One legend for the figure, below the plots, so it never covers data."""
+    handles, labels = {}, {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles[lab], labels[lab] = h, lab
+    if handles:
+        fig.legend(list(handles.values()), list(labels), loc="upper center", title=title,
+                   bbox_to_anchor=(0.5, 0.0), ncols=min(len(handles), 5), fontsize=8,
+                   frameon=False)  # fmt: skip
+
+
 def _facets(df: pd.DataFrame, col: str = "workload"):
     keys = list(dict.fromkeys(df[col])) if len(df) else []
     n = max(len(keys), 1)
@@ -161,6 +209,7 @@ def metric_vs_threads(
     fig, facets = _facets(cells)
     # arms in the order given (the study's), not alphabetical
     palette = dict(zip(dict.fromkeys(cells["arm"]), sns.color_palette(), strict=False))
+    cut = False
     for w, ax in facets:
         d = cells[cells["workload"] == w]
         for arm, g in d.groupby("arm", sort=False):
@@ -176,6 +225,7 @@ def metric_vs_threads(
                 label=arm,
                 color=palette[arm],
             )
+        cut |= clip_extremes(ax, d["threads"], d["mean"], d["ci_low"], d["ci_high"])
         if log2_x:
             ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(d["threads"].unique()))
@@ -184,11 +234,12 @@ def metric_vs_threads(
         ax.set_ylabel(ylabel)
         ax.set_title(w)
         ax.grid(alpha=0.3)
-    if facets:
-        facets[0][1].legend(title=L["arm_legend"], fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    _legend_below(fig, [ax for _, ax in facets], L["arm_legend"])
+    if cut:
+        fig.text(0.01, 1.0, L["clipped"], fontsize=7, color="0.3", va="bottom")
     return fig
 
 
@@ -224,6 +275,7 @@ def improvement_bars(
     """Improvement % per thread count with Fieller interval bars, the zero line and the ±δ band."""
     L = _labels(lang)
     fig, facets = _facets(cmp)
+    cut = False
     for w, ax in facets:
         d = cmp[cmp["workload"] == w].sort_values("threads")
         x = range(len(d))
@@ -232,6 +284,7 @@ def improvement_bars(
         ax.axhspan(-delta_pct, delta_pct, color="0.85", label=L["delta"].format(d=delta_pct))
         ax.axhline(0, color="0.3", lw=0.8)
         ax.errorbar(list(x), d["improvement_pct"], yerr=[lo, hi], fmt="o", capsize=4)
+        cut |= clip_extremes(ax, x, d["improvement_pct"], d["ci_low_pct"], d["ci_high_pct"])
         for xi, (_, r) in zip(x, d.iterrows(), strict=True):
             if r["ci_low_pct"] is None or r["ci_low_pct"] != r["ci_low_pct"]:
                 # no interval: n < 2, or Fieller unbounded (baseline mean not clear of 0)
@@ -248,11 +301,12 @@ def improvement_bars(
         ax.set_ylabel(L["improvement"])
         ax.set_title(w)
         ax.grid(alpha=0.3, axis="y")
-    if facets:
-        facets[0][1].legend(fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    _legend_below(fig, [ax for _, ax in facets])
+    if cut:
+        fig.text(0.01, 1.0, L["clipped"], fontsize=7, color="0.3", va="bottom")
     return fig
 
 

@@ -228,6 +228,29 @@ def fmt_vs_base(est, low, high, arm, base, lang: str = "en", digits: int = 1) ->
     return fmt_pct_ci(est, low, high, digits, lang)
 
 
+def impossible_saved(est, high=None) -> bool:
+    """A time saved (percent) of 100 or more: a positive time cannot shrink by all of itself."""
+    return any(_ok(x) and float(x) >= 100 for x in (est, high))
+
+
+def _saved(r, base, lang: str, est="improvement_pct", lo="ci_low_pct", hi="ci_high_pct") -> str:
+    e, h = getattr(r, est), getattr(r, hi)
+    if impossible_saved(e, h) and not (base is not None and str(r.arm) == str(base)):
+        return WITHHELD
+    return fmt_vs_base(e, getattr(r, lo), h, r.arm, base, lang)
+
+
+def _eff(x) -> str:
+    # an efficiency above 100% (super-linear) cannot come from these ratios: withheld
+    if not _ok(x):
+        return "n/a"
+    return WITHHELD if float(x) > 1 else fmt_num(100 * x, 0)
+
+
+#: A figure withheld because its value is impossible (see :func:`impossible_saved`).
+WITHHELD = "—"
+
+
 def fmt_p(p) -> str:
     """Two significant digits (``0.031``, ``0.0012``); below 0.0001 as ``<0.0001``."""
     if not _ok(p):
@@ -260,7 +283,8 @@ def notes_html(text: str, limit: int = NOTES_SHOWN) -> str:
 
 def verdict_text(code, lang: str = "en") -> str:
     labels(lang)
-    return VERDICTS[lang].get(code, "" if code is None else str(code))
+    text = VERDICTS[lang].get(code, "" if code is None else str(code))
+    return words.zh_punct(text) if lang == "zh" else text
 
 
 def arm_order(present: Sequence[str], order: Sequence[str] | None) -> list[str]:
@@ -436,15 +460,12 @@ def tpch_overall_table(
                     d["geomean_s"], d["geomean_ci_low_s"], d["geomean_ci_high_s"], strict=True
                 )
             ],
-            L["t_imp"]: [
-                fmt_vs_base(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, r.arm, base, lang)
-                for r in d.itertuples()
-            ],
+            L["t_imp"]: [_saved(r, base, lang) for r in d.itertuples()],
             L["speedup"]: [
                 fmt_ci(*r, digits=2)
                 for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
             ],
-            L["efficiency"]: [fmt_num(100 * x, 0) if _ok(x) else "n/a" for x in d["efficiency"]],
+            L["efficiency"]: [_eff(x) for x in d["efficiency"]],
             L["notes"]: [fmt_notes(w, lang) for w in d.get("warnings", [None] * len(d))],
         }
     )
@@ -500,10 +521,7 @@ def tpch_query_table(
             L["mean_s"]: [
                 fmt_ci(*r) for r in zip(d["mean_s"], d["ci_low_s"], d["ci_high_s"], strict=True)
             ],
-            L["t_imp"]: [
-                fmt_vs_base(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, r.arm, base, lang)
-                for r in d.itertuples()
-            ],
+            L["t_imp"]: [_saved(r, base, lang) for r in d.itertuples()],
             L["speedup"]: [
                 fmt_ci(*r, digits=2)
                 for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)

@@ -350,6 +350,207 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
     "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
+    # -- findings (tibenchlib.findings): one sentence per finding, one clause per reason -------
+    "f_summary": {
+        "en": "{n} findings: {better} in favour, {worse} against, {same} without a difference, "
+        "{open} with no answer yet, {other} descriptive.",
+        "zh": "共 {n} 条结论:{better} 条提升,{worse} 条下降,{same} 条无差异,{open} 条尚无结论,"
+        "{other} 条为描述性结果。",
+    },
+    "f_one_arm": {
+        "en": "The study has one arm only: nothing to compare.",
+        "zh": "本测试只有一个测试组,无可对比。",
+    },
+    "f_pair": {"en": "{cand} against {base}", "zh": "{cand} 对比 {base}"},
+    "f_with_reason": {"en": "{text} — {reason}{end}", "zh": "{text}\uff1b{reason}{end}"},
+    "f_withheld": {
+        "en": "{topic}: figure withheld ({fig} is not a coherent estimate and interval).",
+        "zh": "{topic}:结果不予采用({fig} 的估计值与其区间不一致)。",
+    },
+    "f_sat_rising": {
+        "en": "{workload} on {arm}: throughput still rising at {n_max} threads ({fig} from "
+        "{threads_from} threads): the saturation point lies beyond the thread ladder.",
+        "zh": "{workload}({arm}):{n_max} 压测线程时吞吐仍在上升(较 {threads_from} 线程 "
+        "{fig}),饱和点在测试的线程范围之外。",
+    },
+    "f_sat_unclear": {
+        "en": "{workload} on {arm}: throughput neither shown to rise nor to level off at {n_max} "
+        "threads ({fig} from {threads_from} threads).",
+        "zh": "{workload}({arm}):{n_max} 压测线程时吞吐既未确认仍在上升,也未确认已经饱和"
+        "(较 {threads_from} 线程 {fig})。",
+    },
+    "f_sat_one": {
+        "en": "{workload} on {arm}: one thread count only.",
+        "zh": "{workload}({arm}):只测试了一个线程数。",
+    },
+    "f_sat_levels": {
+        "en": "{workload} on {arm}: throughput levels off from {n_sat} threads (from {n_sat} to "
+        "{n_max} threads: {fig}).",
+        "zh": "{workload}({arm}):吞吐从 {n_sat} 压测线程起趋于饱和({n_sat} → {n_max} 线程:{fig})。",
+    },
+    "f_diag_server_cpu": {
+        "en": "{workload} on {arm}: {resource} CPU-bound at {threads} threads (CPU demand {fig}).",
+        "zh": "{workload}({arm}):{threads} 压测线程时瓶颈在{resource} CPU(CPU 需求 {fig})。",
+    },
+    "f_diag_client_cpu": {
+        "en": "{workload} on {arm}: client CPU-bound at {threads} threads (CPU demand {fig}): "
+        "the client, not the database, limits throughput.",
+        "zh": "{workload}({arm}):{threads} 压测线程时瓶颈在客户端 CPU(CPU 需求 {fig}),"
+        "限制吞吐的是压测端而不是数据库。",
+    },
+    "f_diag_host_cpu": {
+        "en": "{workload} on {arm}: host CPU-bound at {threads} threads (server and client share "
+        "the CPUs; demand {fig}).",
+        "zh": "{workload}({arm}):{threads} 压测线程时整机 CPU 已满(服务端与客户端共用 CPU;"
+        "需求 {fig})。",
+    },
+    "f_diag_not_cpu": {
+        "en": "{workload} on {arm}: not CPU-bound at {threads} threads (busiest CPU demand "
+        "{fig}): the limit lies elsewhere (I/O, locks, network).",
+        "zh": "{workload}({arm}):{threads} 压测线程时不是 CPU 瓶颈(最忙的 CPU 需求 {fig}),"
+        "瓶颈在别处(I/O、锁、网络)。",
+    },
+    "f_diag_undetermined": {
+        "en": "{workload} on {arm}: bottleneck not determined at {threads} threads ({resource} "
+        "CPU demand {fig}).",
+        "zh": "{workload}({arm}):{threads} 压测线程时无法判定瓶颈({resource} CPU 需求 {fig})。",
+    },
+    "f_round": {
+        "en": "Round {round} sits {fig} against rounds {others} (Holm p = {p}): warm-up or drift.",
+        "zh": "第 {round} 轮相对第 {others} 轮偏移 {fig}(Holm p = {p}):预热不足或漂移。",
+    },
+    "f_cmp_all_better": {
+        "en": "{cand} is faster than {base} on {workload} at every thread count: {fig} at "
+        "{threads} threads ({n} rounds, Holm p = {p}).",
+        "zh": "{cand} 对比 {base},{workload} 在每个压测线程数下 TPS 均有提升:{threads} 线程时"
+        "提升 {fig}({n} 轮,Holm p = {p})。",
+    },
+    "f_cmp_all_worse": {
+        "en": "{cand} is slower than {base} on {workload} at every thread count: {fig} at "
+        "{threads} threads ({n} rounds, Holm p = {p}).",
+        "zh": "{cand} 对比 {base},{workload} 在每个压测线程数下 TPS 均下降:{threads} 线程时"
+        "{fig}({n} 轮,Holm p = {p})。",
+    },
+    "f_cmp_equivalent": {
+        "en": "No difference shown between {cand} and {base} on {workload} (±{delta}% margin; "
+        "widest interval {fig}).",
+        "zh": "{cand} 与 {base} 在 {workload} 上无差异(等效界限 ±{delta}%;最宽的置信区间 {fig})。",
+    },
+    "f_cmp_cell_better": {
+        "en": "{cand} is faster than {base} on {workload} at {threads} threads: {fig} ({n} "
+        "rounds, Holm p = {p}).",
+        "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时 TPS 提升 {fig}({n} 轮,"
+        "Holm p = {p})。",
+    },
+    "f_cmp_cell_worse": {
+        "en": "{cand} is slower than {base} on {workload} at {threads} threads: {fig} ({n} "
+        "rounds, Holm p = {p}).",
+        "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时 TPS 下降 {fig}({n} 轮,"
+        "Holm p = {p})。",
+    },
+    "f_cmp_cell_equivalent": {
+        "en": "No difference shown between {cand} and {base} on {workload} at {threads} threads "
+        "(±{delta}% margin): {fig}.",
+        "zh": "{cand} 与 {base} 在 {workload}、{threads} 压测线程时无差异(等效界限 ±{delta}%):"
+        "{fig}。",
+    },
+    "f_cmp_cell_small": {
+        "en": "{cand} differs from {base} on {workload} at {threads} threads, but by less than "
+        "the ±{delta}% margin: {fig}.",
+        "zh": "{cand} 与 {base} 在 {workload}、{threads} 压测线程时有差异,但小于等效界限 "
+        "±{delta}%:{fig}。",
+    },
+    "f_cmp_cell_open": {
+        "en": "{cand} against {base} on {workload} at {threads} threads: no answer yet ({fig}).",
+        "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时尚无结论({fig})。",
+    },
+    "f_tpch_counts": {
+        "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
+        "{same} without a detectable change; time saved over all queries {fig}.",
+        "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
+        "{same} 个未检测到变化;全部查询的耗时减少 {fig}。",
+    },
+    "f_dm_within": {
+        "en": "DM {unit} ({workload}): {knob} = {smallest} is within 5% of the best setting "
+        "({best}): {fig}.",
+        "zh": "DM {unit}({workload}):{knob} = {smallest} 与最佳取值({best})相差在 5% 以内:{fig}。",
+    },
+    "f_dm_best": {
+        "en": "DM {unit} ({workload}): {knob} = {best} is the best setting: {fig}.",
+        "zh": "DM {unit}({workload}):{knob} 的最佳取值为 {best}:{fig}。",
+    },
+    "f_dm_tied": {
+        "en": "DM {unit} ({workload}): {knob} = {tied}: these settings cannot be told apart "
+        "(best mean {fig} at {best}).",
+        "zh": "DM {unit}({workload}):{knob} 取 {tied} 时无法区分优劣(最高均值 {fig},取值 {best})。",
+    },
+    "f_dm_open": {
+        "en": "DM {unit} ({workload}): {knob}: no answer yet (best mean {fig} at {best}).",
+        "zh": "DM {unit}({workload}):{knob} 尚无结论(最高均值 {fig},取值 {best})。",
+    },
+    "f_peak": {
+        "en": "{workload} on {arm}: highest throughput at {threads} threads, {fig}.",
+        "zh": "{workload}({arm}):{threads} 压测线程时吞吐最高,{fig}。",
+    },
+    "f_peak_top": {
+        "en": "{workload} on {arm}: throughput highest at the largest thread count ({threads}), "
+        "{fig}: the peak may lie beyond.",
+        "zh": "{workload}({arm}):吞吐在最大线程数({threads})时最高,{fig},峰值可能在测试范围之外。",
+    },
+    "f_peak_tied": {
+        "en": "{workload} on {arm}: highest mean throughput at {threads} threads, {fig}; thread "
+        "counts {tied} cannot be told apart.",
+        "zh": "{workload}({arm}):{threads} 压测线程时平均吞吐最高,{fig};线程数 {tied} 之间"
+        "无法区分。",
+    },
+    "r_one_thread_count": {
+        "en": "the diagnosis needs a thread ladder",
+        "zh": "判断饱和需要多个压测线程数",
+    },
+    "r_last_step_wide": {
+        "en": "the last step's interval is too wide to tell",
+        "zh": "最后一级的置信区间过宽,无法判断",
+    },
+    "r_cpu_between": {
+        "en": "the CPU demand is neither at its limit nor clearly free",
+        "zh": "CPU 需求既未达到上限,也不明显有余量",
+    },
+    "r_cpu_unmeasured": {
+        "en": "the server's CPU was not measured",
+        "zh": "未采集到服务端 CPU",
+    },
+    "r_curve_unclear": {
+        "en": "the throughput curve is unclear and no CPU is at its limit",
+        "zh": "吞吐曲线不明确,且没有 CPU 达到上限",
+    },
+    "r_interval_wide": {
+        "en": "n = {n}, CV {cv}; {need} rounds needed",
+        "zh": "n = {n},变异系数 {cv};需要{need}",
+    },
+    "r_interval_wide_n": {
+        "en": "n = {n}: the interval is too wide for either claim",
+        "zh": "n = {n}:置信区间过宽,无法下结论",
+    },
+    "r_too_few_runs": {
+        "en": "n = {n}: at least 2 runs per arm are needed",
+        "zh": "n = {n}:每组至少需要 2 次测试",
+    },
+    "r_no_query_shown": {
+        "en": "no query shown faster or slower",
+        "zh": "没有查询被确认更快或更慢",
+    },
+    "r_overlap": {
+        "en": "their intervals overlap the best's",
+        "zh": "这些取值的置信区间与最佳取值重叠",
+    },
+    "r_overlap_threads": {
+        "en": "their intervals overlap",
+        "zh": "置信区间相互重叠",
+    },
+    "r_one_run": {
+        "en": "one run: no interval",
+        "zh": "只有一次测试,没有置信区间",
+    },
 }
 
 
@@ -368,7 +569,61 @@ def say(key: str, lang: str = "en", /, **figures) -> str:
         entry = SENTENCES[key]
     except KeyError:
         raise KeyError(f"no sentence '{key}' in tibenchlib.report.words.SENTENCES") from None
-    return entry[_lang(lang)].format(**figures)
+    if _lang(lang) != "zh":
+        return entry[lang].format(**figures)
+    # the figures are names, numbers and intervals: their punctuation is not the sentence's
+    guarded = {k: _guard(v) if isinstance(v, str) else v for k, v in figures.items()}
+    return _unguard(zh_punct(entry[lang].format(**guarded)))
+
+
+#: private-use stand-ins for the punctuation inside a figure while the sentence's is converted
+_GUARD = {c: chr(0xE000 + i) for i, c in enumerate(",:;()[]`")}
+_UNGUARD = {v: k for k, v in _GUARD.items()}
+
+
+def _guard(text: str) -> str:
+    return "".join(_GUARD.get(c, c) for c in text)
+
+
+def _unguard(text: str) -> str:
+    return "".join(_UNGUARD.get(c, c) for c in text)
+
+
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+_FULL = {",": "\uff0c", ":": "\uff1a", ";": "\uff1b", "(": "\uff08", ")": "\uff09"}
+
+
+def zh_punct(text: str) -> str:
+    """Chinese prose with full-width punctuation: ``,:;()`` outside code spans become
+    ``，：；（）`` where they punctuate the sentence; a comma inside ``[low, high]`` or between
+    digits (``1,234``), a colon between digits or in ``://``, and code in backticks stay as they
+    are. A sentence with no Chinese character is left alone."""
+    if not _CJK.search(text):
+        return text
+    out: list[str] = []
+    code = False
+    depth = 0  # inside [ ... ]: an interval's comma stays half-width
+    for i, c in enumerate(text):
+        prev = text[i - 1] if i else ""
+        nxt = text[i + 1] if i + 1 < len(text) else ""
+        if c == "`":
+            code = not code
+        elif not code:
+            if c == "[":
+                depth += 1
+            elif c == "]":
+                depth = max(0, depth - 1)
+            elif c == "," and not depth and not (prev.isdigit() and nxt.isdigit()):
+                c = _FULL[c]
+            elif c == ":" and not (prev.isdigit() and nxt.isdigit()) and nxt != "/":
+                c = _FULL[c]
+            elif c in ";()" and not depth:
+                c = _FULL[c]
+        if c in "\uff0c\uff1a\uff1b\uff08\uff09" and out and out[-1] == " ":
+            out.pop()  # no space before full-width punctuation
+        out.append(c)
+    res = "".join(out)
+    return re.sub("([\uff0c\uff1a\uff1b\uff09\u3002]) ", r"\1", res)
 
 
 # -- the library's warnings ---------------------------------------------------------------------
@@ -456,20 +711,12 @@ NOTES: list[tuple[str, str]] = [
     ("{arm}: no runs at {t} threads", "{arm}:{t} 线程下没有测试"),
     # rounds
     (
-        "round {r} is {e}% [{lo}, {hi}] below rounds {others} (Holm p={p}): warm-up or drift",
-        "第 {r} 轮比第 {others} 轮低 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
+        "round {r} is {e}% [{lo}, {hi}] against rounds {others} (Holm p={p}): warm-up or drift",
+        "第 {r} 轮相对第 {others} 轮 {e}% [{lo}, {hi}](Holm p={p}):预热不足或漂移",
     ),
     (
-        "round {r} is {e}% [{lo}, {hi}] above rounds {others} (Holm p={p}): warm-up or drift",
-        "第 {r} 轮比第 {others} 轮高 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
-    ),
-    (
-        "round {r} is {e}% [{lo}, {hi}] below round {others} (Holm p={p}): warm-up or drift",
-        "第 {r} 轮比第 {others} 轮低 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
-    ),
-    (
-        "round {r} is {e}% [{lo}, {hi}] above round {others} (Holm p={p}): warm-up or drift",
-        "第 {r} 轮比第 {others} 轮高 {e}% [{lo}, {hi}](Holm p={p}):预热或漂移",
+        "round {r} is {e}% [{lo}, {hi}] against round {others} (Holm p={p}): warm-up or drift",
+        "第 {r} 轮相对第 {others} 轮 {e}% [{lo}, {hi}](Holm p={p}):预热不足或漂移",
     ),
     ("{note} (the paired comparison cancels it)", "{note}(配对比较可将其抵消)"),
     (
@@ -660,7 +907,16 @@ NOTES: list[tuple[str, str]] = [
         "the first {m} rounds",
         "自适应:{r} 轮 ({note}),Stein 两阶段 {lvl} 置信区间,自由度 {df},取自前 {m} 轮",
     ),
+    (
+        "adaptive: {r} rounds ({note}), group-sequential interval at nominal {lvl} with {df} df "
+        "(looks after rounds {looks}, 95% over all looks)",
+        "自适应:{r} 轮({note}),成组序贯置信区间,名义水平 {lvl},自由度 {df}"
+        "(在第 {looks} 轮后查看,全部查看合计 95%)",
+    ),
     # the adaptive stopping reasons (adaptive.REASONS) inside that note
+    ("estimate above margin", "区间高于 0 且估计值高于界限"),
+    ("estimate below margin", "区间低于 0 且估计值低于界限"),
+    ("out of reach", "在轮次上限内难以得出结论"),
     ("stage 1", "第一阶段"),
     ("running", "进行中"),
     ("target width", "达到目标宽度"),

@@ -1,0 +1,262 @@
+"""Findings as data: each phase's claims follow its intervals, the saturation and bottleneck
+statements cannot contradict each other, and the sentences render in English and Chinese."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tibenchlib import findings as F
+from tibenchlib.diagnose import diagnose
+from tibenchlib.findings.record import Figure, Finding
+from tibenchlib.rounds import round_effects
+
+
+def _cmp_row(threads, est, lo, hi, verdict, p=0.01, n=5, workload="oltp_update_non_index"):
+    return {
+        "workload": workload,
+        "threads": threads,
+        "baseline": "flush1",
+        "candidate": "flush2",
+        "n_baseline": n,
+        "n_candidate": n,
+        "baseline_value": 1000.0,
+        "candidate_value": 1500.0,
+        "baseline_sd": 100.0,
+        "candidate_sd": 140.0,
+        "improvement_pct": est,
+        "ci_low_pct": lo,
+        "ci_high_pct": hi,
+        "p_adjusted": p,
+        "verdict": verdict,
+        "method": "Fieller: ratio",
+    }
+
+
+def test_faster_at_every_thread_count_is_one_finding_with_its_figure():
+    cmp = pd.DataFrame(
+        [_cmp_row(1, 30.0, 20.0, 41.0, "better"), _cmp_row(4, 52.0, 41.0, 64.0, "better", 0.003)]
+    )
+    (f,) = F.compare_findings(cmp, 2.0)
+    assert f.key == "f_cmp_all_better" and f.verdict == "better"
+    assert (f.figure.estimate, f.figure.ci_low, f.figure.ci_high, f.figure.n) == (52, 41, 64, 5)
+    en = F.render(f, "en")
+    assert en == (
+        "flush2 is faster than flush1 on oltp_update_non_index at every thread count: "
+        "+52% [+41, +64] at 4 threads (5 rounds, Holm p = 0.003)."
+    )
+    zh = F.render(f, "zh")
+    assert "提升 +52% [+41, +64]" in zh and "（5 轮，Holm p = 0.003）。" in zh
+
+
+def test_mixed_cells_are_said_one_by_one_and_an_open_cell_says_what_it_needs():
+    cmp = pd.DataFrame(
+        [
+            _cmp_row(1, 2.0, -10.0, 10.0, "inconclusive", 0.6, n=3),
+            _cmp_row(2, 9.0, 4.0, 14.0, "better"),
+        ]
+    )
+    open_, better = F.compare_findings(cmp, 2.0)
+    assert open_.verdict == "inconclusive" and open_.reason == "interval_wide"
+    # half-width on the log scale (ln 1.1 - ln 0.9) / 2 against ln 1.04, times n = 3
+    h = (math.log(1.1) - math.log(0.9)) / 2
+    assert open_.values["need"] == math.ceil(3 * (h / math.log(1.04)) ** 2) == 20
+    assert "no answer yet" in F.render(open_, "en") and "about 20 rounds needed" in F.render(
+        open_, "en"
+    )
+    assert better.verdict == "better" and "at 2 threads" in F.render(better, "en")
+    assert "at 1 thread:" in F.render(open_, "en")  # one thread, not "1 threads"
+
+
+def test_no_difference_is_claimed_only_when_every_cell_is_equivalent():
+    eq = pd.DataFrame(
+        [_cmp_row(1, 0.5, -1.0, 1.5, "equivalent"), _cmp_row(2, -0.2, -1.8, 1.0, "equivalent")]
+    )
+    (f,) = F.compare_findings(eq, 2.0)
+    assert f.key == "f_cmp_equivalent" and "(±2% margin" in F.render(f, "en")
+    mixed = pd.DataFrame(
+        [_cmp_row(1, 0.5, -1.0, 1.5, "equivalent"), _cmp_row(2, 1.0, -9.0, 12.0, "~")]
+    )
+    keys = [f.key for f in F.compare_findings(mixed, 2.0)]
+    assert "f_cmp_equivalent" not in keys and keys == ["f_cmp_cell_equivalent", "f_cmp_cell_open"]
+
+
+def _sweep_runs(shape: dict[int, float], n: int = 4, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t, tps in shape.items():
+        for r in range(1, n + 1):
+            rows.append(
+                {
+                    "run_key": f"w/a/{t}/{r}",
+                    "workload": "w",
+                    "arm": "a",
+                    "threads": t,
+                    "repeat": r,
+                    "tps": tps * (1 + rng.normal(0, 0.01)),
+                    "status": "ok",
+                    "lat_p95_ms": 1.0,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_a_curve_still_rising_is_said_once_and_the_diagnosis_does_not_contradict_it():
+    runs = _sweep_runs({1: 1000, 2: 2000, 4: 4000})
+    found = F.sweep_findings(diagnose(runs, None))
+    assert [f.verdict for f in found] == ["rising"]
+    text = F.render(found[0], "en")
+    assert "still rising at 4 threads" in text and "beyond the thread ladder" in text
+    assert not any("level" in F.render(f, "en") for f in found)
+
+
+def test_a_flat_curve_is_saturated_and_its_bottleneck_reads_the_same_row():
+    runs = _sweep_runs({1: 1000, 2: 1900, 4: 2000, 8: 2000})
+    d = diagnose(runs, None)
+    sat, *rest = F.sweep_findings(d)
+    assert sat.verdict == "saturated" and sat.values["n_sat"] == int(d["n_sat"].iloc[0])
+    assert all(f.verdict != "rising" for f in rest)
+
+
+def test_round_effects_carry_a_signed_interval_around_their_estimate():
+    runs = _sweep_runs({1: 1000, 2: 2000}, n=3)
+    runs.loc[runs["repeat"] == 3, "tps"] *= 0.6  # a slow third round
+    found = F.round_findings(round_effects(runs))
+    assert found and found[0].values["round"] == 3
+    fig = found[0].figure
+    assert fig.ci_low < fig.estimate < fig.ci_high < 0
+    text = F.render(found[0], "en")
+    lo, hi = (f"{x:+.0f}" for x in (fig.ci_low, fig.ci_high))
+    assert f"[{lo}, {hi}]" in text and text.startswith("Round 3 sits -")
+
+
+def test_dm_names_a_best_setting_only_when_its_interval_stands_apart():
+    rows = pd.DataFrame(
+        {
+            "unit": "load",
+            "knob": "load.threads",
+            "setting": ["4", "8", "16"],
+            "workload": "full",
+            "n": 3,
+            "status": "ok",
+            "metric": "mb_s",
+            "mb_s": [10.0, 20.0, 21.0],
+            "ci_low": [9.0, 18.0, 19.5],
+            "ci_high": [11.0, 22.0, 22.5],
+        }
+    )
+    (tied,) = F.dm_findings(rows, pd.DataFrame())
+    assert tied.verdict == "inconclusive" and tied.values["tied"] == ["16", "8"]
+    assert "cannot be told apart" in F.render(tied, "en") and "无法区分" in F.render(tied, "zh")
+    apart = rows.assign(ci_low=[9.0, 18.0, 20.5], ci_high=[11.0, 19.5, 21.5])
+    (best,) = F.dm_findings(apart, pd.DataFrame())
+    assert best.key == "f_dm_best" and best.values["best"] == "16"
+
+
+def test_an_impossible_figure_is_withheld_not_shown():
+    ok = Finding(
+        "tpch_scaling",
+        "f_tpch_counts",
+        {"mode": "power", "arm": "b", "base": "a", "n": 22, "faster": 9, "slower": 0, "same": 13},
+        Figure(40.0, 30.0, 50.0, "% saved", 3),
+        "better",
+    )
+    assert "9 of 22 queries faster" in F.render(ok, "en")
+    bad = Finding(ok.phase, ok.key, ok.values, Figure(40.0, 30.0, 120.0, "% saved", 3), "better")
+    outside = Finding(ok.phase, ok.key, ok.values, Figure(60.0, 10.0, 50.0, "% saved", 3), "better")
+    for f in (bad, outside):
+        assert F.impossible(f.figure) and "withheld" in F.render(f, "en")
+        assert "不予采用" in F.render(f, "zh")
+
+
+def test_an_inconclusive_finding_needs_a_reason_and_a_known_verdict():
+    with pytest.raises(ValueError, match="needs a reason"):
+        Finding("compare", "f_cmp_cell_open", {}, None, "inconclusive")
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        Finding("compare", "f_cmp_cell_open", {}, None, "maybe")
+
+
+def test_chinese_sentences_use_full_width_punctuation_outside_their_figures():
+    f = Finding(
+        "numa",
+        "f_cmp_cell_better",
+        {
+            "cand": "cpus:0",
+            "base": "unbound",
+            "workload": "oltp_point_select",
+            "threads": 2,
+            "p": 0.01,
+            "n": 3,
+            "delta": 2.0,
+        },
+        Figure(12.0, 4.0, 20.5, "%", 3),
+        "better",
+    )
+    zh = F.render(f, "zh")
+    assert "cpus:0 对比 unbound，" in zh  # the arm's colon is a name's, kept
+    assert "[+4.0, +20]" in zh and "（3 轮，Holm p = 0.01）。" in zh
+    assert not any(c in zh.replace("cpus:0", "").replace("[+4.0, +20]", "") for c in ",:;()")
+
+
+def test_findings_round_trip_through_json(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    cmp = pd.DataFrame([_cmp_row(4, 52.0, 41.0, 64.0, "better", 0.003)])
+    found = {"compare": F.compare_findings(cmp, 2.0)}
+    out = F.save("s", found)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["compare"][0]["text"]["zh"].startswith("flush2 对比 flush1")
+    assert F.load("s") == found
+
+
+def test_a_throughput_peak_is_named_only_when_its_interval_stands_apart():
+    cells = pd.DataFrame(
+        {
+            "workload": "YCSB a", "arm": "x", "threads": [1, 2, 4], "n": 3,
+            "mean": [100.0, 190.0, 200.0], "ci_low": [95.0, 180.0, 185.0],
+            "ci_high": [105.0, 200.0, 215.0],
+        }
+    )  # fmt: skip
+    (tied,) = F.peak_findings(cells, "ycsb", "ops/s", "ycsb")
+    assert tied.verdict == "inconclusive" and tied.values["tied"] == [2, 4]
+    assert "thread counts 2, 4 cannot be told apart" in F.render(tied, "en")
+    apart = cells.assign(ci_low=[95.0, 180.0, 195.0], ci_high=[105.0, 190.0, 205.0])
+    (top,) = F.peak_findings(apart, "ycsb", "ops/s", "ycsb")
+    assert top.key == "f_peak_top" and top.verdict == "rising"
+    assert "the peak may lie beyond" in F.render(top, "en")
+
+
+def test_levels_off_needs_the_gain_past_the_saturation_point_to_stay_small():
+    """2 threads reach 95% of the peak mean (4 threads), but the interval of the gain from 2 to
+    4 threads reaches far above 5%: no "levels off" is claimed."""
+    tps = {1: [1000.0, 1010.0, 990.0], 2: [1900.0, 1500.0, 2400.0], 4: [2000.0, 1400.0, 2700.0]}
+    runs = pd.DataFrame(
+        [
+            {"run_key": f"w/a/{t}/{r}", "workload": "w", "arm": "a", "threads": t, "repeat": r,
+             "tps": x, "status": "ok", "lat_p95_ms": 1.0}
+            for t, xs in tps.items()
+            for r, x in enumerate(xs, 1)
+        ]
+    )  # fmt: skip
+    d = diagnose(runs, None)
+    assert d["n_sat"].iloc[0] == 2 and d["n_max"].iloc[0] == 4  # the 95%-of-peak point
+    sat = F.sweep_findings(d)[0]
+    assert sat.verdict == "inconclusive" and sat.figure.ci_high > F.sweep.LEVEL_PCT
+    assert "neither shown to rise nor to level off" in F.render(sat, "en")
+
+
+def test_each_phase_objects_hook_returns_its_findings(monkeypatch):
+    from tibenchlib import registry
+
+    for phase in list(F.PHASE_FINDINGS):
+        fake = [Finding(phase.name, "f_pair", {"cand": "b", "base": "a"})]
+        monkeypatch.setitem(F.PHASE_FINDINGS, phase, lambda study, store, _f=fake: _f)
+    for p in registry.PHASES:
+        got = p.findings(None, object(), "en")
+        if p in F.PHASE_FINDINGS:
+            assert [f.phase for f in got] == [p.name]
+        else:
+            assert got == []  # environment and prepare conclude nothing

@@ -1,0 +1,214 @@
+"""A study's findings, as data: what each phase's analysis says, rendered by the report, the
+notebooks and ``tibench findings`` alike.
+
+:data:`PHASE_FINDINGS` maps a phase's name to ``f(study, store) -> list[Finding]``: each reads the
+phase's rows from the catalog and hands them to a pure function of this package (DataFrames in,
+findings out). :func:`study_findings` runs them all; :func:`save` writes
+``results/findings.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import paths
+from ..compare_phase import COMPARE
+from ..dm.phase import DM
+from ..numa import NUMA
+from ..phase import Phase
+from ..registry import PHASES
+from ..store import Store
+from ..sweep import SWEEP
+from ..tpcc.phase import TPCC
+from ..tpch.phase import TPCH_SCALING
+from ..ycsb.phase import YCSB
+from .compare import compare_findings, rounds_needed
+from .dm import dm_findings
+from .numa import numa_findings
+from .peak import peak_findings
+from .record import Figure, Finding
+from .render import figure_text, impossible, render, render_all
+from .sweep import round_findings, sweep_findings
+from .tpch import tpch_findings
+
+__all__ = [
+    "PHASE_FINDINGS",
+    "Figure",
+    "Finding",
+    "compare_findings",
+    "dm_findings",
+    "figure_text",
+    "impossible",
+    "load",
+    "numa_findings",
+    "peak_findings",
+    "phase_findings",
+    "render",
+    "render_all",
+    "round_findings",
+    "rounds_needed",
+    "save",
+    "study_findings",
+    "sweep_findings",
+    "tpch_findings",
+]
+
+
+def _quiet(fn, *a, **kw):
+    # curve fits and small-n intervals raise numpy warnings that the findings already carry
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*a, **kw)
+
+
+def _sweep(study, store: Store) -> list[Finding]:
+    from ..report.diagnosis import study_diagnosis
+    from ..rounds import round_effects
+    from ..stats import _valid_mask
+
+    runs = store.runs(study.study, phase="sweep")
+    if not len(runs):
+        return []
+    out = sweep_findings(_quiet(study_diagnosis, study, lang="en"))
+    ok = runs[_valid_mask(runs, "tps")]
+    return out + (round_findings(_quiet(round_effects, ok)) if len(ok) else [])
+
+
+def _compare(study, store: Store) -> list[Finding]:
+    from ..compare import compare_arms_table
+
+    runs = store.runs(study.study, phase="sweep")
+    if not len(runs) or study.compare is None or len(study.arms) < 2:
+        return []  # one arm: nothing to compare
+    iv = store.intervals(study.study, runs["run_key"])
+    cmp = _quiet(compare_arms_table, runs, study, intervals=iv)
+    return compare_findings(cmp, study.compare.delta_pct)
+
+
+def _numa(study, store: Store) -> list[Finding]:
+    from ..numa import analyze
+
+    if not len(store.runs(study.study, phase="numa")):
+        return []
+    delta = study.compare.delta_pct if study.compare is not None else 2.0
+    return numa_findings(_quiet(analyze, study, store), delta)
+
+
+def _tpch(study, store: Store) -> list[Finding]:
+    from ..tpch import scaling
+    from ..tpch.phase import arm_cores, arm_labels, runs_frame
+
+    runs = runs_frame(store, study)
+    if not len(runs):
+        return []
+    order = [a for a in arm_labels(study) if a in set(runs["arm"])]
+    units = {a: float(arm_cores(a)) for a in order} if study.target.kind == "embedded" else None
+    r = runs[~runs["warmup"]]
+    summary = _quiet(scaling.query_summary, r, order, units=units)
+    overall = _quiet(scaling.overall_summary, r, order, units=units)
+    return tpch_findings(summary, overall, order[0])
+
+
+def _dm(study, store: Store) -> list[Finding]:
+    from ..dm.analysis import recommendation, result_rows, unit_rows
+    from ..dm.phase import planned_runs
+
+    if not len(store.read("dm_runs", study.study)):
+        return []
+    units = unit_rows(planned_runs(store, study))
+    return dm_findings(_quiet(result_rows, units), _quiet(recommendation, units))
+
+
+def _ycsb(study, store: Store) -> list[Finding]:
+    from ..report.ycsb import cells
+
+    runs = store.runs(study.study, phase="ycsb")
+    if not len(runs):
+        return []
+    c = _quiet(cells, runs).rename(
+        columns={"tps": "mean", "tps_ci_low": "ci_low", "tps_ci_high": "ci_high"}
+    )
+    c["workload"] = [f"YCSB {w}" for w in c["workload"]]  # workload "a" alone says little
+    return peak_findings(c, "ycsb", "ops/s", "ycsb: throughput table")
+
+
+def _tpcc(study, store: Store) -> list[Finding]:
+    from ..tpcc.phase import summarize
+
+    rows = _quiet(summarize, study, store)
+    if not len(rows):
+        return []
+    c = pd.DataFrame(
+        {
+            "workload": [
+                f"TPC-C {w} · {int(n)} wh"
+                for w, n in zip(rows["workload"], rows["warehouses"], strict=True)
+            ],
+            "arm": rows["arm"],
+            "threads": rows["threads"],
+            "n": rows["n"],
+            "mean": rows["tpmc"],
+            "ci_low": rows["tpmc_ci_low"],
+            "ci_high": rows["tpmc_ci_high"],
+        }
+    )
+    return peak_findings(c, "tpcc", "tpmC", "tpcc: tpmC table")
+
+
+#: Each phase's findings from the catalog, by phase object (phases without findings absent):
+#: what each phase's ``findings`` hook returns.
+PHASE_FINDINGS: dict[Phase, Callable[..., list[Finding]]] = {
+    SWEEP: _sweep,
+    COMPARE: _compare,
+    NUMA: _numa,
+    TPCH_SCALING: _tpch,
+    DM: _dm,
+    YCSB: _ycsb,
+    TPCC: _tpcc,
+}
+
+
+def phase_findings(study, phase: Phase, store: Store | None = None) -> list[Finding]:
+    """One phase's findings (empty for a phase with none, or nothing measured): what the phase
+    object's ``findings`` hook returns."""
+    fn = PHASE_FINDINGS.get(phase)
+    return fn(study, store or Store.for_study(study)) if fn else []
+
+
+def study_findings(study, store: Store | None = None) -> dict[str, list[Finding]]:
+    """Every phase's findings through its phase object's ``findings`` hook, in the study's
+    phase order, by phase name (phases without findings left out)."""
+    store = store or Store.for_study(study)
+    return {p.name: p.findings(study, store, "en") for p in PHASES if p in PHASE_FINDINGS}
+
+
+def findings_file(study_name: str) -> Path:
+    return paths.results_dir(study_name) / "findings.json"
+
+
+def save(study_name: str, found: dict[str, list[Finding]]) -> Path:
+    """Write ``results/findings.json``: ``{phase: [finding, …]}`` with each finding's sentence
+    in en and zh beside its data."""
+    out = findings_file(study_name)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        p: [{**f.to_dict(), "text": {lg: render(f, lg) for lg in ("en", "zh")}} for f in fs]
+        for p, fs in found.items()
+    }
+    out.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    return out
+
+
+def load(study_name: str) -> dict[str, list[Finding]]:
+    """Read ``results/findings.json`` back as records."""
+    data = json.loads(findings_file(study_name).read_text(encoding="utf-8"))
+    return {
+        p: [Finding.from_dict({k: v for k, v in d.items() if k != "text"}) for d in fs]
+        for p, fs in data.items()
+    }

@@ -1,0 +1,114 @@
+"""Findings as sentences, in English or Chinese, through :mod:`tibenchlib.report.words`.
+
+Each finding's ``key`` names a sentence (``f_…``) and its ``reason`` a clause (``r_…``); the
+figures are formatted here the way the report's tables show them (``+4.9% [+1.6, +8.4]``,
+thousands separators, p with two significant digits). A finding whose estimate lies outside its
+own interval is never rendered as a claim: it reads "withheld" with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..report import tables as T
+from ..report import words as W
+from .record import Figure, Finding
+
+__all__ = ["figure_text", "impossible", "render", "render_all"]
+
+_ONE = re.compile(r"\b(1) threads\b")
+
+#: DM's units in the seeds' words (report 003 says 导出/导入/同步)
+_DM_UNIT = {"en": {}, "zh": {"dump": "导出", "load": "导入", "sync": "同步"}}
+
+_RESOURCE = {
+    "en": {"server": "server", "client": "client", "host": "host"},
+    "zh": {"server": "服务端", "client": "客户端", "host": "主机"},
+}
+
+
+def _pct(x: float) -> str:
+    return f"{x:+,.0f}" if abs(x) >= 10 else f"{x:+,.1f}"
+
+
+def figure_text(fig: Figure | None, lang: str = "en") -> str:
+    """``+52% [+41, +64]`` for a change, ``83% [59, 117]`` for a share, ``1,234 [1,200, 1,260]
+    TPS`` otherwise; the interval is the 95% one."""
+    if fig is None or fig.estimate is None:
+        return ""
+    e, lo, hi = fig.estimate, fig.ci_low, fig.ci_high
+    if fig.unit in ("%", "% saved"):
+        s = _pct(e) + "%"
+        return s + (f" [{_pct(lo)}, {_pct(hi)}]" if fig.has_interval else "")
+    if fig.unit == "% CPU":
+        s = f"{e:.0f}%"
+        return s + (f" [{lo:.0f}, {hi:.0f}]" if fig.has_interval else "")
+    s = T.fmt_ci(e, lo, hi) if fig.has_interval else T.fmt_num(e)
+    return f"{s} {fig.unit}".strip()
+
+
+#: rounds beyond which "about N rounds" stops being advice: the noise must come down first
+MAX_ROUNDS = 50
+
+
+def _value(k: str, v, lang: str):
+    if v is None:
+        return "—"
+    if isinstance(v, list):
+        return ("、" if lang == "zh" else ", ").join(str(x) for x in v)
+    if k == "need":
+        if v > MAX_ROUNDS:
+            return f"more than {MAX_ROUNDS}" if lang == "en" else f" {MAX_ROUNDS} 轮以上"
+        return f"about {v}" if lang == "en" else f"约 {v} 轮"
+    if k == "p":
+        return T.fmt_p(v)
+    if k == "delta":
+        return f"{v:g}"
+    if k == "cv":
+        return f"{v:.0f}%"
+    if k == "unit":
+        return _DM_UNIT[lang].get(str(v), str(v))
+    if k == "resource":
+        return _RESOURCE[lang].get(str(v), str(v))
+    if isinstance(v, float):
+        return T.fmt_num(v)
+    return v
+
+
+def impossible(fig: Figure | None) -> bool:
+    """A figure that cannot be: outside its own interval, or a time saved of 100% or more (a
+    positive time cannot shrink by all of itself)."""
+    if fig is None:
+        return False
+    if not fig.coherent:
+        return True
+    if fig.unit == "% saved":
+        return any(x is not None and x >= 100 for x in (fig.estimate, fig.ci_high))
+    return False
+
+
+def render(f: Finding, lang: str = "en") -> str:
+    """One finding as one sentence in ``lang``; an impossible figure is withheld."""
+    vals = {k: _value(k, v, lang) for k, v in f.values.items()}
+    if impossible(f.figure):
+        return W.say("f_withheld", lang, topic=f.topic, fig=figure_text(f.figure, lang))
+    vals["fig"] = figure_text(f.figure, lang)
+    vals["n_fig"] = f.figure.n if f.figure is not None and f.figure.n is not None else "—"
+    text = W.say(f.key, lang, **vals)
+    if f.reason:
+        end = text[-1] if text[-1] in ".。" else ""
+        text = W.say(
+            "f_with_reason",
+            lang,
+            text=text.rstrip(".。"),
+            reason=W.say(f"r_{f.reason}", lang, **vals),
+            end=end,
+        )
+    if lang == "en":
+        text = _ONE.sub(r"\1 thread", text)
+    return text
+
+
+def render_all(findings: list[Finding], lang: str = "en") -> list[tuple[Finding, str]]:
+    """Every finding with its sentence, in order."""
+    return [(f, render(f, lang)) for f in findings]

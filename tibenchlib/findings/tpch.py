@@ -1,0 +1,71 @@
+"""The TPC-H scaling phase's findings: per mode and arm, how many queries got faster or slower
+than on the base arm (Welch, Holm across the queries), and the geometric mean time saved."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .record import Figure, Finding
+
+__all__ = ["tpch_findings"]
+
+
+def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> list[Finding]:
+    """Findings from :func:`tibenchlib.tpch.scaling.query_summary` and
+    :func:`~tibenchlib.tpch.scaling.overall_summary`.
+
+    A time saved is a positive quantity's ratio: an estimate or upper bound at or above 100%
+    is impossible and is withheld (the finding keeps the counts, not the figure).
+    """
+    out: list[Finding] = []
+    if summary is None or not len(summary) or "scaling" not in summary:
+        return out
+    d = summary[summary["scaling"].notna()]
+    for (mode, arm), g in d.groupby(["mode", "arm"], sort=False):
+        counts = g["scaling"].value_counts()
+        vals = {
+            "mode": mode,
+            "arm": arm,
+            "base": base,
+            "n": len(g),
+            "faster": int(counts.get("faster", 0)),
+            "slower": int(counts.get("slower", 0)),
+            "same": int(counts.get("no detectable change", 0)),
+        }
+        fig = None
+        o = (
+            overall[(overall["mode"] == mode) & (overall["arm"] == arm)]
+            if len(overall)
+            else overall
+        )
+        if len(o):
+            r = o.iloc[0]
+            fig = Figure(
+                r["improvement_pct"],
+                r["ci_low_pct"],
+                r["ci_high_pct"],
+                "% saved",
+                int(g["n"].min()),
+                "geometric mean of time ratios, delta method",
+            )
+        verdict = (
+            "better"
+            if vals["faster"] and not vals["slower"]
+            else ("worse" if vals["slower"] and not vals["faster"] else "info")
+        )
+        reason = ""
+        if not vals["faster"] and not vals["slower"]:
+            verdict, reason = "inconclusive", "no_query_shown"
+        out.append(
+            Finding(
+                "tpch_scaling",
+                "f_tpch_counts",
+                vals,
+                fig,
+                verdict,
+                reason,
+                "tpch_scaling: per-query table",
+                f"{mode} · {arm} / {base}",
+            )
+        )
+    return out
