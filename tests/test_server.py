@@ -218,3 +218,34 @@ def test_running_server_of_an_older_version_is_restarted_locked_down(fresh):
     assert _query(again, "SELECT @@secure_file_priv")
     # a locked-down one is reused as before
     assert EmbeddedServer(name="lifecycle", root=s.root).ensure().pid == again.pid
+
+
+def test_a_server_in_a_deep_folder_keeps_its_socket_short(tmp_path):
+    """A datadir deeper than a Unix socket path allows (pytest-xdist's temporary folders, a deep
+    home): the socket goes to a short private folder, the server starts and root reaches it."""
+    if not srvmod.shutil.which("mariadbd") and not os.path.exists("/usr/sbin/mariadbd"):
+        pytest.skip("mariadbd not installed")
+    s = EmbeddedServer(name="deep", root=tmp_path / ("d" * 60) / ("e" * 60) / "srv")
+    assert len(os.fsencode(s.run_dir / "mysqld.sock")) > srvmod.SOCKET_PATH_MAX
+    assert len(os.fsencode(s.socket_path)) <= srvmod.SOCKET_PATH_MAX
+    try:
+        s.ensure()
+        assert stat.S_ISSOCK(os.lstat(s.socket_path).st_mode)
+        assert _query(s, "SELECT @@socket") == str(s.socket_path)
+        st = os.lstat(s.socket_dir)
+        assert stat.S_IMODE(st.st_mode) == 0o700 and not stat.S_ISLNK(st.st_mode)
+    finally:
+        s.stop()
+
+
+def test_a_socket_folder_planted_by_someone_else_is_refused(tmp_path):
+    s = EmbeddedServer(name="deep", root=tmp_path / ("d" * 60) / ("e" * 60) / "srv")
+    s.socket_dir.parent.mkdir(parents=True, exist_ok=True)
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    os.symlink(target, s.socket_dir)
+    try:
+        with pytest.raises(srvmod.ServerError, match="socket folder"):
+            srvmod._make_socket_dir(s.socket_dir, {os.getuid()})
+    finally:
+        os.unlink(s.socket_dir)

@@ -108,7 +108,7 @@ def _servers() -> list[dict]:
     """The status of every embedded server under the data directory."""
     from .server import embedded
 
-    top = paths.data_dir() / "server"
+    top = paths.servers_dir()
     names = sorted(d.name for d in top.iterdir() if d.is_dir()) if top.is_dir() else []
     return [embedded(n).status() for n in names]
 

@@ -76,6 +76,11 @@ def private_dir(study: str) -> Path:
     return p
 
 
+def servers_dir() -> Path:
+    """The folder holding every embedded server's folder."""
+    return data_dir() / SERVER_FOLDER
+
+
 def server_dir(name: str = "embedded") -> Path:
     """The private MariaDB's datadir, socket, logs and credentials (outside any study)."""
     return _inside(data_dir() / SERVER_FOLDER, name, "server name")
@@ -115,6 +120,11 @@ def catalog_file(study: str) -> Path:
 def results_dir(study: str) -> Path:
     """The phases' tables (``<phase>.json``/``.csv``) and what they export."""
     return study_dir(study) / "results"
+
+
+def findings_file(study: str) -> Path:
+    """What the study found, every phase's findings in en and zh (``findings.json``)."""
+    return results_dir(study) / "findings.json"
 
 
 def raw_dir(study: str, tool: str) -> Path:

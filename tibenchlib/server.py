@@ -18,6 +18,7 @@ the server's folder, and when tibench runs as root mariadbd drops to Debian's ``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -28,6 +29,7 @@ import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,6 +115,25 @@ def _own_dir(path: Path, uid: int, gid: int, mode: int | None = None) -> None:
     os.lchown(path, uid, gid)
     if mode is not None:
         os.chmod(path, mode)  # a directory, not a link: checked above in a folder that is ours
+
+
+#: the longest path a Unix socket can be bound to (``sun_path`` holds 108 bytes with its NUL)
+SOCKET_PATH_MAX = 107
+
+
+def _make_socket_dir(path: Path, owners: set[int]) -> None:
+    """Create the short socket folder in the shared temporary directory, or accept it when it is
+    a folder (not a link) that this user or the server's user made."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid not in owners:
+        raise ServerError(
+            f"{path} (the embedded server's socket folder) is not a folder this user made: "
+            "remove it and start again"
+        )
 
 
 def _read_private(path: Path) -> str:
@@ -262,8 +283,18 @@ class EmbeddedServer:
         return self.root / "datadir"
 
     @property
+    def socket_dir(self) -> Path:
+        """Where mariadbd's socket lives: ``run/``, unless that path is too long for a Unix socket
+        (a deep home or temporary directory); then a short folder of its own in the system's
+        temporary directory, named after this server's folder."""
+        if len(os.fsencode(self.run_dir / "mysqld.sock")) <= SOCKET_PATH_MAX:
+            return self.run_dir
+        digest = hashlib.sha256(os.fsencode(os.path.abspath(self.root))).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / f"tibench-{os.getuid()}-{digest}"
+
+    @property
     def socket_path(self) -> Path:
-        return self.run_dir / "mysqld.sock"
+        return self.socket_dir / "mysqld.sock"
 
     @property
     def state_path(self) -> Path:
@@ -573,10 +604,12 @@ class EmbeddedServer:
         self._secure_root()
         for d in (self.files_dir, self.tmp_dir, self.run_dir):
             d.mkdir(mode=0o700, exist_ok=True)
+        if self.socket_dir != self.run_dir:
+            _make_socket_dir(self.socket_dir, {os.getuid(), *([user.pw_uid] if user else [])})
         if user is None:
             return
         _grant_traversal(self.root.parent, user.pw_uid)
-        for d in (self.files_dir, self.tmp_dir, self.run_dir):
+        for d in dict.fromkeys((self.files_dir, self.tmp_dir, self.run_dir, self.socket_dir)):
             _own_dir(d, user.pw_uid, user.pw_gid, 0o700)
         if os.path.islink(self.datadir):
             raise ServerError(f"{self.datadir} is a link: remove it and start again")

@@ -189,7 +189,7 @@ def study_findings(study, store: Store | None = None) -> dict[str, list[Finding]
 
 
 def findings_file(study_name: str) -> Path:
-    return paths.results_dir(study_name) / "findings.json"
+    return paths.findings_file(study_name)
 
 
 def save(study_name: str, found: dict[str, list[Finding]]) -> Path:
