@@ -263,3 +263,12 @@ def test_long_memory_and_measurement_noise_rarely_give_a_level_shift(rho, white)
         cps = change_points(df)[0]["start"].iloc[1:].tolist()
         found += any(abs(c - 100) <= 5 for c in cps) and any(abs(c - 160) <= 5 for c in cps)
     assert found >= 35, f"the 30% drop was found in {found} of 50 runs"
+
+
+def test_change_points_fall_on_the_second_off_the_search_grid():
+    """PELT searches every third second; a shift at 101 s and 187 s (off that grid) is still
+    placed on its second by the refinement, as a search on every second places it."""
+    df = _series(4242, n=300, sd=0.01)
+    df.loc[df["t"].between(101, 186), "tps"] *= 0.6
+    seg, _ = change_points(df)
+    assert seg["start"].iloc[1:].tolist() == [101.0, 187.0]
