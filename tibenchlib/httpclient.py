@@ -70,9 +70,10 @@ def _secret(name: str | None, field: str, url: str) -> str | None:
     return value
 
 
-def _ssl_context(access: Access | None, url: str) -> ssl.SSLContext | bool:
-    if access is None or not (access.ca or access.cert or not access.verify):
-        return True
+def _ssl_context(access: Access | None, url: str) -> ssl.SSLContext:
+    """The system's CAs (as ``urllib`` used), or the study's CA file; the client certificate."""
+    if access is None:
+        return ssl.create_default_context()
     try:
         ctx = ssl.create_default_context(cafile=access.ca)
         if access.cert:
@@ -123,7 +124,7 @@ class HttpClient:
         self.base_url = base_url.rstrip("/")
         self.access = access
         self.timeout = timeout
-        self._verify: ssl.SSLContext | bool | None = None
+        self._verify: ssl.SSLContext | None = None
 
     def url(self, path: str = "") -> str:
         return self.base_url + path
