@@ -58,8 +58,8 @@ Workload = Literal[SYSBENCH_WORKLOADS]  # type: ignore[valid-type]
 PosInt = Annotated[int, Field(gt=0)]
 
 # Upper bounds of every count a study gives: far above any real study, low enough that a typo
-# (an extra zero, 1e9) is refused before the dry run plans it. The README's "When something
-# goes wrong" lists them.
+# (an extra zero, 1e9) is refused before the dry run plans it. docs/failures.md
+# ("Upper bounds") lists them.
 #: rounds (repeats) of a cell, and the most an adaptive rule may run
 MAX_REPEATS = 1000
 #: client threads of a run (and the pool sizes of DM's units, MariaDB's replica workers)
@@ -375,7 +375,7 @@ class DmParams(_Model):
     task_name: str = "tibench-dm"
     poll_s: Annotated[float, Field(gt=0)] = 2.0
     #: how tasks reach DM: ``openapi`` (DM ≥ 5.3), ``dmctl`` with a task file (any DM; the
-    #: only way to set mydumper's rows and statement size), ``auto``: see README (real DM)
+    #: only way to set mydumper's rows and statement size), ``auto``: see docs/phases.md (real DM)
     api: Literal["auto", "openapi", "dmctl"] = "auto"
     #: the cluster's DM version (``v1.0.7``, ``5.4.0``): it decides the task file's dialect
     #: (DM 1.0: black-white-list, rows and statement size as mydumper extra-args) and, with
