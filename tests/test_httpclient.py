@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from tibenchlib import prometheus
+from tibenchlib.db import secret_env_names
 from tibenchlib.dm import openapi
 from tibenchlib.dm.dmctl import DmStatusError
 from tibenchlib.httpclient import HttpClient, HttpError, shown_url
@@ -245,3 +246,15 @@ def test_the_study_file_names_secrets_never_holds_them():
         _study(prometheus_http={"password_env": "PW"})
     with pytest.raises(ParamsError, match="not both"):
         _study(prometheus_http={"user": "a", "token_env": "T"})
+
+
+def test_notebook_kernels_get_the_http_secrets_by_file_not_environment():
+    """The variables a study's ``*_http`` sections name are among those kept out of a kernel's
+    environment (:func:`tibenchlib.db.secrets_for_kernels`)."""
+    s = _study(
+        prometheus_http={"user": "a", "password_env": "PROM_PW"},
+        tpch_scaling={"pd_http": {"token_env": "PD_TOKEN"}},
+        dm={"master_http": {"token_env": "DM_TOKEN"}},
+    )
+    names = secret_env_names(s.model_dump())
+    assert {"PROM_PW", "PD_TOKEN", "DM_TOKEN", "TIBENCH_PASSWORD"} <= set(names)

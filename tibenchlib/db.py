@@ -120,11 +120,12 @@ def child_env() -> dict[str, str]:
 
 
 def secret_env_names(data) -> list[str]:
-    """The variables named by every ``*password_env`` field of a study's parameters (a dict)."""
+    """The variables named by every ``*password_env`` and ``token_env`` field of a study's
+    parameters (a dict)."""
     out: list[str] = []
     if isinstance(data, dict):
         for k, v in data.items():
-            if str(k).endswith("password_env") and isinstance(v, str):
+            if str(k).endswith(("password_env", "token_env")) and isinstance(v, str):
                 out.append(v)
             else:
                 out += secret_env_names(v)
