@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from tibenchlib import prometheus
-from tibenchlib.db import secret_env_names
+from tibenchlib.db import child_env, secret_env_names
 from tibenchlib.dm import openapi
 from tibenchlib.dm.dmctl import DmStatusError
 from tibenchlib.httpclient import HttpClient, HttpError, shown_url
@@ -258,3 +258,17 @@ def test_notebook_kernels_get_the_http_secrets_by_file_not_environment():
     )
     names = secret_env_names(s.model_dump())
     assert {"PROM_PW", "PD_TOKEN", "DM_TOKEN", "TIBENCH_PASSWORD"} <= set(names)
+
+
+def test_tools_never_inherit_an_http_secret(monkeypatch):
+    """A tool started before the first request (sysbench's first run precedes the first
+    Prometheus query) gets no variable the study names as an HTTP secret."""
+    monkeypatch.setenv("T_EARLY_TOKEN", TOKEN)
+    monkeypatch.setenv("T_EARLY_PW", PASSWORD)
+    assert "T_EARLY_TOKEN" in child_env()
+    _study(
+        prometheus_http={"token_env": "T_EARLY_TOKEN"},
+        dm={"master_http": {"user": "u", "password_env": "T_EARLY_PW"}},
+    )
+    env = child_env()
+    assert "T_EARLY_TOKEN" not in env and "T_EARLY_PW" not in env

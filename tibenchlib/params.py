@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from . import phasenames
-from .db import env_secret, mask_url, mask_urls, url_has_password
+from .db import env_secret, keep_from_children, mask_url, mask_urls, url_has_password
 from .paths import RESERVED_NAMES
 from .ycsb.runner import Workload as YcsbWorkload
 
@@ -164,6 +164,13 @@ class HttpAccess(_Model):
                 "the secret, never the secret itself"
             )
         return v
+
+    def model_post_init(self, context: Any) -> None:
+        # the secret is read only at the first request, after tools may have started: the
+        # variables are kept out of every child's environment from the moment the file names them
+        for name in (self.password_env, self.token_env):
+            if name:
+                keep_from_children(name)
 
     @model_validator(mode="after")
     def _consistent(self) -> HttpAccess:
