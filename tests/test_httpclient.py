@@ -103,23 +103,25 @@ def plain():
     srv.shutdown()
 
 
-@pytest.fixture
-def tls(certs):
+def _tls_server(certs, client_ca: Path | None = None):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(*map(str, certs.server))
-    srv, info = _serve(ctx)
+    if client_ca is not None:  # a server that wants the client's certificate
+        ctx.load_verify_locations(str(client_ca))
+        ctx.verify_mode = ssl.CERT_REQUIRED
+    return _serve(ctx)
+
+
+@pytest.fixture
+def tls(certs):
+    srv, info = _tls_server(certs)
     yield info
     srv.shutdown()
 
 
 @pytest.fixture
 def mtls(certs):
-    """A server that wants the client's certificate."""
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(*map(str, certs.server))
-    ctx.load_verify_locations(str(certs.client[0]))
-    ctx.verify_mode = ssl.CERT_REQUIRED
-    srv, info = _serve(ctx)
+    srv, info = _tls_server(certs, client_ca=certs.client[0])
     yield info
     srv.shutdown()
 
