@@ -95,6 +95,11 @@ SECRETS_PREFIX, SECRETS_SUFFIX = "secrets-", ".json"
 _secret_names: set[str] = set()  # environment variables read as passwords, in this process
 
 
+def keep_from_children(name: str) -> None:
+    """From now on the variable ``name`` holds a secret: :func:`child_env` leaves it out."""
+    _secret_names.add(name)
+
+
 def env_secret(name: str) -> str | None:
     """The password in the environment variable ``name`` (or in the kernel's secrets file, see
     :func:`secrets_for_kernels`); from now on ``name`` is kept from children's environments."""
@@ -120,11 +125,12 @@ def child_env() -> dict[str, str]:
 
 
 def secret_env_names(data) -> list[str]:
-    """The variables named by every ``*password_env`` field of a study's parameters (a dict)."""
+    """The variables named by every ``*password_env`` and ``token_env`` field of a study's
+    parameters (a dict)."""
     out: list[str] = []
     if isinstance(data, dict):
         for k, v in data.items():
-            if str(k).endswith("password_env") and isinstance(v, str):
+            if str(k).endswith(("password_env", "token_env")) and isinstance(v, str):
                 out.append(v)
             else:
                 out += secret_env_names(v)

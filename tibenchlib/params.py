@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from . import phasenames
-from .db import env_secret, mask_url, mask_urls, url_has_password
+from .db import env_secret, keep_from_children, mask_url, mask_urls, url_has_password
 from .paths import RESERVED_NAMES
 from .ycsb.runner import Workload as YcsbWorkload
 
@@ -58,8 +58,8 @@ Workload = Literal[SYSBENCH_WORKLOADS]  # type: ignore[valid-type]
 PosInt = Annotated[int, Field(gt=0)]
 
 # Upper bounds of every count a study gives: far above any real study, low enough that a typo
-# (an extra zero, 1e9) is refused before the dry run plans it. The README's "When something
-# goes wrong" lists them.
+# (an extra zero, 1e9) is refused before the dry run plans it. docs/failures.md
+# ("Upper bounds") lists them.
 #: rounds (repeats) of a cell, and the most an adaptive rule may run
 MAX_REPEATS = 1000
 #: client threads of a run (and the pool sizes of DM's units, MariaDB's replica workers)
@@ -117,6 +117,70 @@ class TLS(_Model):
     cert: str | None = None
     key: str | None = None
     verify_identity: bool = False
+
+
+#: The name of an environment variable (a ``*_env`` field): never the secret itself.
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SECRET_KEYS = ("password", "token", "bearer", "secret")
+
+
+class HttpAccess(_Model):
+    """TLS and authentication for an HTTP service of the cluster (Prometheus, PD, DM's
+    OpenAPI): ``prometheus_http``, ``tpch_scaling.pd_http``, ``dm.master_http``.
+
+    Secrets never live in the file: ``token_env`` names the variable holding a bearer token,
+    ``password_env`` the one holding ``user``'s password (HTTP basic authentication).
+    """
+
+    #: CA file verifying the service's certificate (default: the system's CAs)
+    ca: str | None = None
+    #: client certificate and its key (mutual TLS)
+    cert: str | None = None
+    key: str | None = None
+    #: false: accept any certificate (a test cluster's self-signed one)
+    verify: bool = True
+    user: str | None = None
+    password_env: str | None = None
+    token_env: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_literal_secret(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for k in data:
+                if str(k).lower() in _SECRET_KEYS:
+                    raise ValueError(
+                        f"{k}: a secret is never written in the study file; export it and give "
+                        "the variable's name in token_env (a bearer token) or password_env"
+                    )
+        return data
+
+    @field_validator("password_env", "token_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        if v is not None and not _ENV_NAME.match(v):
+            raise ValueError(
+                "is not an environment variable's name: give the name of the variable holding "
+                "the secret, never the secret itself"
+            )
+        return v
+
+    def model_post_init(self, context: Any) -> None:
+        # the secret is read only at the first request, after tools may have started: the
+        # variables are kept out of every child's environment from the moment the file names them
+        for name in (self.password_env, self.token_env):
+            if name:
+                keep_from_children(name)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> HttpAccess:
+        if self.key and not self.cert:
+            raise ValueError("key needs cert (the client certificate it belongs to)")
+        if self.password_env and not self.user:
+            raise ValueError("password_env needs user (basic authentication)")
+        if self.token_env and self.user:
+            raise ValueError("give token_env (a bearer token) or user/password_env, not both")
+        return self
 
 
 class Target(_Model):
@@ -245,7 +309,13 @@ class TpchParams(_Model):
     session_settings: dict[str, Scalar] = {}
     tiflash_replicas: Annotated[int, Field(gt=0, le=100)] | None = None
     pd_url: str | None = None
+    pd_http: HttpAccess = HttpAccess()
     scale_out_commands: dict[str, str] = {}
+
+    @field_validator("pd_url")
+    @classmethod
+    def _no_password_in_pd_url(cls, v: str | None) -> str | None:
+        return _refuse_password(v, "tpch_scaling.pd_http.password_env")
 
 
 #: sysbench workloads the DM sync unit replays on the source (report 003: insert-only, write-only).
@@ -304,6 +374,7 @@ class DmParams(_Model):
     sync: DmSyncParams = DmSyncParams()
     #: a real DM master's OpenAPI (DM ≥ 5.3), e.g. http://10.0.1.9:8261
     master_url: str | None = None
+    master_http: HttpAccess = HttpAccess()
     source_name: str | None = None  # the DM source (``operate-source``) the task reads
     #: the DM source's MySQL, for sysbench (sync runs) and the verification of every run
     source_url: str | None = None
@@ -311,7 +382,7 @@ class DmParams(_Model):
     task_name: str = "tibench-dm"
     poll_s: Annotated[float, Field(gt=0)] = 2.0
     #: how tasks reach DM: ``openapi`` (DM ≥ 5.3), ``dmctl`` with a task file (any DM; the
-    #: only way to set mydumper's rows and statement size), ``auto``: see README (real DM)
+    #: only way to set mydumper's rows and statement size), ``auto``: see docs/phases.md (real DM)
     api: Literal["auto", "openapi", "dmctl"] = "auto"
     #: the cluster's DM version (``v1.0.7``, ``5.4.0``): it decides the task file's dialect
     #: (DM 1.0: black-white-list, rows and statement size as mydumper extra-args) and, with
@@ -321,7 +392,7 @@ class DmParams(_Model):
     @field_validator("master_url")
     @classmethod
     def _no_password_in_master_url(cls, v: str | None) -> str | None:
-        return _refuse_password(v, "target.password_env")
+        return _refuse_password(v, "dm.master_http.password_env")
 
     @model_validator(mode="after")
     def _source_with_master(self) -> DmParams:
@@ -486,6 +557,7 @@ class Study(_Model):
     run_timeout_s: TimeoutS | None = None
     sample_resources: bool = True
     prometheus_url: str | None = None
+    prometheus_http: HttpAccess = HttpAccess()
 
     #: The params file this study was read from (None when built in code).
     _source: str | None = PrivateAttr(default=None)
@@ -510,6 +582,11 @@ class Study(_Model):
                 f"({', '.join(RESERVED_NAMES)} are not study names)"
             )
         return v
+
+    @field_validator("prometheus_url")
+    @classmethod
+    def _no_password_in_prometheus_url(cls, v: str | None) -> str | None:
+        return _refuse_password(v, "prometheus_http.password_env")
 
     @field_validator("results_url")
     @classmethod
@@ -674,6 +751,8 @@ def _format_errors(err: ValidationError, source: str) -> str:
             msg = f"{msg}; got {e.get('input')!r}"
         elif e["type"] == "value_error" and e["loc"] and e["loc"][-1] in URL_FIELDS:
             pass  # the message shows the URL, masked
+        elif loc_ and str(loc_[-1]).endswith("_env"):
+            pass  # what was given may be the secret itself: never shown
         elif "input" in e and not isinstance(e["input"], dict | list):
             shown = e["input"]
             if isinstance(shown, str) and "://" in shown:

@@ -6,8 +6,9 @@ expressions are kept in ``tests/fixtures/prometheus/`` with their sources). Graf
 variables are dropped: ``k8s_cluster``/``tidb_cluster`` are empty on a TiUP deployment and
 ``$instance`` means all instances; ``[$__rate_interval]`` becomes ``rate_window``.
 
-Only the standard library talks HTTP (``urllib``). A bad URL or an empty answer is a warning in
-the result, never an exception: the run's own results are kept whatever Prometheus says.
+HTTP goes through :mod:`tibenchlib.httpclient` (TLS and authentication from the study's
+``prometheus_http``). A bad URL or an empty answer is a warning in the result, never an
+exception: the run's own results are kept whatever Prometheus says.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from __future__ import annotations
 import json
 import math
 import numbers
-import urllib.error
-import urllib.parse
-import urllib.request
 from datetime import datetime
 
 import pandas as pd
+
+from .httpclient import Access, HttpClient, HttpError, shown_url
 
 __all__ = [
     "CLUSTER_QUERIES",
@@ -127,6 +127,7 @@ def query_range(
     end: float | datetime | pd.Timestamp,
     step: float,
     timeout: float = 10.0,
+    access: Access | None = None,
 ) -> pd.DataFrame:
     """Run a PromQL range query.
 
@@ -142,6 +143,8 @@ def query_range(
         Seconds between points.
     timeout
         Seconds to wait for the answer.
+    access
+        TLS and authentication (the study's ``prometheus_http``), or ``None``.
 
     Returns
     -------
@@ -161,32 +164,21 @@ def query_range(
             f"{(e - s) / step:.0f} points per series exceed Prometheus' {_MAX_POINTS}: "
             "use a larger step"
         )
-    url = base_url.rstrip("/") + "/api/v1/query_range"
-    # Form-encoded POST: the dashboards' long selectors stay clear of URL length limits.
-    body = urllib.parse.urlencode(
-        {"query": promql, "start": f"{s:.3f}", "end": f"{e:.3f}", "step": f"{step:g}"}
-    ).encode()
+    client = HttpClient(base_url, access, timeout)
+    form = {"query": promql, "start": f"{s:.3f}", "end": f"{e:.3f}", "step": f"{step:g}"}
     try:
-        req = urllib.request.Request(
-            url,
-            data=body,
-            method="POST",
-            headers={
-                "Content-Type": "application/x-www-form-urlencoded",
-                "Accept": "application/json",
-            },
-        )
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            raw = resp.read()
-    except urllib.error.HTTPError as err:
-        raw = err.read()
+        # Form-encoded POST: the dashboards' long selectors stay clear of URL length limits.
+        raw = client.request(
+            "POST", "/api/v1/query_range", data=form, headers={"Accept": "application/json"}
+        ).content
+    except HttpError as err:
+        if err.unreachable:
+            raise PrometheusError(str(err)) from None
         try:
-            return parse_query_range(raw)
+            return parse_query_range(err.body)
         except PrometheusError as pe:
-            raise PrometheusError(f"{url}: HTTP {err.code}: {pe}") from None
-    except (urllib.error.URLError, OSError, ValueError) as err:
-        reason = getattr(err, "reason", err)
-        raise PrometheusError(f"cannot reach {url}: {reason}") from None
+            url = shown_url(client.url("/api/v1/query_range"))
+            raise PrometheusError(f"{url}: HTTP {err.status}: {pe}") from None
     return parse_query_range(raw)
 
 
@@ -199,6 +191,7 @@ def collect_run_metrics(
     components: tuple[str, ...] = ("tidb", "tikv", "pd", "tiflash"),
     host_cpu: bool = True,
     timeout: float = 10.0,
+    access: Access | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Process CPU and memory of each cluster component over one run's window.
 
@@ -217,6 +210,8 @@ def collect_run_metrics(
         Which of ``tidb``, ``tikv``, ``pd``, ``tiflash`` to query.
     host_cpu
         Also query host CPU busy % from node_exporter.
+    access
+        TLS and authentication (the study's ``prometheus_http``), or ``None``.
 
     Returns
     -------
@@ -240,9 +235,9 @@ def collect_run_metrics(
     for (component, metric), template in jobs:
         promql = template.replace("$window", rate_window)
         try:
-            df = query_range(base_url, promql, s, e, step, timeout)
+            df = query_range(base_url, promql, s, e, step, timeout, access)
         except PrometheusError as err:
-            if str(err).startswith("cannot reach"):
+            if str(err).startswith(("cannot reach", "cannot use")):
                 warnings.append(f"Prometheus unreachable, cluster metrics skipped: {err}")
                 return empty, warnings
             warnings.append(f"{component} {metric}: {err}")

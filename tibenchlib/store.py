@@ -3,7 +3,7 @@
 Written as results arrive, one transaction per run, so an interrupted study loses nothing already
 measured. The store never computes: it keeps rows and gives them back as DataFrames.
 
-Tables (documented in the README):
+Tables (documented in docs/catalog.md):
 
 ``studies``        one row per study: its validated parameters (JSON) and when it was first seen.
 ``arms``           one row per study × arm: server options, masked target URL, flavor, version.

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import copy
 import json
-import urllib.error
-import urllib.request
 
 import pandas as pd
 
 from ..db import ConnInfo
+from ..httpclient import Access, HttpClient, HttpError
 from .dmctl import STATUS_COLUMNS, DmStatusError, status_row
 from .dump import DumpSettings
 from .load import LoadSettings
@@ -150,28 +149,28 @@ def finished(status: pd.DataFrame, task_mode: str = "all") -> bool:
 
 
 class DmClient:
-    """A minimal client of a DM master's OpenAPI (``http://host:8261``)."""
+    """A minimal client of a DM master's OpenAPI (``http://host:8261``); ``access`` is TLS and
+    authentication (the study's ``dm.master_http``)."""
 
-    def __init__(self, master_url: str, timeout_s: float = 30):
-        self.base = master_url.rstrip("/") + API
+    def __init__(self, master_url: str, access: Access | None = None, timeout_s: float = 30):
+        self.http = HttpClient(master_url.rstrip("/") + API, access, timeout_s)
+        self.base = self.http.base_url
         self.timeout_s = timeout_s
 
     def _call(self, method: str, path: str, body: dict | None = None) -> dict:
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(
-            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
-                text = r.read().decode()
-        except urllib.error.HTTPError as e:
-            detail = " ".join(e.read().decode(errors="replace").split())[:300]
-            err = DmStatusError(f"DM OpenAPI {method} {path}: HTTP {e.code}: {detail}")
-            err.http_status = e.code
+            text = self.http.request(method, path, json=body).text
+        except HttpError as e:
+            if e.unreachable:
+                raise DmStatusError(f"DM master unreachable: {e}") from None
+            detail = " ".join(e.body.split())[:300]
+            err = DmStatusError(f"DM OpenAPI {method} {path}: HTTP {e.status}: {detail}")
+            err.http_status = e.status
             raise err from None
-        except urllib.error.URLError as e:
-            raise DmStatusError(f"DM master {self.base} unreachable: {e.reason}") from None
-        return json.loads(text) if text.strip() else {}
+        try:
+            return json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as e:
+            raise DmStatusError(f"DM OpenAPI {method} {path}: answer is not JSON: {e}") from None
 
     def masters(self) -> dict:
         return self._call("GET", "/cluster/masters")

@@ -154,7 +154,7 @@ def choose_api(study: Study, specs: list[DmSpec], *, dmctl: str | None = None) -
         why = "the plan sets dump rows or statement_size but dmctl is not installed"
         return "openapi", why + ": DM's OpenAPI cannot carry them, DM chooses"
     try:
-        openapi.DmClient(p.master_url).masters()
+        openapi.DmClient(p.master_url, p.master_http).masters()
     except DmStatusError as e:
         if getattr(e, "http_status", None) == 404:
             why = "the DM master does not serve the OpenAPI (HTTP 404)"
@@ -275,7 +275,9 @@ def run_full(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
         "load_rows_s": rows / load_s if rows and load_s else None,
         "dump_rows_s": rows / dump_s if rows and dump_s else None,
     }  # fmt: skip
-    row |= tidb_measures(study.prometheus_url, ctx.target, p.database, started, finished)
+    row |= tidb_measures(
+        study.prometheus_url, ctx.target, p.database, started, finished, study.prometheus_http
+    )
     rec = dict(
         workload="full", threads=ls.threads, error=error, events=rows,
         tps=rows / (finished - started) if rows else None, warnings=warns,
@@ -339,7 +341,14 @@ def run_sync(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
         "events_s": events / catchup if events and catchup else None,
         "rows_s": rows_applied / catchup if rows_applied and catchup else None,
     }  # fmt: skip
-    row |= tidb_measures(ctx.study.prometheus_url, ctx.target, p.database, started, finished)
+    row |= tidb_measures(
+        ctx.study.prometheus_url,
+        ctx.target,
+        p.database,
+        started,
+        finished,
+        ctx.study.prometheus_http,
+    )
     rec = dict(
         workload="sync", threads=p.sync.threads, error=error, events=events,
         tps=row["rows_s"], warnings=[], total_time_s=catchup,
@@ -373,7 +382,11 @@ def run_real_dm(
     )
     api, why = choose_api(study, specs)
     log.info("dm: %s", why)
-    client = DmctlClient(p.master_url) if api == "dmctl" else openapi.DmClient(p.master_url)
+    client = (
+        DmctlClient(p.master_url)
+        if api == "dmctl"
+        else openapi.DmClient(p.master_url, p.master_http)
+    )
     state: dict = {}
 
     def open_arm(spec: DmSpec, previous):

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from .. import prometheus
 from ..db import ConnInfo
+from ..httpclient import Access
 
 __all__ = [
     "COLUMNS",
@@ -46,14 +47,19 @@ def _empty(note: str, source: str | None = None) -> dict:
 
 
 def from_prometheus(
-    base_url: str, start: float, end: float, step: float = 15.0, rate_window: str = "1m"
+    base_url: str,
+    start: float,
+    end: float,
+    step: float = 15.0,
+    rate_window: str = "1m",
+    access: Access | None = None,
 ) -> dict:
     """Mean over the window of the dashboard's QPS and p99 (ms); notes say what is missing."""
     out, notes = _empty(None, "prometheus"), []
     for col, template in TIDB_QUERIES.items():
         promql = template.replace("$window", rate_window)
         try:
-            df = prometheus.query_range(base_url, promql, start, end, max(step, 1.0))
+            df = prometheus.query_range(base_url, promql, start, end, max(step, 1.0), access=access)
         except prometheus.PrometheusError as e:
             notes.append(f"{col}: {e}")
             continue
@@ -120,11 +126,17 @@ def from_statements_summary(conn: ConnInfo, database: str, start: float, end: fl
 
 
 def tidb_measures(
-    prometheus_url: str | None, target: ConnInfo, database: str, start: float, end: float
+    prometheus_url: str | None,
+    target: ConnInfo,
+    database: str,
+    start: float,
+    end: float,
+    access: Access | None = None,
 ) -> dict:
-    """The run's TiDB measures; never raises for a missing source (the note says why)."""
+    """The run's TiDB measures; never raises for a missing source (the note says why).
+    ``access``: TLS and authentication for Prometheus (the study's ``prometheus_http``)."""
     if prometheus_url:
-        return from_prometheus(prometheus_url, start, end)
+        return from_prometheus(prometheus_url, start, end, access=access)
     try:
         return from_statements_summary(target, database, start, end)
     except sa.exc.DBAPIError as e:

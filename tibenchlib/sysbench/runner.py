@@ -135,7 +135,10 @@ def run_one(
         from ..prometheus import collect_run_metrics
 
         metrics, warns = collect_run_metrics(
-            study.prometheus_url, outcome.started_at, outcome.finished_at
+            study.prometheus_url,
+            outcome.started_at,
+            outcome.finished_at,
+            access=study.prometheus_http,
         )
         rec.warnings += warns
         if len(metrics):

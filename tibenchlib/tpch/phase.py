@@ -238,7 +238,8 @@ def _tiflash_arm(ctx, study: Study, label: str, qs, progress: bool) -> dict:
 
     p = study.tpch_scaling
     if p.pd_url:
-        tiflash.wait_regions_stable(tiflash.pd_stores_fetcher(p.pd_url), progress=progress)
+        fetch = tiflash.pd_stores_fetcher(p.pd_url, access=p.pd_http)
+        tiflash.wait_regions_stable(fetch, progress=progress)
     if p.tiflash_replicas:
         tiflash.set_replicas(ctx.engine(), p.tiflash_replicas, guard=ctx.guard)
         tiflash.wait_for_replicas(ctx.engine(), p.tiflash_replicas, progress=progress)

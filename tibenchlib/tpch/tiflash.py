@@ -19,9 +19,7 @@ and ``clock`` arguments so they are tested without a cluster.
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,6 +28,7 @@ import sqlalchemy as sa
 
 from .. import terminal
 from ..db import ConnInfo
+from ..httpclient import Access, HttpClient
 from ..parse.tidb import parse_explain, parse_pd_stores, plan_reads_tiflash, plan_table_engines
 from ._conn import ConnectionFactory, connector, session_sql
 from .queries import Query
@@ -326,14 +325,17 @@ def tiflash_store_count(target: sa.Engine | ConnInfo | ConnectionFactory) -> int
         conn.close()
 
 
-def pd_stores_fetcher(pd_url: str, timeout_s: float = 10.0) -> Callable[[], dict]:
+def pd_stores_fetcher(
+    pd_url: str, timeout_s: float = 10.0, access: Access | None = None
+) -> Callable[[], dict]:
     """A callable returning PD's ``/pd/api/v1/stores`` JSON (``pd_url`` like
-    ``http://10.0.1.1:2379``)."""
-    url = pd_url.rstrip("/") + "/pd/api/v1/stores"
+    ``http://10.0.1.1:2379``; ``access``: TLS and authentication, the study's
+    ``tpch_scaling.pd_http``). It raises :class:`tibenchlib.httpclient.HttpError`, one line
+    naming the URL, when PD cannot be reached or refuses."""
+    client = HttpClient(pd_url, access, timeout_s)
 
     def fetch() -> dict:
-        with urllib.request.urlopen(url, timeout=timeout_s) as r:  # noqa: S310 - user's PD
-            return json.loads(r.read().decode())
+        return client.get_json("/pd/api/v1/stores")
 
     return fetch
 
