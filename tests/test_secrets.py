@@ -89,3 +89,15 @@ def test_known_password_leaks_nowhere(tmp_path, mariadb, sysbench_bin):
     assert any(p.suffix == ".log" for p in files) and any("environment" in p.parts for p in files)
     leaks = [str(p) for p in files if known.encode() in p.read_bytes()]
     assert not leaks, leaks
+
+
+def test_environment_capture_commands_get_no_password(monkeypatch):
+    """lscpu, numactl and the other commands the environment phase runs are started without the
+    variables that hold passwords."""
+    from tibenchlib import db
+    from tibenchlib.envcapture.sources import _run
+
+    monkeypatch.setenv("TB_CAPTURE_SECRET", "s3cr3t-capture")
+    assert db.env_secret("TB_CAPTURE_SECRET") == "s3cr3t-capture"
+    out = _run(["env"])["stdout"]
+    assert "LC_ALL=C" in out and "s3cr3t-capture" not in out

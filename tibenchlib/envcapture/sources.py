@@ -3,12 +3,12 @@ never raise (a failure is an unavailable value)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..db import child_env
 from .record import unavailable
 
 
@@ -42,7 +42,7 @@ def _run(argv: list[str], timeout: float = 15) -> dict:
             capture_output=True,
             text=True,
             timeout=timeout,
-            env={**os.environ, "LC_ALL": "C"},
+            env={**child_env(), "LC_ALL": "C"},
         )
     except (OSError, subprocess.SubprocessError) as e:
         return unavailable(f"{' '.join(argv)}: {e}")
