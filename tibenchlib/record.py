@@ -78,9 +78,6 @@ class RunRecord:
         row["warnings_json"] = json.dumps(row.pop("warnings"))
         return row
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
     def __getitem__(self, key: str) -> Any:  # row["tps"], as the loop and tests read rows
         return getattr(self, key)
 

@@ -33,10 +33,6 @@ _DATA_FILE = re.compile(r"^(?P<db>[^.]+)\.(?P<table>[^.]+)(?:\.(?P<chunk>\d+))?\
 FILE_COLUMNS = ["database", "table", "chunk", "statements", "rows", "bytes"]
 
 
-class DumpError(RuntimeError):
-    """mydumper failed, or wrote something that cannot be read."""
-
-
 @dataclass(frozen=True)
 class DumpSettings:
     """The dump unit's knobs as report 003 swept them (``-t``, ``-r``, ``-s``)."""

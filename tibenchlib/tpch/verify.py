@@ -69,11 +69,6 @@ def answer_path(number: int, scale_factor: float, source: str = "tpchgen") -> Pa
     return reference_root() / source / f"sf{scale_factor:g}" / f"q{number:02d}.csv"
 
 
-def available_scale_factors(source: str = "tpchgen") -> list[float]:
-    base = reference_root() / source
-    return sorted(float(p.name[2:]) for p in base.glob("sf*") if p.is_dir())
-
-
 def parse_answer(text: str) -> tuple[list[str], list[list[str]]]:
     """A pipe-delimited answer file (header line, then rows) → (columns, rows of strings)."""
     lines = text.split("\n")
