@@ -10,7 +10,8 @@ stopping:
 **A group-sequential design with repeated confidence intervals** (Jennison & Turnbull 1989;
 *Group Sequential Methods*, 2000, ch. 9) on the within-round log ratios
 d_r = log(candidate_r / baseline_r) of a cell (one run of each arm per round, the arms' order
-balanced as :func:`tibenchlib.sweep.arm_order` does; a single-arm study uses d_r = log(figure_r)).
+balanced as :func:`tibenchlib.runorder.arm_order` does; a single-arm study uses
+d_r = log(figure_r)).
 
 1. Looks after rounds n = ``min``, ``min`` + 1, ..., ``max``. At look n the interval is the
    paired t interval of the n rounds so far, mean(d) +- c_n s_n / sqrt(n), with the spread s_n

@@ -108,9 +108,7 @@ def _servers() -> list[dict]:
     """The status of every embedded server under the data directory."""
     from .server import embedded
 
-    top = paths.data_dir() / "server"
-    names = sorted(d.name for d in top.iterdir() if d.is_dir()) if top.is_dir() else []
-    return [embedded(n).status() for n in names]
+    return [embedded(n).status() for n in paths.server_names()]
 
 
 def _stop_servers(before: set[str], keep: bool) -> list[str]:

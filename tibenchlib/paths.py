@@ -81,6 +81,12 @@ def server_dir(name: str = "embedded") -> Path:
     return _inside(data_dir() / SERVER_FOLDER, name, "server name")
 
 
+def server_names() -> list[str]:
+    """The embedded servers under the data directory, by name."""
+    top = data_dir() / SERVER_FOLDER
+    return sorted(d.name for d in top.iterdir() if d.is_dir()) if top.is_dir() else []
+
+
 def notebooks_dir() -> Path:
     """The phases' notebooks: ``notebooks/`` of the clone, or the copy shipped in the package."""
     return ROOT / "notebooks" if IN_CLONE else SHARE / "notebooks"

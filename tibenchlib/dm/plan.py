@@ -4,7 +4,7 @@ Report 003 tuned one knob at a time, the others fixed. So does this plan: every 
 ``dm:`` section with more than one setting is swept, the other knobs at their base setting (the
 first of each list); each setting is an arm (``load.threads=16``). The full-migration runs
 (``full``: dump + load + verification) come first, every arm once per round in an order that
-changes from round to round (:func:`tibenchlib.sweep.arm_order`); the sync runs (``sync``: the
+changes from round to round (:func:`tibenchlib.runorder.arm_order`); the sync runs (``sync``: the
 replica's apply throughput per worker-count and sysbench workload) follow, on a replica set up
 once from a fresh migration.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..params import Study
+from ..runorder import arm_order
 
 #: The full-migration knobs: ``(knob, unit section, field)``.
 FULL_KNOBS = (
@@ -85,8 +86,6 @@ def settings_for(study: Study, knob: str, value) -> dict:
 
 def plan(study: Study, arms: list[str] | None = None) -> list[DmSpec]:
     """The phase's runs in execution order (see the module's doc); ``arms`` keeps only those."""
-    from ..sweep import arm_order
-
     p = study.dm
     specs: list[tuple] = []
     full = {_arm("full", k, v): (k, v) for k, v in full_arms(study)}

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..binding import format_cpulist, parse_cpulist
+from ..cpulist import format_cpulist, parse_cpulist
 from .disks import _collect_disks
 from .record import SCHEMA_VERSION, _now, is_unavailable, unavailable
 from .redaction import redact

@@ -45,6 +45,7 @@ from ..parse.sysbench import parse_sysbench_file
 from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord, decide_status
 from ..runloop import run_plan
+from ..runorder import arm_order
 from ..stats import summarize_cells
 from ..store import Store
 from ..sysbench.record import check_run
@@ -117,10 +118,8 @@ def plan(study: Study, arms: list[str] | None = None) -> list[TpccSpec]:
     repeats; in a round, every arm runs every wait mode and thread count once, so drift spreads
     over the whole ladder and every arm. The arms' order within a round follows the sweep
     (``study.order``): ``interleaved`` and ``random`` rotate and reverse it from round to round
-    (:func:`tibenchlib.sweep.arm_order`), so a round is a block for a paired comparison;
+    (:func:`tibenchlib.runorder.arm_order`), so a round is a block for a paired comparison;
     ``sequential`` runs each arm's rounds back to back."""
-    from ..sweep import arm_order
-
     p = study.tpcc
     labels = [a for a in arm_labels(study) if not arms or a in arms]
     out: list[TpccSpec] = []

@@ -1,7 +1,7 @@
 """The ``ycsb`` phase: YCSB workloads × thread ladder × repeats on every arm, resumable.
 
 On the loop every measuring phase uses (:func:`tibenchlib.runloop.run_plan`): runs interleaved
-over arms like the sweep (:func:`tibenchlib.sweep.plan`), each one a
+over arms like the sweep (:func:`tibenchlib.runorder.run_order`), each one a
 :class:`~tibenchlib.record.RunRecord` in ``runs`` (phase ``ycsb``, ``workload`` the workload's
 name, ``tps`` = operations per second, the latency columns over *all* operations together) and
 its per-operation figures in ``ycsb_ops``.
@@ -35,6 +35,7 @@ from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
 from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord
+from ..runorder import run_order
 from ..store import Store
 from . import hdr
 from .build import build_binding, ycsb_home
@@ -75,17 +76,15 @@ class YcsbSpec:
 def plan(study: Study, arms: list[str] | None = None) -> list[YcsbSpec]:
     """The phase's runs in execution order: the sweep's order (``study.order``: interleaved
     rounds with the arms' order balanced, sequential or random) over the YCSB workloads."""
-    from ..sweep import plan as sweep_plan
-
     y = study.ycsb
-    specs = sweep_plan(
+    order = run_order(
         study,
-        arms=arms,
-        workloads=list(y.workloads),
-        threads=list(y.threads),
-        repeats=y.repeats,
+        arms or [a.label for a in study.arms],
+        list(y.workloads) or list(study.workloads),
+        lambda w: list(y.threads) or study.threads_for(w),
+        y.repeats or study.max_rounds,
     )
-    return [YcsbSpec(s.arm, s.workload, s.threads, s.repeat, s.seq) for s in specs]
+    return [YcsbSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(order)]
 
 
 def _tool(study: Study, conn) -> str:
