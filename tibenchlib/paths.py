@@ -123,6 +123,11 @@ def results_dir(study: str) -> Path:
     return study_dir(study) / "results"
 
 
+def findings_file(study: str) -> Path:
+    """Every phase's findings, each sentence in en and zh beside its data."""
+    return results_dir(study) / "findings.json"
+
+
 def raw_dir(study: str, tool: str) -> Path:
     """Raw output of one tool or step (``sysbench``, ``warmup``, ``prepare``, ``tpch``)."""
     return study_dir(study) / "raw" / tool

@@ -135,16 +135,6 @@ class Phase:
         their ``workload``."""
         return runs["workload"]
 
-    def findings(self, study: Study, store: Store, lang: str) -> list:
-        """What the phase's results say, as :class:`tibenchlib.findings.Finding` records for
-        the report, the notebook and ``tibench findings`` (rendered in ``lang`` by
-        :func:`tibenchlib.findings.render`; the records themselves hold no prose)."""
-        # imported here: the findings read each phase's tables through modules that import
-        # the phases, so a top-level import would close a cycle through the registry
-        from .findings import phase_findings
-
-        return phase_findings(study, self, store)
-
 
 # -- result files ------------------------------------------------------------------------------
 def write_results(study: Study | str, phase: str, df: pd.DataFrame) -> Path:
