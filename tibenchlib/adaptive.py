@@ -59,6 +59,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from .stats import _interval_verdicts, holm, lower_is_better
+
 __all__ = [
     "ADAPTIVE_METHOD",
     "CALIBRATION_PATHS",
@@ -520,7 +522,6 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
     look at level 1 - alpha_look / m. Adds ``n_rounds`` (rounds the interval used),
     ``rounds_needed``, ``stop_reason``, ``halfwidth_pct`` and ``ci_level``.
     """
-    from .stats import _interval_verdicts, holm, lower_is_better
 
     rep = study.adaptive
     c = study.compare

@@ -41,15 +41,18 @@ from ..clients import endpoint_conns, execute_together, split_threads
 from ..db import ConnInfo, secret_config_file
 from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
+from ..parse.gotpc import parse_tpcc_output
 from ..parse.sysbench import parse_sysbench_file
 from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord, decide_status
 from ..runloop import run_plan
 from ..runorder import arm_order
-from ..stats import summarize_cells
+from ..stats import fieller_ratio, summarize_cells
 from ..store import Store
 from ..sysbench.record import check_run
-from ..tools import display_command
+from ..sysbench.runner import set_aside
+from ..target import open_arm
+from ..tools import display_command, execute
 from .consistency import check_consistency
 from .runner import (
     TRANSACTIONS,
@@ -62,6 +65,7 @@ from .runner import (
     parse_driver_counts,
     parse_driver_latency,
     prepare_sysbench_tpcc,
+    sysbench_tpcc_command,
     transaction_latency,
 )
 
@@ -297,7 +301,6 @@ def _with_password(cmd: list[str], conn: ConnInfo) -> list[str]:
 
 
 def _gotpc(conn: ConnInfo, action: str, path: Path, warehouses: int, threads: int):
-    from ..tools import execute
 
     return execute(_with_password(_gotpc_cmd(conn, action, warehouses, threads), conn), path)
 
@@ -306,7 +309,6 @@ def _gotpc(conn: ConnInfo, action: str, path: Path, warehouses: int, threads: in
 def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     """One run of the Lua driver by every client at once (``ctx.study`` is read), the orders
     counted before and after; returns the run's figures, not yet recorded."""
-    from .runner import sysbench_tpcc_command
 
     study = ctx.study
     p = study.tpcc
@@ -413,7 +415,6 @@ def _sum(values) -> float | None:
 
 def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     """One go-tpc run by every client at once; returns the run's figures, not yet recorded."""
-    from ..parse.gotpc import parse_tpcc_output
 
     study = ctx.study
     p = study.tpcc
@@ -495,7 +496,6 @@ def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict
 
 def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
     """Measure one TPC-C run on an open arm, check consistency, record it. Returns its record."""
-    from ..sysbench.runner import set_aside
 
     study = ctx.study
     p = study.tpcc
@@ -624,7 +624,6 @@ def run_tpcc_phase(
 ) -> pd.DataFrame:
     """Run (or resume) the TPC-C runs in the catalog ``store`` and return one row per cell
     (:data:`SUMMARY_COLUMNS`)."""
-    from ..target import open_arm
 
     specs = plan(study, arms)
     tools = {a: resolve_tool(study, a) for a in dict.fromkeys(s.arm for s in specs)}
@@ -783,7 +782,6 @@ def wait_effect(study: Study, store: Store | None = None, arms: list[str] | None
     """Per arm × warehouses × threads measured both ways: tpmC with keying and think times
     over tpmC without, the ratio of the mean tpmC with Fieller's 95% interval (independent
     runs, :func:`tibenchlib.stats.fieller_ratio`)."""
-    from ..stats import fieller_ratio
 
     runs = runs_table(study, store, arms)
     cols = ["arm", "warehouses", "threads", "n_nowait", "n_wait", "tpmc_nowait", "tpmc_wait",

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from .. import terminal
 from ..db import ConnInfo
+from . import datagen
 from ._conn import ConnectionFactory, connector, server_info
 from .datagen import LINEITEM_ROWS, DataSet
 from .schema import TABLES, analyze_sql, columns, create_table_sql, drop_table_sql, expected_rows
@@ -370,7 +371,6 @@ def prepare(
     DataFrame
         The steps of :func:`load`, after a ``generate`` step when files were needed.
     """
-    from . import datagen
 
     if not force:
         known = datagen.load_manifest(directory or datagen.default_dir(scale_factor))

@@ -31,12 +31,17 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
+from ..clients import endpoint_conns
+from ..multiclient import align_series, sum_series
 from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
 from ..phase import Phase, RunContext, Tool
-from ..record import RunRecord
+from ..record import RunRecord, result_rows
+from ..runloop import run_plan
 from ..runorder import run_order
 from ..store import Store
+from ..sysbench.runner import set_aside
+from ..target import open_arm
 from . import hdr
 from .build import build_binding, ycsb_home
 from .runner import Workload, YcsbError, choose_tool, load, row_count, run_together
@@ -201,7 +206,6 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
 
 # -- one run -------------------------------------------------------------------------------------
 def _client_conns(study: Study, conn) -> list:
-    from ..clients import endpoint_conns
 
     y = study.ycsb
     return endpoint_conns(conn, y.endpoints or y.clients)
@@ -221,7 +225,6 @@ def _paths(study: str, spec: YcsbSpec, clients: int) -> tuple[list[Path], list[P
 
 def _set_aside(logs: list[Path], hdr_dirs: list[Path]) -> int:
     """Move an earlier attempt's logs and histogram folders aside (never overwritten)."""
-    from ..sysbench.runner import set_aside
 
     attempt = 1
     for i, p in enumerate(logs):
@@ -314,7 +317,6 @@ def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None
 def _intervals(results, outcomes, threads: int) -> pd.DataFrame:
     """The run's per-second throughput (status lines' TOTAL), summed over the clients on a
     common wall-clock grid."""
-    from ..multiclient import align_series, sum_series
 
     series = []
     for r in results:
@@ -464,7 +466,6 @@ def result_table(runs: pd.DataFrame) -> pd.DataFrame:
     """The phase's result rows (``results/ycsb.json``, ``tibench run --phase ycsb --json``):
     the runs' common columns, then ``clients``, ``latency_source`` and ``operations``
     (operation → ``count``, ``errors``, ``avg_ms``, ``p95_ms``, ``p99_ms``; ``ALL`` included)."""
-    from ..record import result_rows
 
     df = result_rows(runs)
     if not len(runs):
@@ -506,8 +507,6 @@ def run_ycsb_phase(
 ) -> pd.DataFrame:
     """Run (or resume) the phase in the catalog ``store``; returns the catalog's runs of the
     planned cells."""
-    from ..runloop import run_plan
-    from ..target import open_arm
 
     specs = plan(study, arms)
 
