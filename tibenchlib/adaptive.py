@@ -522,7 +522,6 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
     look at level 1 - alpha_look / m. Adds ``n_rounds`` (rounds the interval used),
     ``rounds_needed``, ``stop_reason``, ``halfwidth_pct`` and ``ci_level``.
     """
-
     rep = study.adaptive
     c = study.compare
     hib = not lower_is_better(c.metric)

@@ -157,7 +157,6 @@ def _log_files(d: Path, pattern: str) -> list[Path]:
 
 def _summary_row(f: Path, arm: str) -> dict:
     """One log's :class:`~tibenchlib.record.RunRecord` (exit unknown), as a compare row."""
-
     try:
         parsed = parse_sysbench_file(f)
     except Exception as e:  # noqa: BLE001 - any parser failure is reported with the file name
@@ -262,7 +261,6 @@ def runs_from_study_arm(ref: str, results_url: str | None = None) -> pd.DataFram
     The arms of two different studies can be compared this way (e.g. a study per version, the
     way report 000 tested v5.1.4, destroyed the cluster and deployed v6.0.0).
     """
-
     study, sep, arm = ref.partition("/")
     if not sep or not study or not arm:
         raise ValueError(f"{ref!r}: expected STUDY/ARM (or a directory of sysbench logs)")
@@ -357,7 +355,6 @@ def with_steady_state(runs: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFra
     """``runs`` with ``steady_tps``: each run's TPS after the MSER-5 cut of its per-second
     intervals (:func:`tibenchlib.steady.steady_state_table`, by ``run_key``); NaN for a run
     without intervals."""
-
     out = runs.drop(columns=["steady_tps"], errors="ignore")
     if intervals is None or not len(intervals) or "run_key" not in out.columns:
         return out.assign(steady_tps=np.nan)
@@ -447,7 +444,6 @@ def compare_arms_table(
     disagree by more than the interval; "steady_state" without ``intervals`` reads them from
     the study's catalog.
     """
-
     if "phase" in runs.columns and (runs["phase"] == "sweep").any():
         runs = runs[runs["phase"] == "sweep"]
     if "run_id" not in runs.columns and "run_key" in runs.columns:

@@ -287,7 +287,6 @@ def open_study(
     The study's language (``lang``) becomes this process's :func:`current_lang`: the language of
     the notebook's sentences that are not given a session.
     """
-
     if phase not in PHASE_NOTEBOOKS:
         raise ValueError(f"unknown phase '{phase}' (phases: {', '.join(PHASE_NOTEBOOKS)})")
     if measure not in (True, False, "auto"):

@@ -26,7 +26,7 @@ from pydantic import (
 from . import phasenames
 from .db import env_secret, mask_url, mask_urls, url_has_password
 from .paths import RESERVED_NAMES, params_examples_dir
-from .ycsb.runner import Workload as YcsbWorkload
+from .ycsb_workload import Workload as YcsbWorkload
 
 SYSBENCH_WORKLOADS = (
     "oltp_point_select",
@@ -758,7 +758,6 @@ def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Stu
 
 def _examples_hint() -> str:
     """Where the example study files are (in the clone, or shipped with an installed tibench)."""
-
     d = params_examples_dir()
     names = sorted(f.name for f in d.glob("*.yaml")) if d.is_dir() else []
     if not names:

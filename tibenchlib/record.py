@@ -122,7 +122,6 @@ def from_catalog(df):
 
 def result_rows(runs):
     """A phase's result table from catalog runs: :data:`RESULT_COLUMNS`, warnings as lists."""
-
     if not len(runs):
         return pd.DataFrame(columns=RESULT_COLUMNS)
     return from_catalog(runs).reindex(columns=RESULT_COLUMNS).reset_index(drop=True)

@@ -211,7 +211,6 @@ def count_statements(data: bytes) -> tuple[int, int]:
 def dump_files(directory: str | Path) -> pd.DataFrame:
     """One row per data file of a mydumper dump: ``database, table, chunk, statements, rows,
     bytes``. Schema and metadata files are not data; compressed (``.gz``) dumps are read too."""
-
     out = []
     for p in sorted(Path(directory).iterdir()):
         m = _DATA_FILE.match(p.name)

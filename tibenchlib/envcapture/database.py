@@ -47,7 +47,6 @@ def detect_flavor(version_string: str, version_comment: str | None = None) -> tu
     ``('mariadb', '10.11.6')``; anything else is ``mysql``. Delegates to
     :func:`tibenchlib.db.classify_version`, the one place that knows the rule.
     """
-
     info = classify_version(version_string, version_comment)
     return info.flavor, info.version
 

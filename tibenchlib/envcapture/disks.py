@@ -35,7 +35,6 @@ def _block_device(sys_root: Path, name: str) -> dict:
 
 
 def _collect_disks(h: _Host) -> dict:
-
     disks: dict[str, Any] = {}
     if h.data_dir is None:
         disks["data_dir"] = unavailable("no data directory given")

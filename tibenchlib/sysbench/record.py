@@ -85,7 +85,6 @@ def record_from_parsed(
     ``outcome`` (:class:`tibenchlib.tools.Outcome`) is how the process ended; None for a log read
     from disk, whose exit is unknown. ``workload``/``threads`` default to what the log prints.
     """
-
     s = parsed.summary
     iv = parsed.intervals if parsed.intervals is not None else pd.DataFrame()
     checked = check_run(s, iv, expected_s, interval_s)

@@ -86,7 +86,6 @@ def run_one(
     ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool | None = None
 ) -> RunRecord:
     """Run one sysbench run on an open arm and record it. Returns its record."""
-
     study = ctx.study
     d = duration_s or study.duration_s
     logs = client_logs(study.study, spec, study.n_clients)
@@ -156,7 +155,6 @@ def _run_clients(ctx, spec: RunSpec, d: int, logs: list[Path], timeout: float, s
     one parsed result whose summary, intervals and histogram merge the clients'
     (:mod:`tibenchlib.multiclient`) and one outcome spanning them all (the first failed
     client's exit when one failed). Every client's log stays where it was written."""
-
     study = ctx.study
     conns = endpoint_conns(ctx.conn, study.clients)
     shares = split_threads(spec.threads, len(conns))
@@ -209,7 +207,6 @@ def warmup_runs(ctx) -> pd.DataFrame:
     ``warmup_max_runs`` runs were made. Nothing here enters the sweep's statistics; every
     warm-up run is recorded in the catalog's ``warmups`` table. Returns this opening's rows.
     """
-
     study = ctx.study
     seconds = int(max(1, round(study.warmup_s)))
     done = ctx.store.read("warmups", study.study)
@@ -270,6 +267,5 @@ def describe(spec: RunSpec) -> str:
 
 def _sampler(ctx):
     """Per-second CPU/RSS of the local server (when tibench runs it) and the sysbench client."""
-
     server_pid = ctx.server.pid if ctx.server else None
     return ProcessSampler({"server": server_pid} if server_pid else {})

@@ -301,7 +301,6 @@ def _with_password(cmd: list[str], conn: ConnInfo) -> list[str]:
 
 
 def _gotpc(conn: ConnInfo, action: str, path: Path, warehouses: int, threads: int):
-
     return execute(_with_password(_gotpc_cmd(conn, action, warehouses, threads), conn), path)
 
 
@@ -309,7 +308,6 @@ def _gotpc(conn: ConnInfo, action: str, path: Path, warehouses: int, threads: in
 def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     """One run of the Lua driver by every client at once (``ctx.study`` is read), the orders
     counted before and after; returns the run's figures, not yet recorded."""
-
     study = ctx.study
     p = study.tpcc
     scale = Scale(spec.warehouses, p.items, p.customers)
@@ -415,7 +413,6 @@ def _sum(values) -> float | None:
 
 def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     """One go-tpc run by every client at once; returns the run's figures, not yet recorded."""
-
     study = ctx.study
     p = study.tpcc
     conns = client_conns(conn, study)
@@ -496,7 +493,6 @@ def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict
 
 def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
     """Measure one TPC-C run on an open arm, check consistency, record it. Returns its record."""
-
     study = ctx.study
     p = study.tpcc
     conn = ensure_data(ctx, spec.warehouses, tool) if spec.warehouses not in ctx.tpcc_ready else (
@@ -624,7 +620,6 @@ def run_tpcc_phase(
 ) -> pd.DataFrame:
     """Run (or resume) the TPC-C runs in the catalog ``store`` and return one row per cell
     (:data:`SUMMARY_COLUMNS`)."""
-
     specs = plan(study, arms)
     tools = {a: resolve_tool(study, a) for a in dict.fromkeys(s.arm for s in specs)}
 
@@ -782,7 +777,6 @@ def wait_effect(study: Study, store: Store | None = None, arms: list[str] | None
     """Per arm × warehouses × threads measured both ways: tpmC with keying and think times
     over tpmC without, the ratio of the mean tpmC with Fieller's 95% interval (independent
     runs, :func:`tibenchlib.stats.fieller_ratio`)."""
-
     runs = runs_table(study, store, arms)
     cols = ["arm", "warehouses", "threads", "n_nowait", "n_wait", "tpmc_nowait", "tpmc_wait",
             "ratio", "ci_low", "ci_high", "warnings"]  # fmt: skip

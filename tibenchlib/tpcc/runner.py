@@ -243,7 +243,6 @@ def transaction_latency(parsed: dict[str, dict]) -> dict[str, dict]:
     """Per transaction type: ``n``, ``avg`` (sum / n), ``p50``, ``p90``, ``p95``, ``p99``,
     ``p999`` (sysbench's percentile estimator on the merged histogram, exact to one bucket,
     about ±0.9%) and ``max``, in ms; None where no transaction of the type completed."""
-
     out = {}
     for name in TRANSACTIONS:
         a = parsed.get(name)

@@ -371,7 +371,6 @@ def prepare(
     DataFrame
         The steps of :func:`load`, after a ``generate`` step when files were needed.
     """
-
     if not force:
         known = datagen.load_manifest(directory or datagen.default_dir(scale_factor))
         lineitem_rows = known.rows.get("lineitem") if known is not None else None

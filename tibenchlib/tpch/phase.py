@@ -103,7 +103,6 @@ def run_tpch_phase(
     ``tpch_scaling/<arm>/<mode>``): a block cut short is cleared and run again, a complete one
     is skipped unless ``redo``; its executions are in ``tpch_queries``.
     """
-
     p = study.tpch_scaling
     embedded = study.target.kind == "embedded"
     qs = [query(n) for n in p.queries]
@@ -217,7 +216,6 @@ def _clear_block(store: Store, study: Study, arm: str, mode: str) -> None:
 
 
 def _scale_out(study: Study, label: str, yes: bool) -> None:
-
     cmd = study.tpch_scaling.scale_out_commands[label]
     guard_destructive(
         f"run `{cmd}` (scale the cluster for arm {label})",
@@ -232,7 +230,6 @@ def _scale_out(study: Study, label: str, yes: bool) -> None:
 
 def _tiflash_arm(ctx, study: Study, label: str, qs, progress: bool) -> dict:
     """Settle regions, set and wait for replicas, check plans; return the session settings."""
-
     p = study.tpch_scaling
     if p.pd_url:
         tiflash.wait_regions_stable(tiflash.pd_stores_fetcher(p.pd_url), progress=progress)
@@ -268,7 +265,6 @@ def elapsed_summary(runs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     (mean rate_arm / mean rate_base − 1) × 100 with the Fieller interval of that ratio. Rates, not
     wall times, are compared because arms may run different numbers of streams (one per core).
     """
-
     el = scaling.run_elapsed(runs)
     el = el.assign(qph=3600 * el["queries"] / el["elapsed_s"])
     rows = []

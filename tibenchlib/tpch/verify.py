@@ -280,7 +280,6 @@ def build_tpchgen_answers(
     tbl_dir: Path, scale_factor: float, root: Path | None = None
 ) -> list[Path]:
     """Answers for tpchgen-cli data: DuckDB's own queries over the generated ``.tbl`` files."""
-
     dataset = load_manifest(tbl_dir)
     if dataset is None:
         raise RuntimeError(f"{tbl_dir} has no manifest.json (generate it with datagen.generate)")

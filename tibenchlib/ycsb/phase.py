@@ -206,7 +206,6 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
 
 # -- one run -------------------------------------------------------------------------------------
 def _client_conns(study: Study, conn) -> list:
-
     y = study.ycsb
     return endpoint_conns(conn, y.endpoints or y.clients)
 
@@ -225,7 +224,6 @@ def _paths(study: str, spec: YcsbSpec, clients: int) -> tuple[list[Path], list[P
 
 def _set_aside(logs: list[Path], hdr_dirs: list[Path]) -> int:
     """Move an earlier attempt's logs and histogram folders aside (never overwritten)."""
-
     attempt = 1
     for i, p in enumerate(logs):
         n = set_aside(p)
@@ -317,7 +315,6 @@ def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None
 def _intervals(results, outcomes, threads: int) -> pd.DataFrame:
     """The run's per-second throughput (status lines' TOTAL), summed over the clients on a
     common wall-clock grid."""
-
     series = []
     for r in results:
         iv = r.intervals
@@ -466,7 +463,6 @@ def result_table(runs: pd.DataFrame) -> pd.DataFrame:
     """The phase's result rows (``results/ycsb.json``, ``tibench run --phase ycsb --json``):
     the runs' common columns, then ``clients``, ``latency_source`` and ``operations``
     (operation → ``count``, ``errors``, ``avg_ms``, ``p95_ms``, ``p99_ms``; ``ALL`` included)."""
-
     df = result_rows(runs)
     if not len(runs):
         return df.assign(clients=None, latency_source=None, operations=None)
@@ -507,7 +503,6 @@ def run_ycsb_phase(
 ) -> pd.DataFrame:
     """Run (or resume) the phase in the catalog ``store``; returns the catalog's runs of the
     planned cells."""
-
     specs = plan(study, arms)
 
     def open_ready(spec: YcsbSpec, _previous):
