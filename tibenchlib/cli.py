@@ -703,19 +703,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # -v and --data-dir are accepted before and after the subcommand; SUPPRESS keeps a
-    # subcommand's default from overwriting what was given before it
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-        help="debug logging on stderr, and the full traceback of an error",
-    )  # fmt: skip
-    common.add_argument(
-        "--data-dir", metavar="DIR", default=argparse.SUPPRESS,
-        help="where results, catalogs and the embedded server live (default: $TIBENCH_DATA, "
-        "else data/ of the project, or of the current directory when installed)",
-    )  # fmt: skip
-
+    common = _common_options()
     p = argparse.ArgumentParser(
         prog="tibench", description=__doc__.splitlines()[0], parents=[common]
     )
@@ -727,6 +715,38 @@ def build_parser() -> argparse.ArgumentParser:
             name, help=help, description=help.replace("%%", "%"), parents=[common]
         )
 
+    for add in (
+        _add_run_parser,
+        _add_catalog_parsers,
+        _add_server_and_env_parsers,
+        _add_parse_parser,
+        _add_compare_parser,
+        _add_report_parser,
+        _add_diagnose_parser,
+        _add_findings_parser,
+    ):
+        add(cmd)
+    return p
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """-v and --data-dir, accepted before and after the subcommand."""
+    # SUPPRESS keeps a subcommand's default from overwriting what was given before it
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+        help="debug logging on stderr, and the full traceback of an error",
+    )  # fmt: skip
+    common.add_argument(
+        "--data-dir", metavar="DIR", default=argparse.SUPPRESS,
+        help="where results, catalogs and the embedded server live (default: $TIBENCH_DATA, "
+        "else data/ of the project, or of the current directory when installed)",
+    )  # fmt: skip
+    return common
+
+
+def _add_run_parser(cmd) -> None:
+    """``tibench run``."""
     r = cmd("run", "run a study's phases (its notebooks, through papermill)")
     r.add_argument("params", help="the study's YAML file")
     r.add_argument(
@@ -760,6 +780,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     r.set_defaults(func=cmd_run)
 
+
+def _add_catalog_parsers(cmd) -> None:
+    """``tibench runs`` and ``tibench tools``: what the catalog holds."""
     ru = cmd("runs", "what is done, failed and pending per phase and arm, from the catalog")
     ru.add_argument("study", help="the study's name (its catalog under the data directory) or YAML")
     ru.add_argument("--json", action="store_true", help="the rows as JSON on stdout")
@@ -771,6 +794,9 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--lang", choices=["en", "zh"], default=None, help="language of the table")
     to.set_defaults(func=cmd_tools)
 
+
+def _add_server_and_env_parsers(cmd) -> None:
+    """``tibench server`` and ``tibench env``."""
     s = cmd("server", "start, stop or show the embedded MariaDB")
     s.add_argument("action", choices=["start", "stop", "status"], help="what to do")
     s.add_argument("--name", default="embedded", help="which embedded server (default: embedded)")
@@ -786,6 +812,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     e.set_defaults(func=cmd_env)
 
+
+def _add_parse_parser(cmd) -> None:
+    """``tibench parse``."""
     pa = cmd("parse", "read sysbench, TPC-H, TPC-C or YCSB tool output into a table (or JSON)")
     pa.add_argument(
         "tool", choices=["sysbench", "tpch", "tpcc", "ycsb"],
@@ -796,6 +825,9 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--json", action="store_true", help="every parsed field as JSON on stdout")
     pa.set_defaults(func=cmd_parse)
 
+
+def _add_compare_parser(cmd) -> None:
+    """``tibench compare``."""
     c = cmd("compare", "A/B comparison with Fieller 95%% intervals, Welch p values and verdicts")
     c.add_argument(
         "baseline", nargs="?", help="baseline: a directory of sysbench logs or STUDY/ARM"
@@ -826,10 +858,6 @@ def build_parser() -> argparse.ArgumentParser:
         "both arms ran together in each round",
     )  # fmt: skip
     c.set_defaults(func=cmd_compare)
-    _add_report_parser(cmd)
-    _add_diagnose_parser(cmd)
-    _add_findings_parser(cmd)
-    return p
 
 
 def _terminate(signum, frame):
