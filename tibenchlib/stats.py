@@ -812,15 +812,8 @@ def compare_arms(
     m = _arms_side_by_side(runs, cells, baseline, candidate, cell)
     m, e = _ratio_estimates(runs, m, baseline, candidate, metric, cell, level, df_method, paired)
     p_adj, fam = _holm_family(m, e.p, cell[0], family)
-    # simultaneous (Bonferroni) intervals over the Holm family: level 1 - (1 - level) / m
-    level_adj = 1 - (1 - level) / np.maximum(fam, 1)
-    vb, va = m["sd_b"] ** 2, m["sd_a"] ** 2
-    fa = _fieller_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"], level_adj, df_method)
-    pa = _paired_arrays(m["mean_d"], m["sd_d"], e.n_pairs, level_adj)
     imp, lo, hi = _improvement_pct(e.r, e.rlo, e.rhi, hib)
-    _, lo_adj, hi_adj = _improvement_pct(
-        e.r, np.where(e.use, pa[1], fa[1]), np.where(e.use, pa[2], fa[2]), hib
-    )
+    lo_adj, hi_adj = _simultaneous_pct(m, e, fam, level, df_method, hib)
     has_test = (m["n_a"] >= 2).to_numpy() & (m["n_b"] >= 2).to_numpy()
     verdict, size = _interval_verdicts(lo_adj, hi_adj, has_test, delta * 100)
 
@@ -831,8 +824,7 @@ def compare_arms(
     out["ci_low_adj_pct"], out["ci_high_adj_pct"] = lo_adj, hi_adj
     out["family_size"] = fam
     out["df"], out["p_value"], out["p_adjusted"] = e.df, e.p, p_adj
-    out["verdict"] = verdict
-    out["size"] = size
+    out["verdict"], out["size"] = verdict, size
     out["method"] = np.where(e.use, PAIRED_METHOD, FIELLER_METHOD[df_method])
     out["warnings"] = [
         _cell_notes(row, cell, baseline, candidate, paired, e, i)
@@ -941,6 +933,17 @@ def _improvement_pct(r, lo, hi, higher_is_better: bool):
     if higher_is_better:
         return (r - 1) * 100, (lo - 1) * 100, (hi - 1) * 100
     return (1 - r) * 100, (1 - hi) * 100, (1 - lo) * 100
+
+
+def _simultaneous_pct(m: pd.DataFrame, e: _Estimates, fam, level, df_method, hib):
+    """Each cell's interval as improvement %, simultaneous (Bonferroni) over its Holm family:
+    level 1 - (1 - level) / family size."""
+    level_adj = 1 - (1 - level) / np.maximum(fam, 1)
+    vb, va = m["sd_b"] ** 2, m["sd_a"] ** 2
+    fa = _fieller_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"], level_adj, df_method)
+    pa = _paired_arrays(m["mean_d"], m["sd_d"], e.n_pairs, level_adj)
+    lo, hi = np.where(e.use, pa[1], fa[1]), np.where(e.use, pa[2], fa[2])
+    return _improvement_pct(e.r, lo, hi, hib)[1:]
 
 
 def _holm_family(m: pd.DataFrame, p: np.ndarray, first: str, family: str):
