@@ -313,14 +313,10 @@ class Numa(Phase):
         return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        df = run_numa_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
-        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
-        return df
+        return self.measure_counting(ctx, run_numa_phase, arms=arms, redo=redo)
 
     def stored(self, study, store, arms) -> bool:
-        return bool(len(store.runs(study.study, phase=self.name)))
+        return self.has_runs(study, store)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         return analyze(study, store)

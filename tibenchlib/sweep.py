@@ -245,14 +245,11 @@ class Sweep(Phase):
         return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        ctx.runs = sweep(
-            ctx.study, arms=arms, redo=redo, yes=ctx.yes, progress=ctx.progress, store=ctx.store
-        )
+        ctx.runs = ctx.measure(sweep, arms=arms, redo=redo)
         return result_rows(ctx.runs)
 
     def stored(self, study, store, arms) -> bool:
-        runs = store.runs(study.study, phase=self.name)
-        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
+        return self.has_runs(study, store, arms)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         runs = store.runs(study.study, phase=self.name)

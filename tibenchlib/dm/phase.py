@@ -518,10 +518,7 @@ class Dm(Phase):
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         """Rows per unit × knob × setting × workload (:func:`.analysis.result_rows`)."""
-        done = run_dm_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
-        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
+        done = self.measure_counting(ctx, run_dm_phase, arms=arms, redo=redo)
         return result_rows(unit_rows(done))
 
     def stored(self, study, store, arms) -> bool:

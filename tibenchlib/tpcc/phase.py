@@ -49,6 +49,7 @@ from ..runloop import run_plan
 from ..runorder import arm_order
 from ..stats import fieller_ratio, summarize_cells
 from ..store import Store
+from ..sysbench.prepare import record_step
 from ..sysbench.record import check_run
 from ..sysbench.runner import set_aside
 from ..target import open_arm
@@ -202,21 +203,6 @@ def loaded_scale(engine: sa.Engine) -> Scale | None:
         return None
 
 
-def _step(ctx, step: str, db: str, status: str, seconds: float, detail: str) -> dict:
-    row = {
-        "study": ctx.study.study,
-        "arm": ctx.arm.label,
-        "step": step,
-        "table_name": db,
-        "status": status,
-        "seconds": seconds,
-        "detail": detail,
-        "at": time.time(),
-    }
-    ctx.store.append("prepare_steps", [row])
-    return row
-
-
 def consistency_detail(checked: pd.DataFrame) -> tuple[bool, str]:
     """(all conditions hold, one line saying which do not)."""
     bad = checked[~checked["ok"]]
@@ -249,7 +235,7 @@ def ensure_data(ctx, warehouses: int, tool: str) -> ConnInfo:
         if have == want or (tool == "go-tpc" and have and have.warehouses == warehouses):
             ok, detail = consistency_detail(check_consistency(eng))
             if ok:
-                _step(ctx, "tpcc_verify", conn.database, "ok", time.time() - t0,
+                record_step(ctx, "tpcc_verify", conn.database, "ok", time.time() - t0,
                       f"loaded: {warehouses} warehouses; {detail}")  # fmt: skip
                 return conn
             log.warning("%s: %s: loading it again", conn.database, detail)
@@ -265,15 +251,15 @@ def ensure_data(ctx, warehouses: int, tool: str) -> ConnInfo:
             out = _gotpc(conn, "prepare", raw / f"prepare_w{warehouses}.log", warehouses, 4)
         if out.returncode != 0:
             detail = f"exited {out.returncode}; log {out.log_path}"
-            _step(ctx, "tpcc_prepare", conn.database, "failed", time.time() - t0, detail)
+            record_step(ctx, "tpcc_prepare", conn.database, "failed", time.time() - t0, detail)
             raise RuntimeError(f"tpcc: loading {conn.database} failed: {detail}")
-        _step(ctx, "tpcc_prepare", conn.database, "ok", time.time() - t0,
+        record_step(ctx, "tpcc_prepare", conn.database, "ok", time.time() - t0,
               f"{warehouses} warehouses, {want.items} items, {want.customers} customers per "
               f"district ({tool})")  # fmt: skip
         if tool == "go-tpc":  # go-tpc's own consistency check, then ours
             t0 = time.time()
             chk = _gotpc(conn, "check", raw / f"check_w{warehouses}.log", warehouses, 4)
-            _step(ctx, "tpcc_check", conn.database, "ok" if chk.returncode == 0 else "failed",
+            record_step(ctx, "tpcc_check", conn.database, "ok" if chk.returncode == 0 else "failed",
                   time.time() - t0, f"go-tpc tpcc check exited {chk.returncode}; log "
                   f"{chk.log_path}")  # fmt: skip
         t0 = time.time()
@@ -281,7 +267,7 @@ def ensure_data(ctx, warehouses: int, tool: str) -> ConnInfo:
         ok, detail = consistency_detail(check_consistency(eng))
         if tool == "sysbench" and got != want:
             ok, detail = False, f"loaded {got}, expected {want}"
-        _step(ctx, "tpcc_verify", conn.database, "ok" if ok else "failed", time.time() - t0,
+        record_step(ctx, "tpcc_verify", conn.database, "ok" if ok else "failed", time.time() - t0,
               detail)  # fmt: skip
         if not ok:
             raise RuntimeError(f"tpcc: {conn.database} after loading: {detail}")
@@ -825,14 +811,10 @@ class Tpcc(Phase):
         return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        df = run_tpcc_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
-        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
-        return df
+        return self.measure_counting(ctx, run_tpcc_phase, arms=arms, redo=redo)
 
     def stored(self, study, store, arms) -> bool:
-        return bool(len(store.runs(study.study, phase=self.name)))
+        return self.has_runs(study, store)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         return summarize(study, store, arms)

@@ -173,7 +173,14 @@ def load(
 
 def _step(steps: list[dict], step: str, **kw: Any) -> dict:
     """One row of :func:`load`'s steps, appended to ``steps``."""
-    row = {
+    row = _step_row(step, **kw)
+    steps.append(row)
+    return row
+
+
+def _step_row(step: str, **kw: Any) -> dict:
+    """One row of :func:`load`'s steps: ``kw`` over the defaults (ok, nothing counted)."""
+    return {
         "step": step,
         "table": None,
         "file": None,
@@ -184,8 +191,6 @@ def _step(steps: list[dict], step: str, **kw: Any) -> dict:
         "detail": None,
         **kw,
     }
-    steps.append(row)
-    return row
 
 
 def _recreate_unless_verified(
@@ -309,16 +314,7 @@ def _run_pool(factory, workers, tasks, fn, steps, progress, desc, total_bytes=No
 def _load_file(conn: Any, table: str, path: Path, file_rows: dict[Path, int]) -> dict:
     size = path.stat().st_size
     want = file_rows.get(path)
-    row = {
-        "step": "load",
-        "table": table,
-        "file": str(path),
-        "status": "ok",
-        "seconds": 0.0,
-        "rows": None,
-        "bytes": size,
-        "detail": None,
-    }
+    row = _step_row("load", table=table, file=str(path), bytes=size)
     t0 = time.perf_counter()
     try:
         conn.autocommit(True)
@@ -345,16 +341,7 @@ def _warning_count(cur: Any) -> int:
 
 
 def _analyze(conn: Any, table: str, flavor: str) -> dict:
-    row = {
-        "step": "analyze",
-        "table": table,
-        "file": None,
-        "status": "ok",
-        "seconds": 0.0,
-        "rows": None,
-        "bytes": None,
-        "detail": None,
-    }
+    row = _step_row("analyze", table=table)
     t0 = time.perf_counter()
     try:
         with conn.cursor() as cur:

@@ -370,9 +370,7 @@ class TpchScaling(Phase):
         return estimate(study, arms)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        return run_tpch_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
+        return ctx.measure(run_tpch_phase, arms=arms, redo=redo)
 
     def stored(self, study, store, arms) -> bool:
         return bool(len(store.read("tpch_queries", study.study)))

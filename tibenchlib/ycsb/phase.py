@@ -40,6 +40,7 @@ from ..record import RunRecord, result_rows
 from ..runloop import run_plan
 from ..runorder import run_order
 from ..store import Store
+from ..sysbench.prepare import record_step
 from ..sysbench.runner import set_aside
 from ..target import open_arm
 from . import hdr
@@ -145,21 +146,6 @@ def _columns(conn, table: str) -> int | None:
         eng.dispose()
 
 
-def _step(ctx, step: str, table: str, status: str, seconds: float, detail: str) -> dict:
-    row = {
-        "study": ctx.study.study,
-        "arm": ctx.arm.label,
-        "step": step,
-        "table_name": table,
-        "status": status,
-        "seconds": seconds,
-        "detail": detail,
-        "at": time.time(),
-    }
-    ctx.store.append("prepare_steps", [row])
-    return row
-
-
 def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
     """Load each of the phase's data sets once and verify its rows; returns the steps.
 
@@ -183,7 +169,7 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
         cols = _columns(ctx.conn, table)
         if not force and rows is not None and rows >= w.recordcount and cols == w.fieldcount + 1:
             detail = f"{rows} rows (recordcount {w.recordcount}): already loaded, verified"
-            steps.append(_step(ctx, "ycsb_verify", table, "ok", time.time() - t0, detail))
+            steps.append(record_step(ctx, "ycsb_verify", table, "ok", time.time() - t0, detail))
             continue
         ctx.guard(f"drop and load YCSB table {table} ({w.recordcount:,} rows)")
         path = paths.raw_log(study.study, PHASE, f"load__{ctx.arm.label}__{table}")
@@ -194,13 +180,13 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
                 secret_dir=paths.private_dir(study.study), timeout_s=y.run_timeout_s,
             )  # fmt: skip
         except YcsbError as e:
-            _step(ctx, "ycsb_load", table, "failed", time.time() - t0, str(e)[:2000])
+            record_step(ctx, "ycsb_load", table, "failed", time.time() - t0, str(e)[:2000])
             raise
         detail = (
             f"{w.recordcount} rows loaded by {r.tool} ({y.load_threads} threads), "
             f"verified: {row_count(ctx.conn, table)} rows"
         )
-        steps.append(_step(ctx, "ycsb_load", table, "ok", time.time() - t0, detail))
+        steps.append(record_step(ctx, "ycsb_load", table, "ok", time.time() - t0, detail))
     return steps
 
 
@@ -511,7 +497,9 @@ def run_ycsb_phase(
             t0 = time.time()
             build_binding()
             if time.time() - t0 > 1:
-                _step(ctx, "ycsb_build", "", "ok", time.time() - t0, "YCSB binding built (Maven)")
+                record_step(
+                    ctx, "ycsb_build", "", "ok", time.time() - t0, "YCSB binding built (Maven)"
+                )
         ensure_loaded(ctx)
         return ctx
 
@@ -547,14 +535,11 @@ class Ycsb(Phase):
         return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        ctx.runs = run_ycsb_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
+        ctx.runs = ctx.measure(run_ycsb_phase, arms=arms, redo=redo)
         return result_table(ctx.runs)
 
     def stored(self, study, store, arms) -> bool:
-        runs = store.runs(study.study, phase=self.name)
-        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
+        return self.has_runs(study, store, arms)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         runs = store.runs(study.study, phase=self.name)
