@@ -113,7 +113,9 @@ def _servers() -> list[dict]:
     # import inside: the CLI's light start-up (see the note at the top)
     from .server import embedded
 
-    return [embedded(n).status() for n in paths.server_names()]
+    top = paths.servers_dir()
+    names = sorted(d.name for d in top.iterdir() if d.is_dir()) if top.is_dir() else []
+    return [embedded(n).status() for n in names]
 
 
 def _stop_servers(before: set[str], keep: bool) -> list[str]:

@@ -76,15 +76,14 @@ def private_dir(study: str) -> Path:
     return p
 
 
+def servers_dir() -> Path:
+    """The folder holding every embedded server's folder."""
+    return data_dir() / SERVER_FOLDER
+
+
 def server_dir(name: str = "embedded") -> Path:
     """The private MariaDB's datadir, socket, logs and credentials (outside any study)."""
     return _inside(data_dir() / SERVER_FOLDER, name, "server name")
-
-
-def server_names() -> list[str]:
-    """The embedded servers under the data directory, by name."""
-    top = data_dir() / SERVER_FOLDER
-    return sorted(d.name for d in top.iterdir() if d.is_dir()) if top.is_dir() else []
 
 
 def notebooks_dir() -> Path:
@@ -124,7 +123,7 @@ def results_dir(study: str) -> Path:
 
 
 def findings_file(study: str) -> Path:
-    """Every phase's findings, each sentence in en and zh beside its data."""
+    """What the study found, every phase's findings in en and zh (``findings.json``)."""
     return results_dir(study) / "findings.json"
 
 
