@@ -4,7 +4,7 @@
         [--delta 2] [--cvs 1 2 5] [--phi 0] [--drift 0] [--seed 1]
 
 One A/B cell at a time, simulated as the sweep runs it: two arms per round in the order
-:func:`tibenchlib.sweep.arm_order` gives (AB, BA, BA, AB, ...), each run's figure lognormal
+:func:`tibenchlib.runorder.arm_order` gives (AB, BA, BA, AB, ...), each run's figure lognormal
 around the truth with run-to-run CV ``--cvs`` percent (``--phi``: AR(1) run noise in execution
 order; ``--drift``: a trend per run), true candidate/baseline ratios 1, 1 + delta/2, 1 + delta and
 1 + 2 delta. Every design sees the same runs.
@@ -33,8 +33,8 @@ import numpy as np
 from scipy import stats as st
 
 from tibenchlib.adaptive import stopping_rule
+from tibenchlib.runorder import arm_order
 from tibenchlib.stats import _verdicts
-from tibenchlib.sweep import arm_order
 
 FIXED = (5, 8, 10)
 

@@ -26,8 +26,9 @@ from tibenchlib.adaptive import (
     stopping_rule,
 )
 from tibenchlib.params import ParamsError, parse_study
+from tibenchlib.runorder import arm_order
 from tibenchlib.stats import _paired_arrays, _verdicts
-from tibenchlib.sweep import adaptive_round, adaptive_specs, arm_order, phase_estimate, plan
+from tibenchlib.sweep import adaptive_round, adaptive_specs, phase_estimate, plan
 
 RULE = {"min_rounds": 3, "max_rounds": 10, "target_halfwidth_pct": 2.0, "delta_pct": 2.0}
 
@@ -170,7 +171,7 @@ def _simulate(rng, reps, mu, sigma, *, max_rounds, phi=0.0, drift=0.0):
     (lognormal figures) or AR(1) with coefficient ``phi`` over the runs in execution order;
     ``drift``: a trend per run in execution order (a shift shared by a whole round cancels
     exactly in the log ratio; a trend inside the round does not). The arms run in the sweep's
-    own order, :func:`tibenchlib.sweep.arm_order` (AB, BA, BA, AB, ...)."""
+    own order, :func:`tibenchlib.runorder.arm_order` (AB, BA, BA, AB, ...)."""
     n = 2 * max_rounds
     z = rng.normal(size=(reps, n)) * sigma
     e = np.empty_like(z)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tibenchlib import binding
+from tibenchlib import binding, cpulist
 from tibenchlib.binding import BindingError, Policy, parse_policy
 
 HAS_NUMACTL = shutil.which("numactl") is not None
@@ -22,11 +22,11 @@ needs_numa = pytest.mark.skipif(
 
 
 def test_cpulist_round_trip():
-    assert binding.parse_cpulist("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
-    assert binding.format_cpulist([11, 0, 1, 2, 3, 8, 10]) == "0-3,8,10-11"
-    assert binding.parse_cpulist("") == []
+    assert cpulist.parse_cpulist("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    assert cpulist.format_cpulist([11, 0, 1, 2, 3, 8, 10]) == "0-3,8,10-11"
+    assert cpulist.parse_cpulist("") == []
     with pytest.raises(ValueError):
-        binding.parse_cpulist("0-x")
+        cpulist.parse_cpulist("0-x")
 
 
 @pytest.mark.parametrize(

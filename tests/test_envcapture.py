@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from tibenchlib import envcapture as ec
-from tibenchlib.binding import parse_cpulist
+from tibenchlib.cpulist import parse_cpulist
 from tibenchlib.parse import tidb
 
 CLUSTER = Path(__file__).parent / "fixtures" / "tidb-cluster"

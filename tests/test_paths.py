@@ -42,8 +42,6 @@ def test_study_files_stay_inside_the_study(data_dir):
         paths.tpch_plans_file("s1", "tiflash-2"),
         paths.environment_file("s1", "a"),
         paths.executed_notebook("s1", "02_sweep.ipynb"),
-        paths.report_figures_dir("s1"),
-        paths.report_tables_dir("s1"),
         paths.report_file("s1"),
     ]
     for f in files:

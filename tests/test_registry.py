@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tibenchlib import paths, phasenames, phases, registry, studyplan
+from tibenchlib.findings import phase_findings
 from tibenchlib.notebook import PHASE_NOTEBOOKS
 from tibenchlib.params import PHASES, parse_study
 from tibenchlib.phase import Phase, RunContext
@@ -26,7 +27,7 @@ def test_every_list_of_phases_is_the_registry():
 
 @pytest.mark.parametrize("name", registry.NAMES)
 def test_each_phase_object_lives_in_its_own_module(name, tmp_path, monkeypatch):
-    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))  # the findings hook opens the catalog
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))  # the findings open the catalog
     p = registry.get(name)
     module = type(p).__module__
     assert module.startswith("tibenchlib.") and module not in ("tibenchlib.phase",)
@@ -36,7 +37,7 @@ def test_each_phase_object_lives_in_its_own_module(name, tmp_path, monkeypatch):
     assert p.title("en") and p.title("zh"), name
     assert p.title("zh") != p.title("en") or p.title("en").replace("-", "").isalnum()
     # nothing measured: nothing found
-    assert p.summary and p.findings(parse_study({"study": "reg"}), None, "en") == []
+    assert p.summary and phase_findings(parse_study({"study": "reg"}), p) == []
 
 
 def test_the_registry_holds_objects_not_strings():

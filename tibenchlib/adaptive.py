@@ -10,7 +10,8 @@ stopping:
 **A group-sequential design with repeated confidence intervals** (Jennison & Turnbull 1989;
 *Group Sequential Methods*, 2000, ch. 9) on the within-round log ratios
 d_r = log(candidate_r / baseline_r) of a cell (one run of each arm per round, the arms' order
-balanced as :func:`tibenchlib.sweep.arm_order` does; a single-arm study uses d_r = log(figure_r)).
+balanced as :func:`tibenchlib.runorder.arm_order` does; a single-arm study uses
+d_r = log(figure_r)).
 
 1. Looks after rounds n = ``min``, ``min`` + 1, ..., ``max``. At look n the interval is the
    paired t interval of the n rounds so far, mean(d) +- c_n s_n / sqrt(n), with the spread s_n
@@ -52,11 +53,14 @@ through the sweep's own arm order (lognormal and AR(1) run noise, with and witho
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
+
+from .stats import _interval_verdicts, holm, lower_is_better
 
 __all__ = [
     "ADAPTIVE_METHOD",
@@ -250,102 +254,38 @@ def stopping_rule(
     bounds = boundaries(min_rounds, max_rounds, level)
     if not 0 <= futility < 1:
         raise ValueError(f"futility must lie in [0, 1), not {futility}")
-    looks = bounds["rounds"].to_numpy()
-    crit = bounds["critical"].to_numpy()
-    a_nom = 1 - bounds["nominal_level"].to_numpy()
-    alpha = 1.0 - level
     D = _compact(d)
-    m = D.shape[0]
     if D.shape[1] < max_rounds:
         D = np.pad(D, ((0, 0), (0, max_rounds - D.shape[1])), constant_values=np.nan)
-    D = D[:, :max_rounds]
-    k = np.isfinite(D).sum(axis=1)
-    h = np.log1p(target_halfwidth_pct / 100)
-    margin = delta_pct is not None
-    up = np.log1p(delta_pct / 100) if margin else np.nan
-    down = np.log1p(-delta_pct / 100) if margin else np.nan
-
-    def look(j):
-        n = looks[j]
-        x = D[:, :n]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = x.mean(axis=1)
-            sd = x.std(axis=1, ddof=1)
-            half = crit[j] * sd / np.sqrt(n)
-        return n, mean, sd, half
-
-    def decide(mean, half):
-        lo, hi = mean - half, mean + half
-        with np.errstate(invalid="ignore"):
-            if not margin:
-                return np.where(half <= h, "target width", "")
-            return np.select(
-                [lo > up, hi < down, (lo > 0) & (mean > up), (hi < 0) & (mean < down)]
-                + [(lo >= down) & (hi <= up)],
-                ["above margin", "below margin", "estimate above margin", "estimate below margin"]
-                + ["within margin"],
-                "",
-            )
-
-    stop_at = np.full(m, -1)  # index of the look where the cell stopped
-    reason = np.full(m, "", dtype=object)
-    s_K = crit[-1] / np.sqrt(max_rounds)
-    for j in range(len(looks)):
-        n, mean, sd, half = look(j)
-        here = (stop_at < 0) & (k >= n)
-        why = decide(mean, half).astype(object)
-        if margin and futility > 0 and n < max_rounds:
-            # the chance that the interval at max rounds decides, estimate and spread as now
-            H, spread = s_K * sd, sd * np.sqrt(max_rounds - n) / max_rounds
-            with np.errstate(invalid="ignore", divide="ignore"):
-                reach = (
-                    _st.norm.cdf((mean - np.maximum(up, H)) / spread)
-                    + _st.norm.cdf((np.minimum(down, -H) - mean) / spread)
-                    + np.clip(
-                        _st.norm.cdf((up - H - mean) / spread)
-                        - _st.norm.cdf((down + H - mean) / spread),
-                        0,
-                        1,
-                    )
-                )
-            why = np.where((why == "") & (reach < futility), "out of reach", why)
-        if n == max_rounds:
-            why = np.where(why == "", "max rounds", why)
-        stopped = here & (why != "")
-        stop_at[stopped] = j
-        reason[stopped] = why[stopped]
-
+    L = _Looks(
+        D=D[:, :max_rounds],
+        looks=bounds["rounds"].to_numpy(),
+        crit=bounds["critical"].to_numpy(),
+        min_rounds=min_rounds,
+        max_rounds=max_rounds,
+        h=np.log1p(target_halfwidth_pct / 100),
+        up=np.log1p(delta_pct / 100) if delta_pct is not None else np.nan,
+        down=np.log1p(-delta_pct / 100) if delta_pct is not None else np.nan,
+        margin=delta_pct is not None,
+    )
+    a_nom = 1 - bounds["nominal_level"].to_numpy()
+    k = np.isfinite(L.D).sum(axis=1)
+    stop_at, reason = _stop_points(L, k, futility)
     staged = k >= min_rounds
     done = stop_at >= 0  # only a cell that reached a look can have stopped
     open_ = ~done
     # an open cell reports its latest look
-    j_rep = np.where(done, stop_at, np.clip(k - min_rounds, 0, len(looks) - 1))
-    n_used = np.where(staged, looks[j_rep], k)
-    mean = np.full(m, np.nan)
-    sd = np.full(m, np.nan)
-    for j in np.unique(j_rep[staged]):
-        _, mj, sj, _ = look(j)
-        sel = staged & (j_rep == j)
-        mean[sel], sd[sel] = mj[sel], sj[sel]
-    before = np.nansum(D, axis=1) / np.maximum(k, 1)  # the mean of the rounds before look 1
-    mean = np.where(staged, mean, np.where(k > 0, before, np.nan))
-    c = np.where(staged, crit[j_rep], np.nan)
+    j_rep = np.where(done, stop_at, np.clip(k - min_rounds, 0, len(L.looks) - 1))
+    n_used = np.where(staged, L.looks[j_rep], k)
+    mean, sd = _reported(L, k, staged, j_rep)
+    c = np.where(staged, L.crit[j_rep], np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         half = c * sd / np.sqrt(n_used)
         tstat = mean * np.sqrt(n_used) / sd
         p_raw = 2 * _st.t.sf(np.abs(tstat), n_used - 1)
     p_raw = np.where(sd == 0, np.where(mean == 0, 1.0, 0.0), p_raw)
-    p = np.where(staged, np.minimum(1.0, p_raw * alpha / a_nom[j_rep]), np.nan)
-
-    # while running: the first later look at which the interval would decide, all else equal
-    needed = np.where(done, n_used, max_rounds).astype(float)
-    running = staged & ~done
-    if running.any():
-        for j in range(len(looks) - 1, -1, -1):
-            n = looks[j]
-            later = running & (n > k)
-            why = decide(mean, crit[j] * sd / np.sqrt(n))
-            needed = np.where(later & (why != ""), n, needed)
+    p = np.where(staged, np.minimum(1.0, p_raw * (1.0 - level) / a_nom[j_rep]), np.nan)
+    needed = _rounds_needed(L, k, staged & ~done, np.where(done, n_used, max_rounds), mean, sd)
     reason = np.where(~staged, "stage 1", np.where(done, reason, "running")).astype(object)
     if rounds_run is not None:
         out_of_rounds = np.asarray(rounds_run, dtype=int) >= max_rounds
@@ -369,6 +309,112 @@ def stopping_rule(
             "p_value": p,
         }
     )[DECISION_COLUMNS]
+
+
+@dataclass(frozen=True)
+class _Looks:
+    """The cells' log ratios (cells × ``max_rounds``, NaN-padded) and the design of
+    :func:`stopping_rule`: the looks' round counts and critical values, the target half-width
+    ``h`` and the margin's bounds ``up``/``down`` on the log scale (NaN without a margin)."""
+
+    D: np.ndarray
+    looks: np.ndarray
+    crit: np.ndarray
+    min_rounds: int
+    max_rounds: int
+    h: float
+    up: float
+    down: float
+    margin: bool
+
+    def look(self, j: int):
+        """Look ``j``: its round count n, and each cell's mean, sd and half-width over n."""
+        n = self.looks[j]
+        x = self.D[:, :n]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = x.mean(axis=1)
+            sd = x.std(axis=1, ddof=1)
+            half = self.crit[j] * sd / np.sqrt(n)
+        return n, mean, sd, half
+
+    def decide(self, mean, half) -> np.ndarray:
+        """Each cell's reason to stop at an interval ``mean ± half`` ("" to go on)."""
+        lo, hi = mean - half, mean + half
+        up, down = self.up, self.down
+        with np.errstate(invalid="ignore"):
+            if not self.margin:
+                return np.where(half <= self.h, "target width", "")
+            return np.select(
+                [lo > up, hi < down, (lo > 0) & (mean > up), (hi < 0) & (mean < down)]
+                + [(lo >= down) & (hi <= up)],
+                ["above margin", "below margin", "estimate above margin", "estimate below margin"]
+                + ["within margin"],
+                "",
+            )
+
+    def reach(self, n: int, mean, sd) -> np.ndarray:
+        """The chance that the interval at ``max_rounds`` decides, estimate and spread as at
+        look ``n``."""
+        s_K = self.crit[-1] / np.sqrt(self.max_rounds)
+        H, spread = s_K * sd, sd * np.sqrt(self.max_rounds - n) / self.max_rounds
+        up, down = self.up, self.down
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (
+                _st.norm.cdf((mean - np.maximum(up, H)) / spread)
+                + _st.norm.cdf((np.minimum(down, -H) - mean) / spread)
+                + np.clip(
+                    _st.norm.cdf((up - H - mean) / spread)
+                    - _st.norm.cdf((down + H - mean) / spread),
+                    0,
+                    1,
+                )
+            )
+
+
+def _stop_points(L: _Looks, k: np.ndarray, futility: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each cell's first decisive look (index, -1 while open) and its reason."""
+    m = L.D.shape[0]
+    stop_at = np.full(m, -1)
+    reason = np.full(m, "", dtype=object)
+    for j in range(len(L.looks)):
+        n, mean, sd, half = L.look(j)
+        here = (stop_at < 0) & (k >= n)
+        why = L.decide(mean, half).astype(object)
+        if L.margin and futility > 0 and n < L.max_rounds:
+            why = np.where((why == "") & (L.reach(n, mean, sd) < futility), "out of reach", why)
+        if n == L.max_rounds:
+            why = np.where(why == "", "max rounds", why)
+        stopped = here & (why != "")
+        stop_at[stopped] = j
+        reason[stopped] = why[stopped]
+    return stop_at, reason
+
+
+def _reported(L: _Looks, k, staged, j_rep) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sd each cell reports: at its look ``j_rep`` once staged, the mean of the
+    rounds so far before the first look."""
+    m = L.D.shape[0]
+    mean = np.full(m, np.nan)
+    sd = np.full(m, np.nan)
+    for j in np.unique(j_rep[staged]):
+        _, mj, sj, _ = L.look(j)
+        sel = staged & (j_rep == j)
+        mean[sel], sd[sel] = mj[sel], sj[sel]
+    before = np.nansum(L.D, axis=1) / np.maximum(k, 1)  # the mean of the rounds before look 1
+    return np.where(staged, mean, np.where(k > 0, before, np.nan)), sd
+
+
+def _rounds_needed(L: _Looks, k, running, needed, mean, sd) -> np.ndarray:
+    """While running: the first later look at which the interval would decide, all else
+    equal (``needed`` where none would, and for the cells not running)."""
+    needed = needed.astype(float)
+    if running.any():
+        for j in range(len(L.looks) - 1, -1, -1):
+            n = L.looks[j]
+            later = running & (n > k)
+            why = L.decide(mean, L.crit[j] * sd / np.sqrt(n))
+            needed = np.where(later & (why != ""), n, needed)
+    return needed
 
 
 # --------------------------------------------------------------------------------------------
@@ -519,8 +565,6 @@ def adaptive_comparison(cmp: pd.DataFrame, runs: pd.DataFrame, study) -> pd.Data
     look at level 1 - alpha_look / m. Adds ``n_rounds`` (rounds the interval used),
     ``rounds_needed``, ``stop_reason``, ``halfwidth_pct`` and ``ci_level``.
     """
-    from .stats import _interval_verdicts, holm, lower_is_better
-
     rep = study.adaptive
     c = study.compare
     hib = not lower_is_better(c.metric)

@@ -26,14 +26,16 @@ from typing import Literal
 
 import pandas as pd
 
+from .cpulist import format_cpulist, parse_cpulist
+from .envcapture.host import read_numa_nodes
+from .envcapture.record import is_unavailable
+
 PolicyKind = Literal["unbound", "node", "interleave", "cpus"]
 
 __all__ = [
     "BindingError",
     "Policy",
-    "format_cpulist",
     "numa_nodes",
-    "parse_cpulist",
     "parse_policy",
     "read_binding",
     "check_policy",
@@ -50,45 +52,6 @@ class BindingError(RuntimeError):
     def __init__(self, message: str, result: dict | None = None):
         super().__init__(message)
         self.result = result
-
-
-def parse_cpulist(text: str) -> list[int]:
-    """Parse a kernel CPU/node list such as ``"0-3,8,10-11"`` into sorted integers.
-
-    Raises
-    ------
-    ValueError
-        When the text is not a list of integers and ranges.
-    """
-    out: set[int] = set()
-    text = text.strip()
-    if not text:
-        return []
-    for part in text.split(","):
-        part = part.strip()
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if not m:
-            raise ValueError(f"not a CPU/node list: {text!r}")
-        lo = int(m.group(1))
-        hi = int(m.group(2)) if m.group(2) is not None else lo
-        if hi < lo:
-            raise ValueError(f"descending range {part!r} in {text!r}")
-        out.update(range(lo, hi + 1))
-    return sorted(out)
-
-
-def format_cpulist(items) -> str:
-    """Format integers as a kernel list (``[0, 1, 2, 5]`` → ``"0-2,5"``)."""
-    xs = sorted(set(int(x) for x in items))
-    parts: list[str] = []
-    i = 0
-    while i < len(xs):
-        j = i
-        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
-            j += 1
-        parts.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 @dataclass(frozen=True)
@@ -209,8 +172,6 @@ def numa_nodes(sys_root: str | os.PathLike = "/sys") -> pd.DataFrame:
         ``mem_total`` (bytes, from the node's ``meminfo``; ``None`` when unreadable). Empty when
         the kernel exposes no nodes (no ``/sys/devices/system/node``).
     """
-    from .envcapture import is_unavailable, read_numa_nodes  # imports this module: not at the top
-
     nodes = read_numa_nodes(sys_root)
     rows = [
         {

@@ -16,12 +16,14 @@ import signal
 import sys
 import textwrap
 import time
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from . import paths, phasenames
+from . import __version__, paths, phasenames
 
-# Each subcommand imports the modules it needs when it runs, so that `tibench --version` and
-# `tibench parse` start without pydantic, SQLAlchemy, SciPy or nbformat (CLI start-up time).
+# The one module that imports inside functions by design: each subcommand imports the modules it
+# needs when it runs, so that `tibench --version` and `tibench parse` start without pandas,
+# pydantic, SQLAlchemy, SciPy or nbformat (tests/test_cli_startup.py holds it to that).
 
 
 def _print_json(obj) -> None:
@@ -36,6 +38,7 @@ def _fail(msg: str, code: int = 2) -> int:
 
 # -- run ---------------------------------------------------------------------------------------
 def cmd_run(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from . import phases, studyplan
     from .notebook import PHASE_NOTEBOOKS, execute_phase_notebook
     from .params import load_study
@@ -55,6 +58,7 @@ def cmd_run(a) -> int:
         else:
             print(_dry_run_text(plan_out))
         return 0
+    # import inside: the CLI's light start-up (see the note at the top)
     from .db import remove_stale_configs
     from .lock import study_lock
     from .paths import private_dir
@@ -106,6 +110,7 @@ def cmd_run(a) -> int:
 
 def _servers() -> list[dict]:
     """The status of every embedded server under the data directory."""
+    # import inside: the CLI's light start-up (see the note at the top)
     from .server import embedded
 
     top = paths.servers_dir()
@@ -116,6 +121,7 @@ def _servers() -> list[dict]:
 def _stop_servers(before: set[str], keep: bool) -> list[str]:
     """Stop the embedded servers that were not running before this run (unless ``keep``);
     return their names."""
+    # import inside: the CLI's light start-up (see the note at the top)
     from .server import embedded
 
     started = [st["name"] for st in _servers() if st["running"] and st["name"] not in before]
@@ -171,7 +177,8 @@ def _findings_lines(study, flag: str = "") -> list[str]:
     """The study's findings, first in the run's summary: the answers first, at most
     :data:`SUMMARY_FINDINGS`, then the command that prints them all (also saved as
     ``results/findings.json``)."""
-    from . import findings  # statistics over every phase: imported only when a run ends
+    # import inside: the CLI's light start-up (see the note at the top)
+    from . import findings
 
     lang = study.lang
     try:
@@ -197,6 +204,7 @@ def _findings_lines(study, flag: str = "") -> list[str]:
 
 
 def _dry_run_text(plan_out: dict) -> str:
+    # import inside: the CLI's light start-up (see the note at the top)
     from .studyplan import human_bytes, human_duration
     from .texttable import format_table
 
@@ -226,6 +234,7 @@ def _dry_run_text(plan_out: dict) -> str:
 
 def _notebook_failure(study: str, phase: str, e) -> str:
     """Where to look when a phase's notebook failed: the executed copy and the failing cell."""
+    # import inside: the CLI's light start-up (see the note at the top)
     from .notebook import executed_path
 
     source = (getattr(e, "source", "") or "").strip().splitlines()
@@ -241,6 +250,7 @@ def _notebook_failure(study: str, phase: str, e) -> str:
 
 # -- runs --------------------------------------------------------------------------------------
 def cmd_runs(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from .studyplan import progress, study_from
     from .texttable import format_frame
 
@@ -259,6 +269,7 @@ def cmd_runs(a) -> int:
 def _check_catalog(ref) -> None:
     """Refuse a study whose ``results.sqlite`` is a directory, before it reads as no catalog
     (``runs``) or as an empty one (``report``). ``ref``: a Study, or a name or params path."""
+    # import inside: the CLI's light start-up (see the note at the top)
     from .store import check_catalog_path
 
     if isinstance(ref, str):
@@ -274,6 +285,7 @@ def _check_catalog(ref) -> None:
 
 # -- tools -------------------------------------------------------------------------------------
 def cmd_tools(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from .report.tools import study_tools_rows, tools_table
     from .studyplan import study_from
     from .texttable import format_frame
@@ -292,6 +304,7 @@ def cmd_tools(a) -> int:
 
 # -- server ------------------------------------------------------------------------------------
 def cmd_server(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from .server import embedded
 
     srv = embedded(a.name)
@@ -319,21 +332,25 @@ def cmd_server(a) -> int:
 
 # -- env ---------------------------------------------------------------------------------------
 def cmd_env(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from .envcapture import capture_host
     from .params import load_study
 
     cap = {"host": capture_host(data_dir=paths.data_dir())}
     if a.params:
+        # import inside: the CLI's light start-up (see the note at the top)
         from .phases import run_phase
 
         study = load_study(a.params)
         run_phase(study, "environment", yes=a.yes)
+        # import inside: the CLI's light start-up (see the note at the top)
         from .store import Store
 
         cap["arms"] = Store.for_study(study).environment_captures(study.study)
     if a.json:
         _print_json(cap)
     else:
+        # import inside: the CLI's light start-up (see the note at the top)
         from .envcapture import environment_tables
 
         for name, df in environment_tables(cap["host"] if not a.params else cap).items():
@@ -343,6 +360,7 @@ def cmd_env(a) -> int:
 
 # -- parse -------------------------------------------------------------------------------------
 def cmd_parse(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from .parse.files import NotALog, read_log
 
     rows = []
@@ -356,18 +374,22 @@ def cmd_parse(a) -> int:
             unreadable += 1
             continue
         if a.tool == "sysbench":
+            # import inside: the CLI's light start-up (see the note at the top)
             from .parse.sysbench import parse_sysbench_file
 
             rows.append(parse_sysbench_file(f, intervals=False).summary)
         elif a.tool == "tpcc":
+            # import inside: the CLI's light start-up (see the note at the top)
             from .parse.gotpc import parse_tpcc_file
 
             rows.append(parse_tpcc_file(f).summary)
         elif a.tool == "ycsb":
+            # import inside: the CLI's light start-up (see the note at the top)
             from .parse.ycsb import parse_ycsb_file
 
             rows.append(parse_ycsb_file(f).summary)
         else:
+            # import inside: the CLI's light start-up (see the note at the top)
             from .parse.gotpc import parse_tpch_output
 
             try:
@@ -401,6 +423,7 @@ def _unreadable(f: str) -> str | None:
 
 def _parse_text(tool: str, rows: list[dict]) -> str:
     """The parsed rows as an aligned table: the figures a reader compares, one line per run."""
+    # import inside: the CLI's light start-up (see the note at the top)
     from .texttable import format_table
 
     if tool == "tpch":
@@ -438,6 +461,7 @@ def _parse_text(tool: str, rows: list[dict]) -> str:
 
 def _parse_text_ycsb(rows: list[dict]) -> str:
     """One line per file and operation: the run's throughput, then each operation's figures."""
+    # import inside: the CLI's light start-up (see the note at the top)
     from .texttable import format_table
 
     cols = ["file", "status", "tool", "ops/s", "operation", "count", "errors"]
@@ -459,6 +483,7 @@ def _parse_text_ycsb(rows: list[dict]) -> str:
 
 # -- compare -----------------------------------------------------------------------------------
 def cmd_compare(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from . import compare as cmpmod
     from .report.comparison import report_table
 
@@ -481,6 +506,7 @@ def cmd_compare(a) -> int:
         cols = [c for c in cmpmod.JSON_COLUMNS if c in df.columns]
         _print_json(json.loads(df[cols].to_json(orient="records")))
     else:
+        # import inside: the CLI's light start-up (see the note at the top)
         from .texttable import format_frame
 
         print(format_frame(report_table(df, lang=a.lang), max_width=80))
@@ -493,6 +519,7 @@ def cmd_compare(a) -> int:
 
 # -- report ------------------------------------------------------------------------------------
 def cmd_report(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from .notebook import PHASE_NOTEBOOKS
     from .params import ParamsError
     from .report import html
@@ -532,6 +559,7 @@ def _add_report_parser(cmd) -> None:
 
 
 def cmd_diagnose(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from .report.diagnosis import as_json, diagnosis_table, note, sentences, study_diagnosis
     from .studyplan import study_from
     from .texttable import format_frame
@@ -596,6 +624,7 @@ def _essential(table, d, lang: str):
 
 def _wrap(text: str, first: str = "", rest: str = "") -> str:
     """``text`` wrapped to :data:`TERMINAL_WIDTH` display columns (a CJK character takes two)."""
+    # import inside: the CLI's light start-up (see the note at the top)
     from .texttable import display_width
 
     if display_width(text) == len(text):
@@ -610,6 +639,7 @@ def _wrap(text: str, first: str = "", rest: str = "") -> str:
 
 
 def cmd_findings(a) -> int:
+    # import inside: the CLI's light start-up (see the note at the top)
     from . import findings
     from .registry import PHASES
     from .studyplan import study_from
@@ -668,30 +698,14 @@ def _add_diagnose_parser(cmd) -> None:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("tibench")
     except PackageNotFoundError:
-        from . import __version__
-
         return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # -v and --data-dir are accepted before and after the subcommand; SUPPRESS keeps a
-    # subcommand's default from overwriting what was given before it
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-        help="debug logging on stderr, and the full traceback of an error",
-    )  # fmt: skip
-    common.add_argument(
-        "--data-dir", metavar="DIR", default=argparse.SUPPRESS,
-        help="where results, catalogs and the embedded server live (default: $TIBENCH_DATA, "
-        "else data/ of the project, or of the current directory when installed)",
-    )  # fmt: skip
-
+    common = _common_options()
     p = argparse.ArgumentParser(
         prog="tibench", description=__doc__.splitlines()[0], parents=[common]
     )
@@ -703,6 +717,38 @@ def build_parser() -> argparse.ArgumentParser:
             name, help=help, description=help.replace("%%", "%"), parents=[common]
         )
 
+    for add in (
+        _add_run_parser,
+        _add_catalog_parsers,
+        _add_server_and_env_parsers,
+        _add_parse_parser,
+        _add_compare_parser,
+        _add_report_parser,
+        _add_diagnose_parser,
+        _add_findings_parser,
+    ):
+        add(cmd)
+    return p
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """-v and --data-dir, accepted before and after the subcommand."""
+    # SUPPRESS keeps a subcommand's default from overwriting what was given before it
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+        help="debug logging on stderr, and the full traceback of an error",
+    )  # fmt: skip
+    common.add_argument(
+        "--data-dir", metavar="DIR", default=argparse.SUPPRESS,
+        help="where results, catalogs and the embedded server live (default: $TIBENCH_DATA, "
+        "else data/ of the project, or of the current directory when installed)",
+    )  # fmt: skip
+    return common
+
+
+def _add_run_parser(cmd) -> None:
+    """``tibench run``."""
     r = cmd("run", "run a study's phases (its notebooks, through papermill)")
     r.add_argument("params", help="the study's YAML file")
     r.add_argument(
@@ -736,6 +782,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     r.set_defaults(func=cmd_run)
 
+
+def _add_catalog_parsers(cmd) -> None:
+    """``tibench runs`` and ``tibench tools``: what the catalog holds."""
     ru = cmd("runs", "what is done, failed and pending per phase and arm, from the catalog")
     ru.add_argument("study", help="the study's name (its catalog under the data directory) or YAML")
     ru.add_argument("--json", action="store_true", help="the rows as JSON on stdout")
@@ -747,6 +796,9 @@ def build_parser() -> argparse.ArgumentParser:
     to.add_argument("--lang", choices=["en", "zh"], default=None, help="language of the table")
     to.set_defaults(func=cmd_tools)
 
+
+def _add_server_and_env_parsers(cmd) -> None:
+    """``tibench server`` and ``tibench env``."""
     s = cmd("server", "start, stop or show the embedded MariaDB")
     s.add_argument("action", choices=["start", "stop", "status"], help="what to do")
     s.add_argument("--name", default="embedded", help="which embedded server (default: embedded)")
@@ -762,6 +814,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     e.set_defaults(func=cmd_env)
 
+
+def _add_parse_parser(cmd) -> None:
+    """``tibench parse``."""
     pa = cmd("parse", "read sysbench, TPC-H, TPC-C or YCSB tool output into a table (or JSON)")
     pa.add_argument(
         "tool", choices=["sysbench", "tpch", "tpcc", "ycsb"],
@@ -772,6 +827,9 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--json", action="store_true", help="every parsed field as JSON on stdout")
     pa.set_defaults(func=cmd_parse)
 
+
+def _add_compare_parser(cmd) -> None:
+    """``tibench compare``."""
     c = cmd("compare", "A/B comparison with Fieller 95%% intervals, Welch p values and verdicts")
     c.add_argument(
         "baseline", nargs="?", help="baseline: a directory of sysbench logs or STUDY/ARM"
@@ -802,10 +860,6 @@ def build_parser() -> argparse.ArgumentParser:
         "both arms ran together in each round",
     )  # fmt: skip
     c.set_defaults(func=cmd_compare)
-    _add_report_parser(cmd)
-    _add_diagnose_parser(cmd)
-    _add_findings_parser(cmd)
-    return p
 
 
 def _terminate(signum, frame):

@@ -15,7 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .parse.sysbench import parse_sysbench_file
+from .rounds import exclude_rounds, round_effects, round_notes
 from .stats import compare_arms
+from .steady import steady_state_table
+from .store import Store, default_url
+from .sysbench.record import record_from_parsed
 
 __all__ = [
     "JSON_COLUMNS",
@@ -152,9 +157,6 @@ def _log_files(d: Path, pattern: str) -> list[Path]:
 
 def _summary_row(f: Path, arm: str) -> dict:
     """One log's :class:`~tibenchlib.record.RunRecord` (exit unknown), as a compare row."""
-    from .parse.sysbench import parse_sysbench_file  # lazy: keeps stats importable alone
-    from .sysbench.record import record_from_parsed
-
     try:
         parsed = parse_sysbench_file(f)
     except Exception as e:  # noqa: BLE001 - any parser failure is reported with the file name
@@ -259,8 +261,6 @@ def runs_from_study_arm(ref: str, results_url: str | None = None) -> pd.DataFram
     The arms of two different studies can be compared this way (e.g. a study per version, the
     way report 000 tested v5.1.4, destroyed the cluster and deployed v6.0.0).
     """
-    from .store import Store, default_url
-
     study, sep, arm = ref.partition("/")
     if not sep or not study or not arm:
         raise ValueError(f"{ref!r}: expected STUDY/ARM (or a directory of sysbench logs)")
@@ -355,8 +355,6 @@ def with_steady_state(runs: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFra
     """``runs`` with ``steady_tps``: each run's TPS after the MSER-5 cut of its per-second
     intervals (:func:`tibenchlib.steady.steady_state_table`, by ``run_key``); NaN for a run
     without intervals."""
-    from .steady import steady_state_table
-
     out = runs.drop(columns=["steady_tps"], errors="ignore")
     if intervals is None or not len(intervals) or "run_key" not in out.columns:
         return out.assign(steady_tps=np.nan)
@@ -446,8 +444,6 @@ def compare_arms_table(
     disagree by more than the interval; "steady_state" without ``intervals`` reads them from
     the study's catalog.
     """
-    from .rounds import exclude_rounds, round_effects, round_notes
-
     if "phase" in runs.columns and (runs["phase"] == "sweep").any():
         runs = runs[runs["phase"] == "sweep"]
     if "run_id" not in runs.columns and "run_key" in runs.columns:
@@ -466,8 +462,6 @@ def compare_arms_table(
     inp = getattr(c, "input", "whole_run")
     if c.metric == "tps" and (inp == "steady_state" or intervals is not None):
         if intervals is None:
-            from .store import Store
-
             intervals = Store.for_study(study).intervals(study.study, runs["run_id"])
         out = [
             compare_inputs(runs, a, b, intervals, inp, delta=c.delta_pct / 100, paired=paired)

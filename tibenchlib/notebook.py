@@ -34,6 +34,7 @@ import pandas as pd
 from . import paths, phases, registry, terminal
 from .db import secret_env_names, secrets_for_kernels
 from .params import load_study
+from .report import words
 from .store import Store
 
 #: Each phase's notebook in ``notebooks/`` (from :mod:`tibenchlib.registry`).
@@ -126,7 +127,7 @@ def execute_phase_notebook(
     progress: bool = True,
 ) -> Path:
     """Run one phase's notebook; raises papermill's ``PapermillExecutionError`` on failure."""
-    import papermill as pm  # Jupyter's stack: loaded only when a notebook is executed
+    import papermill as pm  # import inside: Jupyter's heavy stack, only to execute a notebook
 
     src = paths.notebook_file(PHASE_NOTEBOOKS[phase])
     out = executed_path(study, phase)
@@ -222,7 +223,6 @@ class Session:
         ph = registry.get(self.phase)
         if ph.own_arms:
             arms = self.only or ph.arms(s)
-        from .report import words
 
         lines = [
             words.say(
@@ -241,7 +241,7 @@ class Session:
         """Display :meth:`header` as the notebook's first output. When this session measures,
         the output is replaced once :meth:`results` has measured, so a saved notebook does not
         say "Measuring now." of a phase already measured."""
-        from IPython.display import Markdown, display  # only inside a notebook kernel
+        from IPython.display import Markdown, display  # import inside: IPython, in a kernel only
 
         self._header = display(Markdown(self.header()), display_id=True)
 
@@ -262,9 +262,7 @@ class Session:
 
     def _measured(self) -> None:
         """The header's note once measuring is over: measured, and how to measure again."""
-        from IPython.display import Markdown  # only inside a notebook kernel
-
-        from .report import words
+        from IPython.display import Markdown  # import inside: IPython, in a kernel only
 
         if self._header is None:
             return
@@ -289,9 +287,6 @@ def open_study(
     The study's language (``lang``) becomes this process's :func:`current_lang`: the language of
     the notebook's sentences that are not given a session.
     """
-    from .params import load_study
-    from .report import words
-
     if phase not in PHASE_NOTEBOOKS:
         raise ValueError(f"unknown phase '{phase}' (phases: {', '.join(PHASE_NOTEBOOKS)})")
     if measure not in (True, False, "auto"):

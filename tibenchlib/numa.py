@@ -23,7 +23,6 @@ import pandas as pd
 from .binding import (
     BindingError,
     check_policy,
-    format_cpulist,
     numa_nodes,
     parse_policy,
     verify_binding,
@@ -245,20 +244,6 @@ def cpu_counts(sys_root: str = "/sys") -> tuple[int, int]:
     return max(sizes), sum(sizes) or host
 
 
-def machine_note(sys_root: str = "/sys") -> str:
-    """What node binding can show on this machine, in words."""
-    nodes = numa_nodes(sys_root)
-    if len(nodes) <= 1:
-        cpus = format_cpulist(nodes["cpus"].iloc[0]) if len(nodes) else "all CPUs"
-        return (
-            f"This machine has one NUMA node (node 0 = CPUs {cpus}): binding to node 0 restricts "
-            "nothing, so 'node:0' should show no difference from 'unbound'. The 'cpus:' arm "
-            "restricts the server to part of the cores, a restriction that is visible and "
-            "verified, so it should show a real effect."
-        )
-    return f"This machine has {len(nodes)} NUMA nodes: binding confines CPU and memory to one."
-
-
 def memory_table(store: Store, study: Study) -> pd.DataFrame:
     """``numastat -p`` totals per node, before and after each policy block, one row each."""
     mem = store.read("numa_memory", study.study)
@@ -328,14 +313,10 @@ class Numa(Phase):
         return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        df = run_numa_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
-        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
-        return df
+        return self.measure_counting(ctx, run_numa_phase, arms=arms, redo=redo)
 
     def stored(self, study, store, arms) -> bool:
-        return bool(len(store.runs(study.study, phase=self.name)))
+        return self.has_runs(study, store)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         return analyze(study, store)

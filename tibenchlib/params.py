@@ -25,8 +25,8 @@ from pydantic import (
 
 from . import phasenames
 from .db import env_secret, keep_from_children, mask_url, mask_urls, url_has_password
-from .paths import RESERVED_NAMES
-from .ycsb.runner import Workload as YcsbWorkload
+from .paths import RESERVED_NAMES, params_examples_dir
+from .ycsb_workload import Workload as YcsbWorkload
 
 SYSBENCH_WORKLOADS = (
     "oltp_point_select",
@@ -675,19 +675,8 @@ class Study(_Model):
 
     @model_validator(mode="after")
     def _sweep_clients_consistent(self) -> Study:
-        n = self.n_clients
-        lists = [self.threads, *self.threads_by_workload.values()]
-        few = [t for ts in lists for t in ts if t < n]
-        if few:
-            raise ValueError(
-                f"threads: {few[0]} threads cannot be shared by {n} clients "
-                "(threads are the run's total, at least one per client)"
-            )
-        if isinstance(self.clients, list) and self.target.kind == "embedded":
-            raise ValueError(
-                "clients: endpoints are for a url target; on the embedded server give a "
-                "number (the same server that many times)"
-            )
+        threads = [t for ts in [self.threads, *self.threads_by_workload.values()] for t in ts]
+        _check_clients("", threads, self.n_clients, self.clients, self.target.kind)
         return self
 
     @model_validator(mode="after")
@@ -697,17 +686,7 @@ class Study(_Model):
         unknown = [a for a in t.arms if a not in labels]
         if unknown:
             raise ValueError(f"tpcc.arms: '{unknown[0]}' is not an arm ({', '.join(labels)})")
-        few = [n for n in t.threads if n < t.n_clients]
-        if few:
-            raise ValueError(
-                f"tpcc.threads: {few[0]} threads cannot be shared by {t.n_clients} clients "
-                "(threads are the run's total, at least one per client)"
-            )
-        if isinstance(t.clients, list) and self.target.kind == "embedded":
-            raise ValueError(
-                "tpcc.clients: endpoints are for a url target; on the embedded server give a "
-                "number (the same server that many times)"
-            )
+        _check_clients("tpcc.", t.threads, t.n_clients, t.clients, self.target.kind)
         return self
 
     def arm(self, label: str) -> Arm:
@@ -835,10 +814,24 @@ def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Stu
     return study
 
 
+def _check_clients(prefix: str, threads, n_clients: int, clients, target_kind: str) -> None:
+    """Every thread count can be shared by the clients (at least one thread each), and
+    endpoints are given only for a url target; ``prefix`` names the section in the error."""
+    few = [t for t in threads if t < n_clients]
+    if few:
+        raise ValueError(
+            f"{prefix}threads: {few[0]} threads cannot be shared by {n_clients} clients "
+            "(threads are the run's total, at least one per client)"
+        )
+    if isinstance(clients, list) and target_kind == "embedded":
+        raise ValueError(
+            f"{prefix}clients: endpoints are for a url target; on the embedded server give a "
+            "number (the same server that many times)"
+        )
+
+
 def _examples_hint() -> str:
     """Where the example study files are (in the clone, or shipped with an installed tibench)."""
-    from .paths import params_examples_dir
-
     d = params_examples_dir()
     names = sorted(f.name for f in d.glob("*.yaml")) if d.is_dir() else []
     if not names:

@@ -203,16 +203,6 @@ def executed_notebook(study: str, notebook: str) -> Path:
     return executed_notebooks_dir(study) / notebook
 
 
-def report_figures_dir(study: str) -> Path:
-    """The HTML report's figures."""
-    return report_dir(study) / "figures"
-
-
-def report_tables_dir(study: str) -> Path:
-    """The HTML report's tables."""
-    return report_dir(study) / "tables"
-
-
 def report_file(study: str) -> Path:
     """The study's self-contained HTML report."""
     return report_dir(study) / f"{study}.html"

@@ -61,6 +61,13 @@ class RunContext:
         store = Store.for_study(study, record=record)
         return cls(study, store, paths.private_dir(study.study), yes=yes, progress=progress)
 
+    def measure(self, run: Callable[..., pd.DataFrame], *, arms, redo: bool) -> pd.DataFrame:
+        """``run(study, yes=, arms=, redo=, progress=, store=)``, a phase's ``run_*_phase``
+        function, called in this context."""
+        return run(
+            self.study, yes=self.yes, arms=arms, redo=redo, progress=self.progress, store=self.store
+        )
+
 
 class Phase:
     """One phase of a study. Subclasses set the class attributes and implement :meth:`run`,
@@ -116,6 +123,18 @@ class Phase:
         """The rows :meth:`run` returns, read back from the catalog (no server)."""
         raise NotImplementedError
 
+    def measure_counting(self, ctx: RunContext, run, *, arms, redo: bool) -> pd.DataFrame:
+        """:meth:`RunContext.measure`, then the catalog's runs of the phase in ``ctx.runs``
+        for the failed-runs rule; returns what ``run`` returned."""
+        out = ctx.measure(run, arms=arms, redo=redo)
+        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
+        return out
+
+    def has_runs(self, study: Study, store: Store, arms: list[str] | None = None) -> bool:
+        """Whether the catalog holds runs of the phase (of one of ``arms`` when given)."""
+        runs = store.runs(study.study, phase=self.name)
+        return bool(len(runs)) and (arms is None or bool(runs["arm"].isin(arms).any()))
+
     def progress(self, study: Study, store: Store, add: AddRow) -> None:
         """The phase's rows of ``tibench runs``: by default its planned runs per arm against
         the catalog's."""
@@ -134,16 +153,6 @@ class Phase:
         """The workload that makes a cell of the phase's ``runs`` (catalog rows): by default
         their ``workload``."""
         return runs["workload"]
-
-    def findings(self, study: Study, store: Store, lang: str) -> list:
-        """What the phase's results say, as :class:`tibenchlib.findings.Finding` records for
-        the report, the notebook and ``tibench findings`` (rendered in ``lang`` by
-        :func:`tibenchlib.findings.render`; the records themselves hold no prose)."""
-        # imported here: the findings read each phase's tables through modules that import
-        # the phases, so a top-level import would close a cycle through the registry
-        from .findings import phase_findings
-
-        return phase_findings(study, self, store)
 
 
 # -- result files ------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+import pandas as pd
+
 #: Status of a run: measured and trusted, failed (the tool said so, exited non-zero, timed out,
 #: was missing), or degenerate (finished, but the figures cannot be trusted).
 STATUSES = ("ok", "failed", "degenerate")
@@ -78,9 +80,6 @@ class RunRecord:
         row["warnings_json"] = json.dumps(row.pop("warnings"))
         return row
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
     def __getitem__(self, key: str) -> Any:  # row["tps"], as the loop and tests read rows
         return getattr(self, key)
 
@@ -123,8 +122,6 @@ def from_catalog(df):
 
 def result_rows(runs):
     """A phase's result table from catalog runs: :data:`RESULT_COLUMNS`, warnings as lists."""
-    import pandas as pd
-
     if not len(runs):
         return pd.DataFrame(columns=RESULT_COLUMNS)
     return from_catalog(runs).reindex(columns=RESULT_COLUMNS).reset_index(drop=True)

@@ -24,12 +24,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+import sqlalchemy as sa
+
 from . import paths, terminal
 from .db import remove_stale_configs
 from .lock import study_lock
 from .record import RunRecord
 from .store import Store
-from .target import verify_settings
+from .target import open_arm, verify_settings
 from .tools import require
 
 log = logging.getLogger(__name__)
@@ -146,10 +148,8 @@ class AliveCheck:
                 tail,
             )
             self.restarted = True
-            from .target import open_arm
 
             return open_arm(ctx.study, ctx.arm, yes=yes, store=ctx.store)
-        import sqlalchemy as sa
 
         eng = ctx.conn.engine(database="", connect_args={"connect_timeout": 5})
         try:

@@ -90,7 +90,46 @@ def usl_fit(threads, tps, level: float = 0.95) -> dict:
     x = np.asarray(tps, dtype=float)
     ok = np.isfinite(n) & np.isfinite(x) & (n > 0) & (x > 0)
     n, x = n[ok], x[ok]
-    res = {
+    res = _usl_empty(n)
+    warns: list[str] = res["warnings"]
+    if res["n_threads"] < 6:
+        warns.append(f"only {res['n_threads']} thread counts: USL needs 6 or more to be trusted")
+    if res["n_threads"] < 3 or n.size < 4:
+        warns.append("too few points to fit the USL")
+        return res
+    best = _usl_best_fit(n, x)
+    if best is None:
+        warns.append("USL fit did not converge")
+        return res
+    (lam, sigma, kappa), cov = best
+    q = _usl_parameters(res, n, x, best, level)
+    n_max, n_min = float(n.max()), float(n.min())
+    # The optimiser stops short of the kappa = 0 bound; below 0.1 % of effect on the fitted
+    # throughput at the largest N, kappa is 0 for every purpose and N* = sqrt(.../kappa) is noise.
+    if kappa * n_max * (n_max - 1) <= 1e-3 * (1 + sigma * (n_max - 1)):
+        res["status"] = "no peak within range"
+        warns.append(
+            "kappa ~ 0 (< 0.1% effect in the tested range): no retrograde throughput, the curve "
+            "levels off towards lambda/sigma"
+        )
+        return res
+    _usl_peak(res, lam, sigma, kappa, cov, q)
+    n_star = res["n_star"]
+    if not n_min <= n_star <= n_max:
+        kappa_zero = res["kappa_ci_low"] is None or res["kappa_ci_low"] <= 0
+        res["status"] = "no peak within range" if kappa_zero else "peak outside range"
+        warns.append(
+            f"N* = {n_star:.0f} lies outside the tested range {n_min:g}-{n_max:g} threads: "
+            "extrapolated"
+        )
+        if kappa_zero:  # no peak: no N*, no interval to print beside a claim nobody can make
+            res.update(n_star=None, n_star_ci_low=None, n_star_ci_high=None, x_star=None)
+    return res
+
+
+def _usl_empty(n: np.ndarray) -> dict:
+    """:func:`usl_fit`'s answer before any fit: every figure None, status "failed"."""
+    return {
         "lam": None,
         "sigma": None,
         "kappa": None,
@@ -112,12 +151,11 @@ def usl_fit(threads, tps, level: float = 0.95) -> dict:
         "method": USL_METHOD,
         "warnings": [],
     }
-    warns: list[str] = res["warnings"]
-    if res["n_threads"] < 6:
-        warns.append(f"only {res['n_threads']} thread counts: USL needs 6 or more to be trusted")
-    if res["n_threads"] < 3 or n.size < 4:
-        warns.append("too few points to fit the USL")
-        return res
+
+
+def _usl_best_fit(n: np.ndarray, x: np.ndarray):
+    """The relative least-squares fit with the smallest error over :func:`_starts`:
+    ``(params, cov)``, or None when no start converges."""
     best = None
     for p0 in _starts(n, x):
         try:
@@ -139,10 +177,13 @@ def usl_fit(threads, tps, level: float = 0.95) -> dict:
         sse = float((((x - usl_model(n, *p)) / x) ** 2).sum())
         if best is None or sse < best[0] * (1 - 1e-9):
             best = (sse, p, cov)
-    if best is None:
-        warns.append("USL fit did not converge")
-        return res
-    _, (lam, sigma, kappa), cov = best
+    return None if best is None else (best[1], best[2])
+
+
+def _usl_parameters(res: dict, n, x, best, level: float) -> float:
+    """The fit's parameters, their standard errors, kappa's interval and the goodness of fit
+    into ``res``; returns the t quantile on the fit's df (NaN without df)."""
+    (lam, sigma, kappa), cov = best
     dof = n.size - 3
     sse = float(((x - usl_model(n, lam, sigma, kappa)) ** 2).sum())
     sst = float(((x - x.mean()) ** 2).sum())
@@ -160,36 +201,23 @@ def usl_fit(threads, tps, level: float = 0.95) -> dict:
         res.update(lam_se=float(se[0]), sigma_se=float(se[1]), kappa_se=float(se[2]))
         res["kappa_ci_low"] = float(kappa - q * se[2])
         res["kappa_ci_high"] = float(kappa + q * se[2])
-    n_max, n_min = float(n.max()), float(n.min())
-    # The optimiser stops short of the kappa = 0 bound; below 0.1 % of effect on the fitted
-    # throughput at the largest N, kappa is 0 for every purpose and N* = sqrt(.../kappa) is noise.
-    if kappa * n_max * (n_max - 1) <= 1e-3 * (1 + sigma * (n_max - 1)):
-        res["status"] = "no peak within range"
-        warns.append(
-            "kappa ~ 0 (< 0.1% effect in the tested range): no retrograde throughput, the curve "
-            "levels off towards lambda/sigma"
-        )
-        return res
+    return q
+
+
+def _usl_peak(res: dict, lam, sigma, kappa, cov, q: float) -> None:
+    """N* = sqrt((1 - sigma) / kappa), the throughput there and N*'s interval (delta method
+    on log N*) into ``res``, status "peak"."""
     n_star = float(np.sqrt((1 - sigma) / kappa))
     res.update(status="peak", n_star=n_star, x_star=float(usl_model(n_star, lam, sigma, kappa)))
-    if res["kappa_se"] is not None:
-        g = np.array([0.0, -0.5 / (1 - sigma) if sigma < 1 else np.nan, -0.5 / kappa])
-        v = float(g @ cov @ g)
-        if np.isfinite(v) and v >= 0:
-            res["n_star_ci_low"] = float(np.exp(np.log(n_star) - q * np.sqrt(v)))
-            res["n_star_ci_high"] = float(np.exp(np.log(n_star) + q * np.sqrt(v)))
-        if res["kappa_ci_low"] is not None and res["kappa_ci_low"] <= 0:
-            warns.append("kappa's interval includes 0: a throughput peak is not established")
-    if not n_min <= n_star <= n_max:
-        kappa_zero = res["kappa_ci_low"] is None or res["kappa_ci_low"] <= 0
-        res["status"] = "no peak within range" if kappa_zero else "peak outside range"
-        warns.append(
-            f"N* = {n_star:.0f} lies outside the tested range {n_min:g}-{n_max:g} threads: "
-            "extrapolated"
-        )
-        if kappa_zero:  # no peak: no N*, no interval to print beside a claim nobody can make
-            res.update(n_star=None, n_star_ci_low=None, n_star_ci_high=None, x_star=None)
-    return res
+    if res["kappa_se"] is None:
+        return
+    g = np.array([0.0, -0.5 / (1 - sigma) if sigma < 1 else np.nan, -0.5 / kappa])
+    v = float(g @ cov @ g)
+    if np.isfinite(v) and v >= 0:
+        res["n_star_ci_low"] = float(np.exp(np.log(n_star) - q * np.sqrt(v)))
+        res["n_star_ci_high"] = float(np.exp(np.log(n_star) + q * np.sqrt(v)))
+    if res["kappa_ci_low"] is not None and res["kappa_ci_low"] <= 0:
+        res["warnings"].append("kappa's interval includes 0: a throughput peak is not established")
 
 
 def n_sat_interval(cells: pd.DataFrame, sat_frac: float = 0.95, level: float = 0.95) -> dict:

@@ -197,11 +197,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
 def _pid_alive(pid: int | None) -> bool:
     if not pid:
         return False

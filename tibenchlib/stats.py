@@ -29,6 +29,7 @@ simulations can run thousands of comparisons at once with the very same code.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -802,44 +803,111 @@ def compare_arms(
         candidate_lat_p95_ms`` (mean of the runs' p95, for display only).
     """
     keys = list(keys)
+    cell = _check_comparison(runs, baseline, candidate, metric, family, paired, keys)
+    hib = (not lower_is_better(metric)) if higher_is_better is None else higher_is_better
+    if cells is None:
+        cells = summarize_cells(
+            runs[runs["arm"].isin([baseline, candidate])], metric, level, keys=keys
+        )
+    m = _arms_side_by_side(runs, cells, baseline, candidate, cell)
+    m, e = _ratio_estimates(runs, m, baseline, candidate, metric, cell, level, df_method, paired)
+    p_adj, fam = _holm_family(m, e.p, cell[0], family)
+    imp, lo, hi = _improvement_pct(e.r, e.rlo, e.rhi, hib)
+    lo_adj, hi_adj = _simultaneous_pct(m, e, fam, level, df_method, hib)
+    has_test = (m["n_a"] >= 2).to_numpy() & (m["n_b"] >= 2).to_numpy()
+    verdict, size = _interval_verdicts(lo_adj, hi_adj, has_test, delta * 100)
+
+    out = _comparison_frame(m, cell, metric, baseline, candidate, e.use, e.n_pairs)
+    out["ratio"] = e.r
+    out["ratio_ci_low"], out["ratio_ci_high"] = e.rlo, e.rhi
+    out["improvement_pct"], out["ci_low_pct"], out["ci_high_pct"] = imp, lo, hi
+    out["ci_low_adj_pct"], out["ci_high_adj_pct"] = lo_adj, hi_adj
+    out["family_size"] = fam
+    out["df"], out["p_value"], out["p_adjusted"] = e.df, e.p, p_adj
+    out["verdict"], out["size"] = verdict, size
+    out["method"] = np.where(e.use, PAIRED_METHOD, FIELLER_METHOD[df_method])
+    out["warnings"] = [
+        _cell_notes(row, cell, baseline, candidate, paired, e, i)
+        + _verdict_notes(
+            verdict[i], size[i], lo[i], hi[i], lo_adj[i], hi_adj[i], bool(e.bounded[i]),
+            p_adj[i], fam[i], delta, level, alpha,
+        )
+        for i, row in m.iterrows()
+    ]  # fmt: skip
+    return out
+
+
+def _check_comparison(
+    runs: pd.DataFrame,
+    baseline: str,
+    candidate: str,
+    metric: str,
+    family: str,
+    paired: str | bool,
+    keys: list[str],
+) -> list[str]:
+    """:func:`compare_arms`' arguments checked, one clear line each; returns the cell's keys
+    (``keys`` without ``arm``)."""
     if "arm" not in keys:
         raise ValueError(f"keys must include 'arm' (the arms are compared), not {keys}")
     _check_columns(runs, [*keys, metric], "runs")
     cell = [k for k in keys if k != "arm"]
     if not cell:
         raise ValueError("keys need at least one column besides 'arm'")
-    first = cell[0]
     if family not in ("comparison", "workload"):
         raise ValueError("family must be 'comparison' or 'workload'")
     arms = set(runs["arm"].dropna().astype(str))
     for name in (baseline, candidate):
         if name not in arms:
             raise ValueError(f"arm {name!r} not found; arms present: {sorted(arms)}")
-    hib = (not lower_is_better(metric)) if higher_is_better is None else higher_is_better
-    if cells is None:
-        cells = summarize_cells(
-            runs[runs["arm"].isin([baseline, candidate])], metric, level, keys=keys
-        )
+    if paired not in ("auto", True, False):
+        raise ValueError(f"paired must be 'auto', True or False, not {paired!r}")
+    return cell
+
+
+def _arms_side_by_side(
+    runs: pd.DataFrame, cells: pd.DataFrame, baseline: str, candidate: str, cell: list[str]
+) -> pd.DataFrame:
+    """The two arms' cell summaries in one row per cell (``_a`` baseline, ``_b`` candidate),
+    the first key in the order the runs list it (the reports' order), the rest sorted."""
+    first = cell[0]
     a = cells[cells["arm"] == baseline].drop(columns="arm")
     b = cells[cells["arm"] == candidate].drop(columns="arm")
     m = a.merge(b, on=cell, how="outer", suffixes=("_a", "_b"))
-    # first key (workloads) in the order the runs list them (the reports' order), the rest sorted
     order = {w: i for i, w in enumerate(dict.fromkeys(_key((w,))[0] for w in runs[first]))}
     m["_order"] = [order.get(_key((w,))[0], -1) for w in m[first]]
     m = m.sort_values(["_order", *cell[1:]]).drop(columns="_order").reset_index(drop=True)
     for s in ("_a", "_b"):
         m["n" + s] = m["n" + s].fillna(0).astype(int)
         m["n_failed" + s] = m["n_failed" + s].fillna(0).astype(int)
+    return m
 
-    # unpaired: Fieller on the ratio of means, Welch's p
+
+@dataclass(frozen=True)
+class _Estimates:
+    """Per cell of :func:`compare_arms`: the ratio with its interval, df, p, and how it was
+    found (``use``: paired within rounds)."""
+
+    r: np.ndarray
+    rlo: np.ndarray
+    rhi: np.ndarray
+    df: np.ndarray
+    p: np.ndarray
+    bounded: np.ndarray
+    use: np.ndarray
+    varied: np.ndarray
+    n_pairs: np.ndarray
+
+
+def _ratio_estimates(
+    runs, m, baseline, candidate, metric, cell, level, df_method, paired
+) -> tuple[pd.DataFrame, _Estimates]:
+    """Unpaired (Fieller on the ratio of means, Welch's p), and paired within rounds where the
+    data allow it (see :func:`_round_pairs`); returns ``m`` with the pairs' columns."""
     va, vb = m["sd_a"] ** 2, m["sd_b"] ** 2
     fl = _fieller_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"], level, df_method)
     r, rlo, rhi, df, bounded = (np.array(x) for x in fl)
     p = _welch_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"])[2]
-
-    # paired within rounds, where the data allow it (see _round_pairs)
-    if paired not in ("auto", True, False):
-        raise ValueError(f"paired must be 'auto', True or False, not {paired!r}")
     pr = _round_pairs(runs, baseline, candidate, metric, cell)
     m = m.drop(columns=["n_pairs", "mean_d", "sd_d", "b_first"], errors="ignore")
     m = m.merge(pr, on=cell, how="left")
@@ -847,39 +915,53 @@ def compare_arms(
     varied = ((m["b_first"] > 0) & (m["b_first"] < m["n_pairs"])).to_numpy()
     use = (n_pairs >= 2) & (varied if paired == "auto" else paired is True)
     pp = _paired_arrays(m["mean_d"], m["sd_d"], n_pairs, level)
-    r, rlo, rhi = np.where(use, pp[0], r), np.where(use, pp[1], rlo), np.where(use, pp[2], rhi)
-    df, p = np.where(use, pp[3], df), np.where(use, pp[4], p)
-    bounded = np.where(use, n_pairs >= 2, bounded)
+    return m, _Estimates(
+        r=np.where(use, pp[0], r),
+        rlo=np.where(use, pp[1], rlo),
+        rhi=np.where(use, pp[2], rhi),
+        df=np.where(use, pp[3], df),
+        p=np.where(use, pp[4], p),
+        bounded=np.where(use, n_pairs >= 2, bounded),
+        use=use,
+        varied=varied,
+        n_pairs=n_pairs,
+    )
 
-    def _pct(r, lo, hi):
-        return (
-            ((r - 1) * 100, (lo - 1) * 100, (hi - 1) * 100)
-            if hib
-            else (
-                (1 - r) * 100,
-                (1 - hi) * 100,
-                (1 - lo) * 100,
-            )
-        )
 
-    imp, lo, hi = _pct(r, rlo, rhi)
+def _improvement_pct(r, lo, hi, higher_is_better: bool):
+    """A ratio and its interval as improvement % (positive: the candidate is better)."""
+    if higher_is_better:
+        return (r - 1) * 100, (lo - 1) * 100, (hi - 1) * 100
+    return (1 - r) * 100, (1 - hi) * 100, (1 - lo) * 100
+
+
+def _simultaneous_pct(m: pd.DataFrame, e: _Estimates, fam, level, df_method, hib):
+    """Each cell's interval as improvement %, simultaneous (Bonferroni) over its Holm family:
+    level 1 - (1 - level) / family size."""
+    level_adj = 1 - (1 - level) / np.maximum(fam, 1)
+    vb, va = m["sd_b"] ** 2, m["sd_a"] ** 2
+    fa = _fieller_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"], level_adj, df_method)
+    pa = _paired_arrays(m["mean_d"], m["sd_d"], e.n_pairs, level_adj)
+    lo, hi = np.where(e.use, pa[1], fa[1]), np.where(e.use, pa[2], fa[2])
+    return _improvement_pct(e.r, lo, hi, hib)[1:]
+
+
+def _holm_family(m: pd.DataFrame, p: np.ndarray, first: str, family: str):
+    """Holm-adjusted p and the family's size per cell: the whole comparison, or per value of
+    the first key (``family="workload"``)."""
     fam = np.zeros(len(m), dtype=int)
     if family == "comparison":
-        p_adj = holm(p)
         fam[:] = np.isfinite(p).sum()
-    else:
-        p_adj = np.full(len(m), np.nan)
-        for _, idx in m.groupby(first, dropna=False).indices.items():
-            p_adj[idx] = holm(p[idx])
-            fam[idx] = np.isfinite(p[idx]).sum()
-    # simultaneous (Bonferroni) intervals over the Holm family: level 1 - (1 - level) / m
-    level_adj = 1 - (1 - level) / np.maximum(fam, 1)
-    fa = _fieller_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"], level_adj, df_method)
-    pa = _paired_arrays(m["mean_d"], m["sd_d"], n_pairs, level_adj)
-    _, lo_adj, hi_adj = _pct(r, np.where(use, pa[1], fa[1]), np.where(use, pa[2], fa[2]))
-    has_test = (m["n_a"] >= 2).to_numpy() & (m["n_b"] >= 2).to_numpy()
-    verdict, size = _interval_verdicts(lo_adj, hi_adj, has_test, delta * 100)
+        return holm(p), fam
+    p_adj = np.full(len(m), np.nan)
+    for _, idx in m.groupby(first, dropna=False).indices.items():
+        p_adj[idx] = holm(p[idx])
+        fam[idx] = np.isfinite(p[idx]).sum()
+    return p_adj, fam
 
+
+def _comparison_frame(m, cell, metric, baseline, candidate, use, n_pairs) -> pd.DataFrame:
+    """:func:`compare_arms`' columns that restate the arms' summaries."""
     out = pd.DataFrame(
         {
             **{k: m[k] for k in cell},
@@ -902,86 +984,83 @@ def compare_arms(
     if "lat_p95_ms_mean_a" in m.columns:
         out["baseline_lat_p95_ms"] = m["lat_p95_ms_mean_a"]
         out["candidate_lat_p95_ms"] = m["lat_p95_ms_mean_b"]
-    out["ratio"] = r
-    out["ratio_ci_low"], out["ratio_ci_high"] = rlo, rhi
-    out["improvement_pct"], out["ci_low_pct"], out["ci_high_pct"] = imp, lo, hi
-    out["ci_low_adj_pct"], out["ci_high_adj_pct"] = lo_adj, hi_adj
-    out["family_size"] = fam
-    out["df"], out["p_value"], out["p_adjusted"] = df, p, p_adj
-    out["verdict"] = verdict
-    out["size"] = size
-    out["method"] = np.where(use, PAIRED_METHOD, FIELLER_METHOD[df_method])
-
-    warns = []
-    for i, row in m.iterrows():
-        w: list[str] = []
-        na, nb = row["n_a"], row["n_b"]
-        if min(na, nb) == 1:
-            w.append(f"n={na}+{nb}: point estimate only, no interval")
-        elif 1 < min(na, nb) < N_WARN:
-            w.append(f"n={na}+{nb}: fewer than {N_WARN} runs per arm, wide interval, low power")
-        for arm, s in ((baseline, "_a"), (candidate, "_b")):
-            if row["n" + s] == 0:
-                where = (
-                    f"at {row['threads']} threads"
-                    if cell == ["workload", "threads"]
-                    else "in this cell"
-                )
-                w.append(f"{arm}: no runs {where}")
-            for x in row["warnings" + s] if isinstance(row["warnings" + s], list) else []:
-                if not x.startswith("n="):  # said once for both arms above
-                    w.append(f"{arm}: {x}")
-        if use[i]:
-            how = "arm order varied" if varied[i] else "as asked"
-            w.append(f"paired within {n_pairs[i]} rounds ({how}): round drift cancels")
-        elif paired is not False and n_pairs[i] >= 2 and not varied[i]:
-            w.append(
-                "unpaired: the arms ran in the same order in every round, so a within-round "
-                "comparison would carry that order's bias"
-            )
-        if not use[i] and row["n_a"] >= 2 and row["n_b"] >= 2 and not bounded[i]:
-            w.append("Fieller interval unbounded: baseline mean not distinguishable from 0")
-        if row["n_a"] >= 2 and row["n_b"] >= 2 and row["sd_a"] == 0 and row["sd_b"] == 0:
-            w.append(
-                "no spread in either arm (sd = 0): the interval has zero width and p is 0 or 1 - "
-                "identical figures look copied or rounded, not measured"
-            )
-        sig = np.isfinite(p_adj[i]) and p_adj[i] < alpha
-        excl = bool(bounded[i]) and (lo[i] > 0 or hi[i] < 0)
-        adj = f"[{lo_adj[i]:+.1f}, {hi_adj[i]:+.1f}]" if np.isfinite(lo_adj[i]) else "[n/a]"
-        d = f"{delta * 100:g}"
-        if size[i] == "at least delta":
-            w.append(f"size at least {d}%: the simultaneous interval {adj} lies beyond the margin")
-        elif size[i] == "below delta":
-            w.append(f"size below {d}%: the simultaneous interval {adj} lies within the margin")
-        elif size[i] == "size not settled":
-            w.append(
-                f"size not settled: the simultaneous interval {adj} reaches both sides of {d}%"
-            )
-        elif verdict[i] == "equivalent":
-            w.append(f"equivalent: the simultaneous interval {adj} lies within the +-{d}% margin")
-        elif verdict[i] == "inconclusive" and not np.isfinite(lo_adj[i]):
-            w.append(
-                "inconclusive: the interval is unbounded; more runs are needed for any verdict"
-            )
-        elif verdict[i] == "inconclusive":
-            w.append(
-                f"inconclusive: the interval {adj} is wider than 4 x {d}%; more runs are needed "
-                "for any verdict"
-            )
-        if verdict[i] not in ("better", "worse", "n/a") and sig:
-            w.append(
-                f"Holm p={p_adj[i]:.3g} < {alpha:g}, but the simultaneous interval {adj} "
-                "includes 0: no claim"
-            )
-        elif verdict[i] not in ("better", "worse", "n/a") and excl and fam[i] > 1:
-            w.append(
-                f"the {level:.0%} interval excludes 0 for this cell alone, but the simultaneous "
-                f"interval over the {fam[i]} cells {adj} includes 0: not a claim"
-            )
-        warns.append(w)
-    out["warnings"] = warns
     return out
+
+
+def _cell_notes(row, cell, baseline, candidate, paired, e: _Estimates, i: int) -> list[str]:
+    """What a cell's runs say about its comparison: counts, missing arms, the arms' own
+    warnings, pairing, an unbounded interval, no spread."""
+    w: list[str] = []
+    na, nb = row["n_a"], row["n_b"]
+    if min(na, nb) == 1:
+        w.append(f"n={na}+{nb}: point estimate only, no interval")
+    elif 1 < min(na, nb) < N_WARN:
+        w.append(f"n={na}+{nb}: fewer than {N_WARN} runs per arm, wide interval, low power")
+    for arm, s in ((baseline, "_a"), (candidate, "_b")):
+        if row["n" + s] == 0:
+            where = (
+                f"at {row['threads']} threads"
+                if cell == ["workload", "threads"]
+                else "in this cell"
+            )
+            w.append(f"{arm}: no runs {where}")
+        for x in row["warnings" + s] if isinstance(row["warnings" + s], list) else []:
+            if not x.startswith("n="):  # said once for both arms above
+                w.append(f"{arm}: {x}")
+    if e.use[i]:
+        how = "arm order varied" if e.varied[i] else "as asked"
+        w.append(f"paired within {e.n_pairs[i]} rounds ({how}): round drift cancels")
+    elif paired is not False and e.n_pairs[i] >= 2 and not e.varied[i]:
+        w.append(
+            "unpaired: the arms ran in the same order in every round, so a within-round "
+            "comparison would carry that order's bias"
+        )
+    if not e.use[i] and na >= 2 and nb >= 2 and not e.bounded[i]:
+        w.append("Fieller interval unbounded: baseline mean not distinguishable from 0")
+    if na >= 2 and nb >= 2 and row["sd_a"] == 0 and row["sd_b"] == 0:
+        w.append(
+            "no spread in either arm (sd = 0): the interval has zero width and p is 0 or 1 - "
+            "identical figures look copied or rounded, not measured"
+        )
+    return w
+
+
+def _verdict_notes(
+    verdict, size, lo, hi, lo_adj, hi_adj, bounded, p_adj, fam, delta, level, alpha
+) -> list[str]:
+    """Why a cell's verdict is what it is: the simultaneous interval against the margin, and
+    where the Holm p or the cell's own interval would have said otherwise."""
+    w: list[str] = []
+    sig = np.isfinite(p_adj) and p_adj < alpha
+    excl = bounded and (lo > 0 or hi < 0)
+    adj = f"[{lo_adj:+.1f}, {hi_adj:+.1f}]" if np.isfinite(lo_adj) else "[n/a]"
+    d = f"{delta * 100:g}"
+    if size == "at least delta":
+        w.append(f"size at least {d}%: the simultaneous interval {adj} lies beyond the margin")
+    elif size == "below delta":
+        w.append(f"size below {d}%: the simultaneous interval {adj} lies within the margin")
+    elif size == "size not settled":
+        w.append(f"size not settled: the simultaneous interval {adj} reaches both sides of {d}%")
+    elif verdict == "equivalent":
+        w.append(f"equivalent: the simultaneous interval {adj} lies within the +-{d}% margin")
+    elif verdict == "inconclusive" and not np.isfinite(lo_adj):
+        w.append("inconclusive: the interval is unbounded; more runs are needed for any verdict")
+    elif verdict == "inconclusive":
+        w.append(
+            f"inconclusive: the interval {adj} is wider than 4 x {d}%; more runs are needed "
+            "for any verdict"
+        )
+    if verdict not in ("better", "worse", "n/a") and sig:
+        w.append(
+            f"Holm p={p_adj:.3g} < {alpha:g}, but the simultaneous interval {adj} "
+            "includes 0: no claim"
+        )
+    elif verdict not in ("better", "worse", "n/a") and excl and fam > 1:
+        w.append(
+            f"the {level:.0%} interval excludes 0 for this cell alone, but the simultaneous "
+            f"interval over the {fam} cells {adj} includes 0: not a claim"
+        )
+    return w
 
 
 def log_mean_moments(values: Sequence[float]) -> tuple[float, float, int]:

@@ -9,8 +9,6 @@ command, no password). Running the study again skips runs already in the catalog
 
 from __future__ import annotations
 
-import random
-
 import pandas as pd
 
 from .adaptive import cell_decisions, describe_rule, open_cells
@@ -18,6 +16,7 @@ from .params import WRITE_WORKLOADS, Study
 from .phase import Phase, RunContext, Tool
 from .record import result_rows
 from .runloop import run_plan
+from .runorder import run_order
 from .stats import summarize_cells
 from .store import Store
 from .sysbench.prepare import ensure_ready, prepare
@@ -40,35 +39,21 @@ def plan(
 
     ``interleaved`` (default) runs the whole ladder once per repeat (a round), every arm in each
     round, so slow drift in the machine spreads over every thread count and arm instead of
-    biasing one; the arms' order changes from round to round (:func:`arm_order`: rotated and
-    reversed, balanced for position and for the arm that ran just before), so no arm always
-    runs first or always follows the same arm, and the rounds can serve as blocks for a paired
-    comparison. ``random`` shuffles the arms' order
-    and the workloads × threads within each round (seeded). ``sequential`` is the reports' shell
-    loop: each cell's repeats back to back.
+    biasing one; the arms' order changes from round to round
+    (:func:`tibenchlib.runorder.arm_order`: rotated and reversed, balanced for position and for
+    the arm that ran just before), so no arm always runs first or always follows the same arm,
+    and the rounds can serve as blocks for a paired comparison. ``random`` shuffles the arms'
+    order and the workloads × threads within each round (seeded). ``sequential`` is the
+    reports' shell loop: each cell's repeats back to back.
     """
-    arm_labels = arms or [a.label for a in study.arms]
-    wls = workloads or list(study.workloads)
-
-    def ths(w: str) -> list[int]:
-        return threads or study.threads_for(w)
-
-    reps = range(1, (repeats or study.max_rounds) + 1)
-    rng = random.Random(study.seed)
-    out: list[tuple[str, str, int, int]] = []
-    if study.order == "sequential":
-        out = [(a, w, t, r) for a in arm_labels for w in wls for t in ths(w) for r in reps]
-    else:
-        for r in reps:
-            in_round = arm_order(arm_labels, r)
-            if study.order == "random":
-                rng.shuffle(in_round)
-            for a in in_round:
-                cells = [(a, w, t, r) for w in wls for t in ths(w)]
-                if study.order == "random":
-                    rng.shuffle(cells)
-                out += cells
-    return [RunSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(out)]
+    order = run_order(
+        study,
+        arms or [a.label for a in study.arms],
+        workloads or list(study.workloads),
+        lambda w: threads or study.threads_for(w),
+        repeats or study.max_rounds,
+    )
+    return [RunSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(order)]
 
 
 def adaptive_round(
@@ -104,20 +89,6 @@ def adaptive_specs(
         if r >= study.adaptive.min and (not todo or not begun):
             break
     return out
-
-
-def arm_order(labels: list[str], round_no: int) -> list[str]:
-    """The arms' order in round ``round_no`` (1-based) of an interleaved sweep.
-
-    Rounds 1, 3, 5, ... rotate the params' order by 0, 1, 2, ...; rounds 2, 4, 6, ... run the
-    reverse of that rotation.  Over 2 x (number of arms) rounds every arm takes every position
-    equally often and follows every other arm equally often (a Williams design), so neither the
-    slot after an arm switch nor what the previous arm left behind (dirty pages, a full redo log)
-    favours one arm; round 1 runs in the params' order.
-    """
-    k = ((round_no - 1) // 2) % len(labels)
-    rotated = labels[k:] + labels[:k]
-    return rotated if round_no % 2 else rotated[::-1]
 
 
 def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None) -> dict:
@@ -274,14 +245,11 @@ class Sweep(Phase):
         return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        ctx.runs = sweep(
-            ctx.study, arms=arms, redo=redo, yes=ctx.yes, progress=ctx.progress, store=ctx.store
-        )
+        ctx.runs = ctx.measure(sweep, arms=arms, redo=redo)
         return result_rows(ctx.runs)
 
     def stored(self, study, store, arms) -> bool:
-        runs = store.runs(study.study, phase=self.name)
-        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
+        return self.has_runs(study, store, arms)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         runs = store.runs(study.study, phase=self.name)

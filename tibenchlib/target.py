@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from .binding import parse_policy
 from .db import ConnInfo, ServerInfo, server_info
 from .params import Arm, Study
 from .safety import guard_destructive
@@ -59,7 +60,6 @@ def binding_prefix(spec: str | None) -> list[str]:
     """``numactl`` prefix for a CPU/NUMA binding spec such as ``node:0`` or ``cpus:0``."""
     if not spec or spec == "unbound":
         return []
-    from .binding import parse_policy
 
     return parse_policy(spec).numactl_prefix()
 

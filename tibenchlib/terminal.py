@@ -79,7 +79,7 @@ class _DisplayLine:
     updated in place, and empties it when tqdm clears the line (``leave=False``)."""
 
     def __init__(self) -> None:
-        from IPython.display import Pretty, display  # only inside a notebook kernel
+        from IPython.display import Pretty, display  # import inside: IPython, in a kernel only
 
         self._pretty = Pretty
         self._handle = display(Pretty(""), display_id=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from .binding import parse_cpulist
+from .cpulist import parse_cpulist
 
 __all__ = [
     "BLOCK_CACHE_KEY",

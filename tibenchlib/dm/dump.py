@@ -11,6 +11,7 @@ INSERT statements and rows actually written, file by file (rows per statement is
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import re
 import shutil
 from collections.abc import Sequence
@@ -31,10 +32,6 @@ _DATA_FILE = re.compile(r"^(?P<db>[^.]+)\.(?P<table>[^.]+)(?:\.(?P<chunk>\d+))?\
 
 #: One row per data file of a dump (:func:`dump_files`).
 FILE_COLUMNS = ["database", "table", "chunk", "statements", "rows", "bytes"]
-
-
-class DumpError(RuntimeError):
-    """mydumper failed, or wrote something that cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -214,8 +211,6 @@ def count_statements(data: bytes) -> tuple[int, int]:
 def dump_files(directory: str | Path) -> pd.DataFrame:
     """One row per data file of a mydumper dump: ``database, table, chunk, statements, rows,
     bytes``. Schema and metadata files are not data; compressed (``.gz``) dumps are read too."""
-    import gzip
-
     out = []
     for p in sorted(Path(directory).iterdir()):
         m = _DATA_FILE.match(p.name)

@@ -19,17 +19,18 @@ import logging
 import shutil
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
+from .. import store as store_tables
 from ..db import ConnInfo, secret_config_file
 from ..params import Study
 from ..phase import Phase, RunContext
 from ..record import RunRecord
+from ..runloop import TargetDown, run_plan
 from ..server import EmbeddedServer
 from ..store import Store
 from ..sysbench.command import sysbench_command
@@ -39,7 +40,18 @@ from .analysis import result_rows, unit_rows
 from .dump import DumpSettings, dump
 from .load import LoadSettings, load
 from .migrate import migrate_once
-from .plan import DmSpec, arm_labels, estimate, plan, settings_for
+from .options import remove_stale
+from .plan import (
+    DmSpec,
+    arm_labels,
+    estimate,
+    plan,
+    planned_runs,
+    run_dir,
+    set_aside,
+    settings_for,
+)
+from .real import run_real_dm
 from .servers import source_server, target_server
 from .verify import verify
 
@@ -79,20 +91,6 @@ def check_target(study: Study) -> None:
             "dm.master_url (a DM master's OpenAPI, DM ≥ 5.3), dm.source_name and dm.source_url "
             "in the study file, or run the phase on the embedded default"
         )
-
-
-def run_dir(study: str, spec: DmSpec) -> Path:
-    return paths.raw_run_dir(study, "dm", spec.run_key.removeprefix("dm/"))
-
-
-def set_aside(directory: Path) -> int:
-    """Move a run directory left by an earlier attempt to ``<dir>.attemptN`` (raw logs are
-    never overwritten); returns this attempt's number."""
-    n = len(list(directory.parent.glob(f"{directory.name}.attempt*")))
-    if directory.exists():
-        n += 1
-        directory.rename(directory.with_name(f"{directory.name}.attempt{n}"))
-    return n + 1
 
 
 # -- the source's data set ---------------------------------------------------------------------
@@ -422,9 +420,7 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
 
 
 def _clear(store: Store, table: str, study: str, run_key: str) -> None:
-    from .. import store as st
-
-    t = getattr(st, table)
+    t = getattr(store_tables, table)
     with store.engine.begin() as c:
         c.execute(t.delete().where(sa.and_(t.c.study == study, t.c.run_key == run_key)))
 
@@ -433,9 +429,7 @@ def _samples(store: Store, study: str, run_key: str, samples: pd.DataFrame) -> N
     if samples is None or not len(samples):
         return
     _clear(store, "samples", study, run_key)
-    from ..store import samples as t
-
-    cols = [c.name for c in t.columns if c.name in samples.columns]
+    cols = [c.name for c in store_tables.samples.columns if c.name in samples.columns]
     store.append("samples", samples[cols].assign(study=study, run_key=run_key))
 
 
@@ -451,15 +445,10 @@ def run_dm_phase(
 ) -> pd.DataFrame:
     """Run (or resume) the phase in the catalog ``store``; returns the catalog's ``dm_runs``
     of the planned runs."""
-    from ..runloop import TargetDown, run_plan
-    from .options import remove_stale
-
     check_target(study)
     specs = plan(study, arms)
     remove_stale(paths.private_dir(study.study))  # option files a killed run left
     if study.dm.master_url:
-        from .real import run_real_dm
-
         return run_real_dm(study, specs, store=store, yes=yes, redo=redo, progress=progress)
     state: dict = {"restarted": False}
 
@@ -510,21 +499,6 @@ def run_dm_phase(
     return planned_runs(store, study, specs)
 
 
-def planned_runs(store: Store, study: Study, specs: list[DmSpec] | None = None) -> pd.DataFrame:
-    """``dm_runs`` of the planned runs (``specs``, default the study's whole plan: runs of
-    settings no longer in the params are left out), with the run loop's ``seq`` and
-    ``attempts``."""
-    if specs is None:
-        specs = plan(study)
-    df = store.read("dm_runs", study.study)
-    runs = store.runs(study.study, phase="dm")
-    if len(df) and len(runs):
-        df = df.merge(runs[["run_key", "seq", "attempts"]], on="run_key", how="left")
-    if len(df):
-        df = df[df["run_key"].isin({s.run_key for s in specs})]
-    return df.sort_values("seq").reset_index(drop=True) if "seq" in df else df
-
-
 class Dm(Phase):
     name = "dm"
     notebook = "06_dm_load_tuning.ipynb"
@@ -544,10 +518,7 @@ class Dm(Phase):
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         """Rows per unit × knob × setting × workload (:func:`.analysis.result_rows`)."""
-        done = run_dm_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
-        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
+        done = self.measure_counting(ctx, run_dm_phase, arms=arms, redo=redo)
         return result_rows(unit_rows(done))
 
     def stored(self, study, store, arms) -> bool:

@@ -4,7 +4,7 @@ Report 003 tuned one knob at a time, the others fixed. So does this plan: every 
 ``dm:`` section with more than one setting is swept, the other knobs at their base setting (the
 first of each list); each setting is an arm (``load.threads=16``). The full-migration runs
 (``full``: dump + load + verification) come first, every arm once per round in an order that
-changes from round to round (:func:`tibenchlib.sweep.arm_order`); the sync runs (``sync``: the
+changes from round to round (:func:`tibenchlib.runorder.arm_order`); the sync runs (``sync``: the
 replica's apply throughput per worker-count and sysbench workload) follow, on a replica set up
 once from a fresh migration.
 """
@@ -12,8 +12,14 @@ once from a fresh migration.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+import pandas as pd
+
+from .. import paths
 from ..params import Study
+from ..runorder import arm_order
+from ..store import Store
 
 #: The full-migration knobs: ``(knob, unit section, field)``.
 FULL_KNOBS = (
@@ -85,8 +91,6 @@ def settings_for(study: Study, knob: str, value) -> dict:
 
 def plan(study: Study, arms: list[str] | None = None) -> list[DmSpec]:
     """The phase's runs in execution order (see the module's doc); ``arms`` keeps only those."""
-    from ..sweep import arm_order
-
     p = study.dm
     specs: list[tuple] = []
     full = {_arm("full", k, v): (k, v) for k, v in full_arms(study)}
@@ -105,6 +109,35 @@ def plan(study: Study, arms: list[str] | None = None) -> list[DmSpec]:
                 k, v = by_arm[a]
                 specs += [(unit, k, setting_label(v), w, r, v) for w in workloads]
     return [DmSpec(u, k, s, w, r, i, v) for i, (u, k, s, w, r, v) in enumerate(specs)]
+
+
+def run_dir(study: str, spec: DmSpec) -> Path:
+    return paths.raw_run_dir(study, "dm", spec.run_key.removeprefix("dm/"))
+
+
+def set_aside(directory: Path) -> int:
+    """Move a run directory left by an earlier attempt to ``<dir>.attemptN`` (raw logs are
+    never overwritten); returns this attempt's number."""
+    n = len(list(directory.parent.glob(f"{directory.name}.attempt*")))
+    if directory.exists():
+        n += 1
+        directory.rename(directory.with_name(f"{directory.name}.attempt{n}"))
+    return n + 1
+
+
+def planned_runs(store: Store, study: Study, specs: list[DmSpec] | None = None) -> pd.DataFrame:
+    """``dm_runs`` of the planned runs (``specs``, default the study's whole plan: runs of
+    settings no longer in the params are left out), with the run loop's ``seq`` and
+    ``attempts``."""
+    if specs is None:
+        specs = plan(study)
+    df = store.read("dm_runs", study.study)
+    runs = store.runs(study.study, phase="dm")
+    if len(df) and len(runs):
+        df = df.merge(runs[["run_key", "seq", "attempts"]], on="run_key", how="left")
+    if len(df):
+        df = df[df["run_key"].isin({s.run_key for s in specs})]
+    return df.sort_values("seq").reset_index(drop=True) if "seq" in df else df
 
 
 def _arm(unit: str, knob: str, value) -> str:

@@ -32,17 +32,20 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
-from ..db import ConnInfo, private_file
+from ..db import ConnInfo, private_file, secret_config_file
 from ..params import Study
 from ..record import RunRecord
+from ..runloop import run_plan
 from ..safety import guard_destructive
 from ..store import Store
+from ..sysbench.command import sysbench_command
+from ..tools import execute
 from . import openapi, taskfile
 from .dmctl import DmStatusError
 from .dmctl_client import DmctlClient
 from .dump import DumpSettings
 from .load import LoadSettings
-from .plan import DmSpec, settings_for
+from .plan import DmSpec, planned_runs, run_dir, set_aside, settings_for
 from .tidb_load import tidb_measures
 
 log = logging.getLogger(__name__)
@@ -289,10 +292,6 @@ def run_full(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
 
 def run_sync(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecord]:
     """The syncer's catch-up at the arm's worker-count after ``duration_s`` of sysbench."""
-    from ..db import secret_config_file
-    from ..sysbench.command import sysbench_command
-    from ..tools import execute
-
     study, p = ctx.study, ctx.study.dm
     s, ds, ls, workers = _settings(study, spec, int(spec.value))
     name = f"{p.task_name}-sync"
@@ -369,9 +368,6 @@ def run_real_dm(
     progress: bool = True,
 ) -> pd.DataFrame:
     """The phase on a real DM cluster (see the module's doc)."""
-    from ..runloop import run_plan
-    from .phase import planned_runs, run_dir, set_aside
-
     p = study.dm
     src, tgt = connections(study)
     guard_destructive(

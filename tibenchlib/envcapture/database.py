@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from ..db import classify_version
 from .record import SCHEMA_VERSION, _now, is_unavailable, unavailable
 from .redaction import redact
 
@@ -46,8 +47,6 @@ def detect_flavor(version_string: str, version_comment: str | None = None) -> tu
     ``('mariadb', '10.11.6')``; anything else is ``mysql``. Delegates to
     :func:`tibenchlib.db.classify_version`, the one place that knows the rule.
     """
-    from ..db import classify_version
-
     info = classify_version(version_string, version_comment)
     return info.flavor, info.version
 

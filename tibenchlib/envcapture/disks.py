@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from .record import unavailable
 from .sources import _Host, _read_or_unavailable
 
@@ -33,8 +35,6 @@ def _block_device(sys_root: Path, name: str) -> dict:
 
 
 def _collect_disks(h: _Host) -> dict:
-    import psutil
-
     disks: dict[str, Any] = {}
     if h.data_dir is None:
         disks["data_dir"] = unavailable("no data directory given")

@@ -18,7 +18,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..binding import format_cpulist, parse_cpulist
+import psutil
+
+from ..cpulist import format_cpulist, parse_cpulist
 from .disks import _collect_disks
 from .record import SCHEMA_VERSION, _now, is_unavailable, unavailable
 from .redaction import redact
@@ -202,24 +204,13 @@ def _collect_numa(h: _Host) -> dict:
 
 
 def _collect_memory(h: _Host) -> dict:
-    try:
-        import psutil
-    except ImportError:
-        psutil = None
-    if psutil is not None:
-        vm, swap = psutil.virtual_memory(), psutil.swap_memory()
-        return {
-            "source": "psutil",
-            "total": vm.total,
-            "available": vm.available,
-            "swap_total": swap.total,
-        }
-    try:
-        info = _read(h.proc / "meminfo")
-    except OSError as e:
-        return unavailable(f"no psutil and cannot read {h.proc / 'meminfo'}: {e.strerror or e}")
-    m = re.search(r"MemTotal:\s+(\d+)\s*kB", info)
-    return {"source": "meminfo", "total": int(m.group(1)) * 1024 if m else None}
+    vm, swap = psutil.virtual_memory(), psutil.swap_memory()
+    return {
+        "source": "psutil",
+        "total": vm.total,
+        "available": vm.available,
+        "swap_total": swap.total,
+    }
 
 
 def _parse_os_release(text: str) -> dict[str, str]:

@@ -162,7 +162,7 @@ def _tpcc(study, store: Store) -> list[Finding]:
 
 
 #: Each phase's findings from the catalog, by phase object (phases without findings absent):
-#: what each phase's ``findings`` hook returns.
+#: what :func:`phase_findings` returns for a phase.
 PHASE_FINDINGS: dict[Phase, Callable[..., list[Finding]]] = {
     SWEEP: _sweep,
     COMPARE: _compare,
@@ -176,16 +176,17 @@ PHASE_FINDINGS: dict[Phase, Callable[..., list[Finding]]] = {
 
 def phase_findings(study, phase: Phase, store: Store | None = None) -> list[Finding]:
     """One phase's findings (empty for a phase with none, or nothing measured): what the phase
-    object's ``findings`` hook returns."""
+    object's entry in :data:`PHASE_FINDINGS` returns (the findings ask the phase object; the
+    phase knows nothing of the findings)."""
     fn = PHASE_FINDINGS.get(phase)
     return fn(study, store or Store.for_study(study)) if fn else []
 
 
 def study_findings(study, store: Store | None = None) -> dict[str, list[Finding]]:
-    """Every phase's findings through its phase object's ``findings`` hook, in the study's
+    """Every phase's findings through :func:`phase_findings`, in the study's
     phase order, by phase name (phases without findings left out)."""
     store = store or Store.for_study(study)
-    return {p.name: p.findings(study, store, "en") for p in PHASES if p in PHASE_FINDINGS}
+    return {p.name: phase_findings(study, p, store) for p in PHASES if p in PHASE_FINDINGS}
 
 
 def findings_file(study_name: str) -> Path:

@@ -348,40 +348,36 @@ def parse_size_bytes(text: Any) -> float | None:
     return float(m.group(1)) * base ** _SIZE_POW[unit[0] if unit[0] != "B" else ""]
 
 
-def _strip_hash_comments(text: str) -> str:
-    # Docs examples annotate JSON with '# ...' comments; drop them outside string literals.
-    out = []
-    for line in text.splitlines():
-        in_str = False
-        esc = False
-        cut = len(line)
-        for k, ch in enumerate(line):
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = not in_str
-            elif ch == "#" and not in_str:
-                cut = k
-                break
-        out.append(line[:cut])
-    return "\n".join(out)
-
-
-def _close_brackets(text: str) -> str:
-    stack = []
+def _outside_strings(text: str):
+    """``(index, char)`` of each character of JSON-like text outside its string literals
+    (quotes and escapes themselves left out)."""
     in_str = esc = False
-    for ch in text:
+    for k, ch in enumerate(text):
         if esc:
             esc = False
         elif ch == "\\":
             esc = True
         elif ch == '"':
             in_str = not in_str
-        elif not in_str and ch in "[{":
+        elif not in_str:
+            yield k, ch
+
+
+def _strip_hash_comments(text: str) -> str:
+    # Docs examples annotate JSON with '# ...' comments; drop them outside string literals.
+    out = []
+    for line in text.splitlines():
+        cut = next((k for k, ch in _outside_strings(line) if ch == "#"), len(line))
+        out.append(line[:cut])
+    return "\n".join(out)
+
+
+def _close_brackets(text: str) -> str:
+    stack = []
+    for _, ch in _outside_strings(text):
+        if ch in "[{":
             stack.append("]" if ch == "[" else "}")
-        elif not in_str and ch in "]}" and stack:
+        elif ch in "]}" and stack:
             stack.pop()
     return text + "".join(reversed(stack))
 

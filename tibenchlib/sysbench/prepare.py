@@ -74,6 +74,25 @@ def warmup_sql(table: str, index: int) -> list[str]:
     ]
 
 
+def record_step(
+    ctx, step: str, table: str | None, status: str, seconds: float, detail: str | None
+) -> dict:
+    """One timed step of an arm's data set (prepare, load, ANALYZE, verify...) written to the
+    catalog's ``prepare_steps`` as it finishes; returns the row."""
+    row = {
+        "study": ctx.study.study,
+        "arm": ctx.arm.label,
+        "step": step,
+        "table_name": table,
+        "status": status,
+        "seconds": seconds,
+        "detail": detail,
+        "at": time.time(),
+    }
+    ctx.store.append("prepare_steps", [row])
+    return row
+
+
 def prepare(ctx, *, force: bool | None = None, progress: bool = True) -> pd.DataFrame:
     """Prepare / ANALYZE / warm up / verify the study's sysbench tables on one arm.
 
@@ -88,7 +107,7 @@ def prepare(ctx, *, force: bool | None = None, progress: bool = True) -> pd.Data
     -------
     DataFrame of steps: step, table_name, status, seconds, detail.
     """
-    study, ds = ctx.study, ctx.study.dataset
+    ds = ctx.study.dataset
     force = ds.force if force is None else force
     engine = ctx.engine()
     steps: list[dict] = []
@@ -102,18 +121,7 @@ def prepare(ctx, *, force: bool | None = None, progress: bool = True) -> pd.Data
             raise
         except Exception as e:  # recorded, then re-raised: the catalog keeps what happened
             status, detail = "failed", str(e)
-        row = {
-            "study": study.study,
-            "arm": ctx.arm.label,
-            "step": name,
-            "table_name": table,
-            "status": status,
-            "seconds": time.perf_counter() - t0,
-            "detail": detail,
-            "at": time.time(),
-        }
-        ctx.store.append("prepare_steps", [row])
-        steps.append(row)
+        steps.append(record_step(ctx, name, table, status, time.perf_counter() - t0, detail))
         if status != "ok":
             raise PrepareError(f"{name} {table or ''} failed: {detail}")
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..parse.sysbench import histogram_percentiles
 from ..record import RunRecord, decide_status, p95_rule
 
 #: Percentiles read from the histogram into the record.
@@ -84,8 +85,6 @@ def record_from_parsed(
     ``outcome`` (:class:`tibenchlib.tools.Outcome`) is how the process ended; None for a log read
     from disk, whose exit is unknown. ``workload``/``threads`` default to what the log prints.
     """
-    from ..parse.sysbench import histogram_percentiles
-
     s = parsed.summary
     iv = parsed.intervals if parsed.intervals is not None else pd.DataFrame()
     checked = check_run(s, iv, expected_s, interval_s)

@@ -19,9 +19,15 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
+from ..clients import endpoint_conns, execute_together, failed_clients, split_threads
 from ..db import secret_config_file
+from ..multiclient import merge_histograms, merge_summaries, summed_intervals
+from ..parse.sysbench import SysbenchResult, parse_sysbench_file
+from ..prometheus import collect_run_metrics
 from ..record import RunRecord
+from ..resources import ProcessSampler, client_bottleneck
 from ..tools import display_command, execute
+from ..warmup import steady_after
 from .command import study_command
 from .record import record_from_parsed
 
@@ -80,8 +86,6 @@ def run_one(
     ctx, spec: RunSpec, *, duration_s: int | None = None, sample: bool | None = None
 ) -> RunRecord:
     """Run one sysbench run on an open arm and record it. Returns its record."""
-    from ..parse.sysbench import parse_sysbench_file
-
     study = ctx.study
     d = duration_s or study.duration_s
     logs = client_logs(study.study, spec, study.n_clients)
@@ -126,14 +130,11 @@ def run_one(
     if sampler is not None:
         samples = sampler.samples
         rec.warnings += sampler.warnings
-        from ..resources import client_bottleneck
 
         cb = client_bottleneck(samples)
         if cb["warning"] and cb["n"]:
             rec.warnings.append(cb["warning"])
     if study.prometheus_url:
-        from ..prometheus import collect_run_metrics
-
         metrics, warns = collect_run_metrics(
             study.prometheus_url,
             outcome.started_at,
@@ -157,10 +158,6 @@ def _run_clients(ctx, spec: RunSpec, d: int, logs: list[Path], timeout: float, s
     one parsed result whose summary, intervals and histogram merge the clients'
     (:mod:`tibenchlib.multiclient`) and one outcome spanning them all (the first failed
     client's exit when one failed). Every client's log stays where it was written."""
-    from ..clients import endpoint_conns, execute_together, failed_clients, split_threads
-    from ..multiclient import merge_histograms, merge_summaries, summed_intervals
-    from ..parse.sysbench import SysbenchResult, parse_sysbench_file
-
     study = ctx.study
     conns = endpoint_conns(ctx.conn, study.clients)
     shares = split_threads(spec.threads, len(conns))
@@ -213,9 +210,6 @@ def warmup_runs(ctx) -> pd.DataFrame:
     ``warmup_max_runs`` runs were made. Nothing here enters the sweep's statistics; every
     warm-up run is recorded in the catalog's ``warmups`` table. Returns this opening's rows.
     """
-    from ..parse.sysbench import parse_sysbench_file
-    from ..warmup import steady_after
-
     study = ctx.study
     seconds = int(max(1, round(study.warmup_s)))
     done = ctx.store.read("warmups", study.study)
@@ -276,7 +270,5 @@ def describe(spec: RunSpec) -> str:
 
 def _sampler(ctx):
     """Per-second CPU/RSS of the local server (when tibench runs it) and the sysbench client."""
-    from ..resources import ProcessSampler
-
     server_pid = ctx.server.pid if ctx.server else None
     return ProcessSampler({"server": server_pid} if server_pid else {})

@@ -41,14 +41,19 @@ from ..clients import endpoint_conns, execute_together, split_threads
 from ..db import ConnInfo, secret_config_file
 from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
+from ..parse.gotpc import parse_tpcc_output
 from ..parse.sysbench import parse_sysbench_file
 from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord, decide_status
 from ..runloop import run_plan
-from ..stats import summarize_cells
+from ..runorder import arm_order
+from ..stats import fieller_ratio, summarize_cells
 from ..store import Store
+from ..sysbench.prepare import record_step
 from ..sysbench.record import check_run
-from ..tools import display_command
+from ..sysbench.runner import set_aside
+from ..target import open_arm
+from ..tools import display_command, execute
 from .consistency import check_consistency
 from .runner import (
     TRANSACTIONS,
@@ -61,6 +66,7 @@ from .runner import (
     parse_driver_counts,
     parse_driver_latency,
     prepare_sysbench_tpcc,
+    sysbench_tpcc_command,
     transaction_latency,
 )
 
@@ -117,10 +123,8 @@ def plan(study: Study, arms: list[str] | None = None) -> list[TpccSpec]:
     repeats; in a round, every arm runs every wait mode and thread count once, so drift spreads
     over the whole ladder and every arm. The arms' order within a round follows the sweep
     (``study.order``): ``interleaved`` and ``random`` rotate and reverse it from round to round
-    (:func:`tibenchlib.sweep.arm_order`), so a round is a block for a paired comparison;
+    (:func:`tibenchlib.runorder.arm_order`), so a round is a block for a paired comparison;
     ``sequential`` runs each arm's rounds back to back."""
-    from ..sweep import arm_order
-
     p = study.tpcc
     labels = [a for a in arm_labels(study) if not arms or a in arms]
     out: list[TpccSpec] = []
@@ -199,21 +203,6 @@ def loaded_scale(engine: sa.Engine) -> Scale | None:
         return None
 
 
-def _step(ctx, step: str, db: str, status: str, seconds: float, detail: str) -> dict:
-    row = {
-        "study": ctx.study.study,
-        "arm": ctx.arm.label,
-        "step": step,
-        "table_name": db,
-        "status": status,
-        "seconds": seconds,
-        "detail": detail,
-        "at": time.time(),
-    }
-    ctx.store.append("prepare_steps", [row])
-    return row
-
-
 def consistency_detail(checked: pd.DataFrame) -> tuple[bool, str]:
     """(all conditions hold, one line saying which do not)."""
     bad = checked[~checked["ok"]]
@@ -246,7 +235,7 @@ def ensure_data(ctx, warehouses: int, tool: str) -> ConnInfo:
         if have == want or (tool == "go-tpc" and have and have.warehouses == warehouses):
             ok, detail = consistency_detail(check_consistency(eng))
             if ok:
-                _step(ctx, "tpcc_verify", conn.database, "ok", time.time() - t0,
+                record_step(ctx, "tpcc_verify", conn.database, "ok", time.time() - t0,
                       f"loaded: {warehouses} warehouses; {detail}")  # fmt: skip
                 return conn
             log.warning("%s: %s: loading it again", conn.database, detail)
@@ -262,15 +251,15 @@ def ensure_data(ctx, warehouses: int, tool: str) -> ConnInfo:
             out = _gotpc(conn, "prepare", raw / f"prepare_w{warehouses}.log", warehouses, 4)
         if out.returncode != 0:
             detail = f"exited {out.returncode}; log {out.log_path}"
-            _step(ctx, "tpcc_prepare", conn.database, "failed", time.time() - t0, detail)
+            record_step(ctx, "tpcc_prepare", conn.database, "failed", time.time() - t0, detail)
             raise RuntimeError(f"tpcc: loading {conn.database} failed: {detail}")
-        _step(ctx, "tpcc_prepare", conn.database, "ok", time.time() - t0,
+        record_step(ctx, "tpcc_prepare", conn.database, "ok", time.time() - t0,
               f"{warehouses} warehouses, {want.items} items, {want.customers} customers per "
               f"district ({tool})")  # fmt: skip
         if tool == "go-tpc":  # go-tpc's own consistency check, then ours
             t0 = time.time()
             chk = _gotpc(conn, "check", raw / f"check_w{warehouses}.log", warehouses, 4)
-            _step(ctx, "tpcc_check", conn.database, "ok" if chk.returncode == 0 else "failed",
+            record_step(ctx, "tpcc_check", conn.database, "ok" if chk.returncode == 0 else "failed",
                   time.time() - t0, f"go-tpc tpcc check exited {chk.returncode}; log "
                   f"{chk.log_path}")  # fmt: skip
         t0 = time.time()
@@ -278,7 +267,7 @@ def ensure_data(ctx, warehouses: int, tool: str) -> ConnInfo:
         ok, detail = consistency_detail(check_consistency(eng))
         if tool == "sysbench" and got != want:
             ok, detail = False, f"loaded {got}, expected {want}"
-        _step(ctx, "tpcc_verify", conn.database, "ok" if ok else "failed", time.time() - t0,
+        record_step(ctx, "tpcc_verify", conn.database, "ok" if ok else "failed", time.time() - t0,
               detail)  # fmt: skip
         if not ok:
             raise RuntimeError(f"tpcc: {conn.database} after loading: {detail}")
@@ -298,8 +287,6 @@ def _with_password(cmd: list[str], conn: ConnInfo) -> list[str]:
 
 
 def _gotpc(conn: ConnInfo, action: str, path: Path, warehouses: int, threads: int):
-    from ..tools import execute
-
     return execute(_with_password(_gotpc_cmd(conn, action, warehouses, threads), conn), path)
 
 
@@ -307,8 +294,6 @@ def _gotpc(conn: ConnInfo, action: str, path: Path, warehouses: int, threads: in
 def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     """One run of the Lua driver by every client at once (``ctx.study`` is read), the orders
     counted before and after; returns the run's figures, not yet recorded."""
-    from .runner import sysbench_tpcc_command
-
     study = ctx.study
     p = study.tpcc
     scale = Scale(spec.warehouses, p.items, p.customers)
@@ -414,8 +399,6 @@ def _sum(values) -> float | None:
 
 def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     """One go-tpc run by every client at once; returns the run's figures, not yet recorded."""
-    from ..parse.gotpc import parse_tpcc_output
-
     study = ctx.study
     p = study.tpcc
     conns = client_conns(conn, study)
@@ -496,8 +479,6 @@ def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict
 
 def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
     """Measure one TPC-C run on an open arm, check consistency, record it. Returns its record."""
-    from ..sysbench.runner import set_aside
-
     study = ctx.study
     p = study.tpcc
     conn = ensure_data(ctx, spec.warehouses, tool) if spec.warehouses not in ctx.tpcc_ready else (
@@ -625,8 +606,6 @@ def run_tpcc_phase(
 ) -> pd.DataFrame:
     """Run (or resume) the TPC-C runs in the catalog ``store`` and return one row per cell
     (:data:`SUMMARY_COLUMNS`)."""
-    from ..target import open_arm
-
     specs = plan(study, arms)
     tools = {a: resolve_tool(study, a) for a in dict.fromkeys(s.arm for s in specs)}
 
@@ -784,8 +763,6 @@ def wait_effect(study: Study, store: Store | None = None, arms: list[str] | None
     """Per arm × warehouses × threads measured both ways: tpmC with keying and think times
     over tpmC without, the ratio of the mean tpmC with Fieller's 95% interval (independent
     runs, :func:`tibenchlib.stats.fieller_ratio`)."""
-    from ..stats import fieller_ratio
-
     runs = runs_table(study, store, arms)
     cols = ["arm", "warehouses", "threads", "n_nowait", "n_wait", "tpmc_nowait", "tpmc_wait",
             "ratio", "ci_low", "ci_high", "warnings"]  # fmt: skip
@@ -834,14 +811,10 @@ class Tpcc(Phase):
         return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        df = run_tpcc_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
-        ctx.runs = ctx.store.runs(ctx.study.study, phase=self.name)
-        return df
+        return self.measure_counting(ctx, run_tpcc_phase, arms=arms, redo=redo)
 
     def stored(self, study, store, arms) -> bool:
-        return bool(len(store.runs(study.study, phase=self.name)))
+        return self.has_runs(study, store)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         return summarize(study, store, arms)

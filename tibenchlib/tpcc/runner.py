@@ -34,7 +34,7 @@ import sqlalchemy as sa
 
 from ..db import ConnInfo, secret_config_file
 from ..parse.gotpc import TpccResult, parse_tpcc_output
-from ..parse.sysbench import SysbenchResult, parse_sysbench_file
+from ..parse.sysbench import SysbenchResult, histogram_percentiles, parse_sysbench_file
 from ..tools import Outcome, execute
 
 __all__ = [
@@ -243,8 +243,6 @@ def transaction_latency(parsed: dict[str, dict]) -> dict[str, dict]:
     """Per transaction type: ``n``, ``avg`` (sum / n), ``p50``, ``p90``, ``p95``, ``p99``,
     ``p999`` (sysbench's percentile estimator on the merged histogram, exact to one bucket,
     about ±0.9%) and ``max``, in ms; None where no transaction of the type completed."""
-    from ..parse.sysbench import histogram_percentiles
-
     out = {}
     for name in TRANSACTIONS:
         a = parsed.get(name)

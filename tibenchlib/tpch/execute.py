@@ -23,6 +23,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pandas as pd
@@ -302,53 +303,110 @@ def run_queries(
     if mode not in ("power", "throughput"):
         raise ValueError(f"mode must be 'power' or 'throughput', not {mode!r}")
     n_streams = 1 if mode == "power" else int(streams or 2)
-    qs = [q if isinstance(q, Query) else None for q in (queries or [])]
-    if queries is None:
-        qs = all_queries()
-    else:
-        numbers = [q for q in queries if not isinstance(q, Query)]
-        if numbers:
-            by_number = {q.number: q for q in all_queries(numbers)}
-            qs = [q if isinstance(q, Query) else by_number[q] for q in queries]
-    by_number = {q.number: q for q in qs}
-    grace = grace_s if grace_s is not None else max(2.0, 0.1 * (timeout_s or 0))
+    qs = _resolve_queries(queries)
     factory = connector(target)
-
     probe = factory()
     try:
         info = server_info(probe)
         sf = detect_scale_factor(probe) if scale_factor == "auto" else scale_factor
     finally:
         probe.close()
-
-    results: list[dict] = []
-    lock = threading.Lock()
-    stop = threading.Event()
-    failure: list[BaseException] = []
     total = (len(qs) if warmup else 0) + repeats * n_streams * len(qs)
     desc = f"TPC-H {mode}" + (f" {arm}" if arm else "")
-    bar = terminal.bar(total, desc, "query", enabled=progress)
+    run = _Execution(
+        queries=qs,
+        session=lambda: _Session(
+            factory,
+            info,
+            session_settings,
+            timeout_s,
+            grace_s if grace_s is not None else max(2.0, 0.1 * (timeout_s or 0)),
+        ),
+        labels={"arm": arm, "mode": mode, "timeout_s": timeout_s},
+        check=_checker(sf, reference) if verify_answers else None,
+        on_result=on_result,
+        bar=terminal.bar(total, desc, "query", enabled=progress),
+        barrier=threading.Barrier(n_streams) if n_streams > 1 else None,
+    )
+    try:
+        if warmup:
+            run.warm_up()
+        threads = [
+            threading.Thread(target=run.stream, args=(s, repeats, seed), name=f"tpch-stream-{s}")
+            for s in range(n_streams)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        run.bar.close()
+    if run.failure:
+        raise run.failure[0]
+    return pd.DataFrame(run.results, columns=COLUMNS)
 
-    def emit(row: dict) -> None:
-        with lock:
-            results.append(row)
-            bar.update(1)
-            if on_result is not None:
-                on_result(dict(row))
 
-    def execute(session: _Session, q: Query, stream: int, rep: int, is_warmup: bool) -> None:
+def _checker(sf: float | None, reference: str) -> Callable[[Query, Any], Verification]:
+    """A query's answer checked against the ``reference`` answer set at scale factor ``sf``."""
+
+    def check(q: Query, rows) -> Verification:
+        return verify(q.number, rows, sf, source=reference, validation=q.validation)
+
+    return check
+
+
+def _resolve_queries(queries: Sequence[Query | int] | None) -> list[Query]:
+    """:class:`Query` objects for ``queries`` given as objects or numbers (default: all 22)."""
+    if queries is None:
+        return all_queries()
+    qs = [q if isinstance(q, Query) else None for q in queries]
+    numbers = [q for q in queries if not isinstance(q, Query)]
+    if numbers:
+        by_number = {q.number: q for q in all_queries(numbers)}
+        qs = [q if isinstance(q, Query) else by_number[q] for q in queries]
+    return qs
+
+
+@dataclass
+class _Execution:
+    """One :func:`run_queries` call's streams: each execution timed, verified and handed on
+    as a row, a failure in one stream stopping them all."""
+
+    queries: list[Query]
+    #: a new session on the target (one per stream)
+    session: Callable[[], _Session]
+    #: arm, mode and timeout_s, the same in every row
+    labels: dict
+    #: the answer check, None when answers are not verified
+    check: Callable[[Query, Any], Verification] | None
+    on_result: Callable[[dict], None] | None
+    bar: Any
+    barrier: threading.Barrier | None
+    results: list[dict] = field(default_factory=list)
+    failure: list[BaseException] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def emit(self, row: dict) -> None:
+        with self.lock:
+            self.results.append(row)
+            self.bar.update(1)
+            if self.on_result is not None:
+                self.on_result(dict(row))
+
+    def execute(self, session: _Session, q: Query, stream: int, rep: int, warmup: bool) -> None:
         started = time.time()
         status, seconds, rows, error = session.run(q)
         check = Verification(None, "not verified")
-        if status == "ok" and verify_answers:
-            check = verify(q.number, rows, sf, source=reference, validation=q.validation)
-        emit(
+        if status == "ok" and self.check is not None:
+            check = self.check(q, rows)
+        self.emit(
             {
-                "arm": arm,
-                "mode": mode,
+                "arm": self.labels["arm"],
+                "mode": self.labels["mode"],
                 "stream": stream,
                 "rep": rep,
-                "warmup": is_warmup,
+                "warmup": warmup,
                 "query": q.number,
                 "status": status,
                 "seconds": seconds,
@@ -357,54 +415,41 @@ def run_queries(
                 "verify_detail": check.detail if status == "ok" else None,
                 "error": error,
                 "started_at": started,
-                "timeout_s": timeout_s,
+                "timeout_s": self.labels["timeout_s"],
             }
         )
 
-    barrier = threading.Barrier(n_streams) if n_streams > 1 else None
-
-    def stream_main(stream: int) -> None:
-        session = _Session(factory, info, session_settings, timeout_s, grace)
-        order = [
-            with_view(by_number[n], view_name(stream))
-            for n in stream_order([q.number for q in qs], stream, seed)
-        ]
+    def warm_up(self) -> None:
+        """Every query once, stream 0, rows flagged ``warmup`` with ``rep=0``."""
+        session = self.session()
         try:
-            for rep in range(1, repeats + 1):
-                if barrier is not None:
-                    barrier.wait()
-                for q in order:
-                    if stop.is_set():
-                        return
-                    execute(session, q, stream, rep, False)
-        except threading.BrokenBarrierError:
-            return
-        except BaseException as e:  # a failing callback stops every stream
-            failure.append(e)
-            stop.set()
-            if barrier is not None:
-                barrier.abort()
+            for q in self.queries:
+                self.execute(session, with_view(q, view_name(0)), 0, 0, True)
         finally:
             session.close()
 
-    try:
-        if warmup:
-            session = _Session(factory, info, session_settings, timeout_s, grace)
-            try:
-                for q in qs:
-                    execute(session, with_view(q, view_name(0)), 0, 0, True)
-            finally:
-                session.close()
-        threads = [
-            threading.Thread(target=stream_main, args=(s,), name=f"tpch-stream-{s}")
-            for s in range(n_streams)
+    def stream(self, stream: int, repeats: int, seed: int) -> None:
+        """One stream's measured passes, in its own query order, the streams' passes in step."""
+        session = self.session()
+        by_number = {q.number: q for q in self.queries}
+        order = [
+            with_view(by_number[n], view_name(stream))
+            for n in stream_order([q.number for q in self.queries], stream, seed)
         ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        bar.close()
-    if failure:
-        raise failure[0]
-    return pd.DataFrame(results, columns=COLUMNS)
+        try:
+            for rep in range(1, repeats + 1):
+                if self.barrier is not None:
+                    self.barrier.wait()
+                for q in order:
+                    if self.stop.is_set():
+                        return
+                    self.execute(session, q, stream, rep, False)
+        except threading.BrokenBarrierError:
+            return
+        except BaseException as e:  # a failing callback stops every stream
+            self.failure.append(e)
+            self.stop.set()
+            if self.barrier is not None:
+                self.barrier.abort()
+        finally:
+            session.close()

@@ -23,7 +23,8 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import terminal
-from ..db import ConnInfo
+from ..db import ConnInfo, ServerInfo
+from . import datagen
 from ._conn import ConnectionFactory, connector, server_info
 from .datagen import LINEITEM_ROWS, DataSet
 from .schema import TABLES, analyze_sql, columns, create_table_sql, drop_table_sql, expected_rows
@@ -150,35 +151,65 @@ def load(
         When a file loads incompletely or the final counts do not verify.
     """
     factory = connector(target)
-    lineitem_rows = dataset.rows.get("lineitem")
     steps: list[dict] = []
+    info = _recreate_unless_verified(factory, dataset, steps, force=force, guard=guard)
+    if info is None:
+        return pd.DataFrame(steps)
+    _load_files(factory, dataset, steps, workers=workers, progress=progress)
+    if analyze:
+        flavor = info.flavor
+        _run_pool(
+            factory,
+            workers,
+            [(t, None) for t in reversed(TABLES)],
+            lambda c, tf: _analyze(c, tf[0], flavor),
+            steps,
+            progress,
+            "analyze",
+        )
+    _verify_loaded(factory, dataset, steps)
+    return pd.DataFrame(steps)
 
-    def record(step: str, **kw: Any) -> dict:
-        row = {
-            "step": step,
-            "table": None,
-            "file": None,
-            "status": "ok",
-            "seconds": 0.0,
-            "rows": None,
-            "bytes": None,
-            "detail": None,
-            **kw,
-        }
-        steps.append(row)
-        return row
 
+def _step(steps: list[dict], step: str, **kw: Any) -> dict:
+    """One row of :func:`load`'s steps, appended to ``steps``."""
+    row = _step_row(step, **kw)
+    steps.append(row)
+    return row
+
+
+def _step_row(step: str, **kw: Any) -> dict:
+    """One row of :func:`load`'s steps: ``kw`` over the defaults (ok, nothing counted)."""
+    return {
+        "step": step,
+        "table": None,
+        "file": None,
+        "status": "ok",
+        "seconds": 0.0,
+        "rows": None,
+        "bytes": None,
+        "detail": None,
+        **kw,
+    }
+
+
+def _recreate_unless_verified(
+    factory, dataset: DataSet, steps: list[dict], *, force: bool, guard
+) -> ServerInfo | None:
+    """The tables dropped and created anew (after ``guard`` where some hold rows); None when
+    they already verify and ``force`` is not given (a ``reuse`` step)."""
     main = factory()
     try:
         info = server_info(main)
-        state = check_counts(table_counts(main), dataset.scale_factor, lineitem_rows)
+        state = check_counts(table_counts(main), dataset.scale_factor, dataset.rows.get("lineitem"))
         if not force and state["ok"].all():
-            record(
+            _step(
+                steps,
                 "reuse",
                 rows=int(state["rows"].sum()),
                 detail=f"SF {dataset.scale_factor:g} tables present and verified",
             )
-            return pd.DataFrame(steps)
+            return None
         t0 = time.perf_counter()
         if guard is not None and state["rows"].notna().any():
             guard("drop and re-create the TPC-H tables " + ", ".join(TABLES))
@@ -186,10 +217,15 @@ def load(
             for t in TABLES:
                 cur.execute(drop_table_sql(t))
                 cur.execute(create_table_sql(t))
-        record("create", seconds=time.perf_counter() - t0, detail=f"{len(TABLES)} tables")
+        _step(steps, "create", seconds=time.perf_counter() - t0, detail=f"{len(TABLES)} tables")
     finally:
         main.close()
+    return info
 
+
+def _load_files(factory, dataset: DataSet, steps: list[dict], *, workers: int, progress) -> None:
+    """Every data file loaded, largest first, on ``workers`` connections; raises
+    :class:`LoadError` naming the files that did not load whole."""
     t0 = time.perf_counter()
     file_rows = dataset.file_rows()
     tasks = sorted(
@@ -207,7 +243,8 @@ def load(
         total_bytes=dataset.total_bytes,
     )
     failed = [s for s in steps if s["step"] == "load" and s["status"] != "ok"]
-    record(
+    _step(
+        steps,
         "load_total",
         seconds=time.perf_counter() - t0,
         rows=sum(dataset.rows.values()),
@@ -218,26 +255,19 @@ def load(
     if failed:
         raise LoadError("; ".join(f"{s['file']}: {s['detail']}" for s in failed[:5]))
 
-    if analyze:
-        flavor = info.flavor
-        _run_pool(
-            factory,
-            workers,
-            [(t, None) for t in reversed(TABLES)],
-            lambda c, tf: _analyze(c, tf[0], flavor),
-            steps,
-            progress,
-            "analyze",
-        )
 
+def _verify_loaded(factory, dataset: DataSet, steps: list[dict]) -> None:
+    """The tables' row counts against the data set's (a ``verify`` step); raises
+    :class:`LoadError` when they differ."""
     conn = factory()
     try:
         t0 = time.perf_counter()
-        state = check_counts(table_counts(conn), dataset.scale_factor, lineitem_rows)
+        state = check_counts(table_counts(conn), dataset.scale_factor, dataset.rows.get("lineitem"))
     finally:
         conn.close()
     bad = state[~state["ok"]]
-    record(
+    row = _step(
+        steps,
         "verify",
         seconds=time.perf_counter() - t0,
         rows=int(state["rows"].fillna(0).sum()),
@@ -245,8 +275,7 @@ def load(
         detail="; ".join(f"{r.table}: {r.detail}" for r in bad.itertuples()) or "all counts",
     )
     if len(bad):
-        raise LoadError("loaded tables do not verify: " + steps[-1]["detail"])
-    return pd.DataFrame(steps)
+        raise LoadError("loaded tables do not verify: " + row["detail"])
 
 
 def _run_pool(factory, workers, tasks, fn, steps, progress, desc, total_bytes=None) -> None:
@@ -285,16 +314,7 @@ def _run_pool(factory, workers, tasks, fn, steps, progress, desc, total_bytes=No
 def _load_file(conn: Any, table: str, path: Path, file_rows: dict[Path, int]) -> dict:
     size = path.stat().st_size
     want = file_rows.get(path)
-    row = {
-        "step": "load",
-        "table": table,
-        "file": str(path),
-        "status": "ok",
-        "seconds": 0.0,
-        "rows": None,
-        "bytes": size,
-        "detail": None,
-    }
+    row = _step_row("load", table=table, file=str(path), bytes=size)
     t0 = time.perf_counter()
     try:
         conn.autocommit(True)
@@ -321,16 +341,7 @@ def _warning_count(cur: Any) -> int:
 
 
 def _analyze(conn: Any, table: str, flavor: str) -> dict:
-    row = {
-        "step": "analyze",
-        "table": table,
-        "file": None,
-        "status": "ok",
-        "seconds": 0.0,
-        "rows": None,
-        "bytes": None,
-        "detail": None,
-    }
+    row = _step_row("analyze", table=table)
     t0 = time.perf_counter()
     try:
         with conn.cursor() as cur:
@@ -370,8 +381,6 @@ def prepare(
     DataFrame
         The steps of :func:`load`, after a ``generate`` step when files were needed.
     """
-    from . import datagen
-
     if not force:
         known = datagen.load_manifest(directory or datagen.default_dir(scale_factor))
         lineitem_rows = known.rows.get("lineitem") if known is not None else None

@@ -22,14 +22,20 @@ import time
 from dataclasses import dataclass
 
 import pandas as pd
+import sqlalchemy as sa
 
 from .. import paths
 from ..binding import parse_policy, verify_binding
 from ..params import Arm, Study
 from ..phase import Phase, RunContext
 from ..record import RunRecord
-from ..store import Store
-from . import datagen, scaling
+from ..runloop import run_plan
+from ..safety import guard_destructive
+from ..stats import fieller_ratio, t_interval
+from ..store import Store, tpch_queries
+from ..target import open_arm
+from ..tools import execute
+from . import datagen, load, scaling, tiflash
 from .execute import run_queries
 from .queries import query
 
@@ -97,10 +103,6 @@ def run_tpch_phase(
     ``tpch_scaling/<arm>/<mode>``): a block cut short is cleared and run again, a complete one
     is skipped unless ``redo``; its executions are in ``tpch_queries``.
     """
-    from ..runloop import run_plan
-    from ..target import open_arm
-    from . import load
-
     p = study.tpch_scaling
     embedded = study.target.kind == "embedded"
     qs = [query(n) for n in p.queries]
@@ -206,10 +208,7 @@ def _catalog_row(study: Study, arm: str, mode: str, r: dict) -> dict:
 
 
 def _clear_block(store: Store, study: Study, arm: str, mode: str) -> None:
-    import sqlalchemy as sa
-
-    from ..store import tpch_queries as t
-
+    t = tpch_queries
     with store.engine.begin() as c:
         c.execute(
             t.delete().where(sa.and_(t.c.study == study.study, t.c.arm == arm, t.c.mode == mode))
@@ -217,9 +216,6 @@ def _clear_block(store: Store, study: Study, arm: str, mode: str) -> None:
 
 
 def _scale_out(study: Study, label: str, yes: bool) -> None:
-    from ..safety import guard_destructive
-    from ..tools import execute
-
     cmd = study.tpch_scaling.scale_out_commands[label]
     guard_destructive(
         f"run `{cmd}` (scale the cluster for arm {label})",
@@ -234,8 +230,6 @@ def _scale_out(study: Study, label: str, yes: bool) -> None:
 
 def _tiflash_arm(ctx, study: Study, label: str, qs, progress: bool) -> dict:
     """Settle regions, set and wait for replicas, check plans; return the session settings."""
-    from . import tiflash
-
     p = study.tpch_scaling
     if p.pd_url:
         fetch = tiflash.pd_stores_fetcher(p.pd_url, access=p.pd_http)
@@ -272,8 +266,6 @@ def elapsed_summary(runs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     (mean rate_arm / mean rate_base − 1) × 100 with the Fieller interval of that ratio. Rates, not
     wall times, are compared because arms may run different numbers of streams (one per core).
     """
-    from ..stats import fieller_ratio, t_interval
-
     el = scaling.run_elapsed(runs)
     el = el.assign(qph=3600 * el["queries"] / el["elapsed_s"])
     rows = []
@@ -379,9 +371,7 @@ class TpchScaling(Phase):
         return estimate(study, arms)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        return run_tpch_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
+        return ctx.measure(run_tpch_phase, arms=arms, redo=redo)
 
     def stored(self, study, store, arms) -> bool:
         return bool(len(store.read("tpch_queries", study.study)))

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from .datagen import load_manifest
+from .schema import TABLES
 
 SOURCES = ("tpchgen", "duckdb")
 #: Columns filled from dbgen's random text: they differ between DuckDB's generator and the TPC's.
@@ -67,11 +69,6 @@ def answer_path(number: int, scale_factor: float, source: str = "tpchgen") -> Pa
     if source not in SOURCES:
         raise ValueError(f"reference source must be one of {SOURCES}, not {source!r}")
     return reference_root() / source / f"sf{scale_factor:g}" / f"q{number:02d}.csv"
-
-
-def available_scale_factors(source: str = "tpchgen") -> list[float]:
-    base = reference_root() / source
-    return sorted(float(p.name[2:]) for p in base.glob("sf*") if p.is_dir())
 
 
 def parse_answer(text: str) -> tuple[list[str], list[list[str]]]:
@@ -244,8 +241,8 @@ def cross_check(scale_factor: float) -> dict[int, Verification]:
 def duckdb_connection():
     """A DuckDB connection with the ``tpch`` extension loaded from the duckdb-ext-tpch wheel."""
     try:
-        import duckdb
-        import duckdb_ext
+        import duckdb  # import inside: optional dependency (tibench[reference])
+        import duckdb_ext  # import inside: optional dependency (tibench[reference])
     except ImportError as e:
         raise RuntimeError(
             f"rebuilding reference answers needs {e.name}: pip install 'tibench[reference]'"
@@ -283,9 +280,6 @@ def build_tpchgen_answers(
     tbl_dir: Path, scale_factor: float, root: Path | None = None
 ) -> list[Path]:
     """Answers for tpchgen-cli data: DuckDB's own queries over the generated ``.tbl`` files."""
-    from .datagen import load_manifest
-    from .schema import TABLES
-
     dataset = load_manifest(tbl_dir)
     if dataset is None:
         raise RuntimeError(f"{tbl_dir} has no manifest.json (generate it with datagen.generate)")

@@ -1,7 +1,7 @@
 """The ``ycsb`` phase: YCSB workloads × thread ladder × repeats on every arm, resumable.
 
 On the loop every measuring phase uses (:func:`tibenchlib.runloop.run_plan`): runs interleaved
-over arms like the sweep (:func:`tibenchlib.sweep.plan`), each one a
+over arms like the sweep (:func:`tibenchlib.runorder.run_order`), each one a
 :class:`~tibenchlib.record.RunRecord` in ``runs`` (phase ``ycsb``, ``workload`` the workload's
 name, ``tps`` = operations per second, the latency columns over *all* operations together) and
 its per-operation figures in ``ycsb_ops``.
@@ -31,11 +31,18 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
+from ..clients import endpoint_conns
+from ..multiclient import align_series, sum_series
 from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
 from ..phase import Phase, RunContext, Tool
-from ..record import RunRecord
+from ..record import RunRecord, result_rows
+from ..runloop import run_plan
+from ..runorder import run_order
 from ..store import Store
+from ..sysbench.prepare import record_step
+from ..sysbench.runner import set_aside
+from ..target import open_arm
 from . import hdr
 from .build import build_binding, ycsb_home
 from .runner import Workload, YcsbError, choose_tool, load, row_count, run_together
@@ -75,17 +82,15 @@ class YcsbSpec:
 def plan(study: Study, arms: list[str] | None = None) -> list[YcsbSpec]:
     """The phase's runs in execution order: the sweep's order (``study.order``: interleaved
     rounds with the arms' order balanced, sequential or random) over the YCSB workloads."""
-    from ..sweep import plan as sweep_plan
-
     y = study.ycsb
-    specs = sweep_plan(
+    order = run_order(
         study,
-        arms=arms,
-        workloads=list(y.workloads),
-        threads=list(y.threads),
-        repeats=y.repeats,
+        arms or [a.label for a in study.arms],
+        list(y.workloads) or list(study.workloads),
+        lambda w: list(y.threads) or study.threads_for(w),
+        y.repeats or study.max_rounds,
     )
-    return [YcsbSpec(s.arm, s.workload, s.threads, s.repeat, s.seq) for s in specs]
+    return [YcsbSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(order)]
 
 
 def _tool(study: Study, conn) -> str:
@@ -141,21 +146,6 @@ def _columns(conn, table: str) -> int | None:
         eng.dispose()
 
 
-def _step(ctx, step: str, table: str, status: str, seconds: float, detail: str) -> dict:
-    row = {
-        "study": ctx.study.study,
-        "arm": ctx.arm.label,
-        "step": step,
-        "table_name": table,
-        "status": status,
-        "seconds": seconds,
-        "detail": detail,
-        "at": time.time(),
-    }
-    ctx.store.append("prepare_steps", [row])
-    return row
-
-
 def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
     """Load each of the phase's data sets once and verify its rows; returns the steps.
 
@@ -179,7 +169,7 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
         cols = _columns(ctx.conn, table)
         if not force and rows is not None and rows >= w.recordcount and cols == w.fieldcount + 1:
             detail = f"{rows} rows (recordcount {w.recordcount}): already loaded, verified"
-            steps.append(_step(ctx, "ycsb_verify", table, "ok", time.time() - t0, detail))
+            steps.append(record_step(ctx, "ycsb_verify", table, "ok", time.time() - t0, detail))
             continue
         ctx.guard(f"drop and load YCSB table {table} ({w.recordcount:,} rows)")
         path = paths.raw_log(study.study, PHASE, f"load__{ctx.arm.label}__{table}")
@@ -190,20 +180,18 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
                 secret_dir=paths.private_dir(study.study), timeout_s=y.run_timeout_s,
             )  # fmt: skip
         except YcsbError as e:
-            _step(ctx, "ycsb_load", table, "failed", time.time() - t0, str(e)[:2000])
+            record_step(ctx, "ycsb_load", table, "failed", time.time() - t0, str(e)[:2000])
             raise
         detail = (
             f"{w.recordcount} rows loaded by {r.tool} ({y.load_threads} threads), "
             f"verified: {row_count(ctx.conn, table)} rows"
         )
-        steps.append(_step(ctx, "ycsb_load", table, "ok", time.time() - t0, detail))
+        steps.append(record_step(ctx, "ycsb_load", table, "ok", time.time() - t0, detail))
     return steps
 
 
 # -- one run -------------------------------------------------------------------------------------
 def _client_conns(study: Study, conn) -> list:
-    from ..clients import endpoint_conns
-
     y = study.ycsb
     return endpoint_conns(conn, y.endpoints or y.clients)
 
@@ -222,8 +210,6 @@ def _paths(study: str, spec: YcsbSpec, clients: int) -> tuple[list[Path], list[P
 
 def _set_aside(logs: list[Path], hdr_dirs: list[Path]) -> int:
     """Move an earlier attempt's logs and histogram folders aside (never overwritten)."""
-    from ..sysbench.runner import set_aside
-
     attempt = 1
     for i, p in enumerate(logs):
         n = set_aside(p)
@@ -315,8 +301,6 @@ def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None
 def _intervals(results, outcomes, threads: int) -> pd.DataFrame:
     """The run's per-second throughput (status lines' TOTAL), summed over the clients on a
     common wall-clock grid."""
-    from ..multiclient import align_series, sum_series
-
     series = []
     for r in results:
         iv = r.intervals
@@ -465,8 +449,6 @@ def result_table(runs: pd.DataFrame) -> pd.DataFrame:
     """The phase's result rows (``results/ycsb.json``, ``tibench run --phase ycsb --json``):
     the runs' common columns, then ``clients``, ``latency_source`` and ``operations``
     (operation → ``count``, ``errors``, ``avg_ms``, ``p95_ms``, ``p99_ms``; ``ALL`` included)."""
-    from ..record import result_rows
-
     df = result_rows(runs)
     if not len(runs):
         return df.assign(clients=None, latency_source=None, operations=None)
@@ -507,9 +489,6 @@ def run_ycsb_phase(
 ) -> pd.DataFrame:
     """Run (or resume) the phase in the catalog ``store``; returns the catalog's runs of the
     planned cells."""
-    from ..runloop import run_plan
-    from ..target import open_arm
-
     specs = plan(study, arms)
 
     def open_ready(spec: YcsbSpec, _previous):
@@ -518,7 +497,9 @@ def run_ycsb_phase(
             t0 = time.time()
             build_binding()
             if time.time() - t0 > 1:
-                _step(ctx, "ycsb_build", "", "ok", time.time() - t0, "YCSB binding built (Maven)")
+                record_step(
+                    ctx, "ycsb_build", "", "ok", time.time() - t0, "YCSB binding built (Maven)"
+                )
         ensure_loaded(ctx)
         return ctx
 
@@ -554,14 +535,11 @@ class Ycsb(Phase):
         return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        ctx.runs = run_ycsb_phase(
-            ctx.study, yes=ctx.yes, arms=arms, redo=redo, progress=ctx.progress, store=ctx.store
-        )
+        ctx.runs = ctx.measure(run_ycsb_phase, arms=arms, redo=redo)
         return result_table(ctx.runs)
 
     def stored(self, study, store, arms) -> bool:
-        runs = store.runs(study.study, phase=self.name)
-        return bool(len(runs)) and bool(runs["arm"].isin(arms).any())
+        return self.has_runs(study, store, arms)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         runs = store.runs(study.study, phase=self.name)
