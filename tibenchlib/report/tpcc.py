@@ -36,6 +36,7 @@ WORDS = {
         "nowait": "without keying/think times",
         "wait": "with keying/think times (--wait)",
         "eff_nowait": "none: no keying/think times",
+        "eff_scaled": "none: keying/think times shortened",
         "tpmc_intro": (
             "{n} runs ({counts}): mean tpmC per cell over the repeated runs with Student t 95% "
             "intervals (n = runs per cell; the run is the unit). tps in the catalog is every "
@@ -98,6 +99,7 @@ WORDS = {
         "nowait": "无键入/思考时间",
         "wait": "有键入/思考时间 (--wait)",
         "eff_nowait": "无:未使用键入/思考时间",
+        "eff_scaled": "无:键入/思考时间已缩短",
         "tpmc_intro": (
             "{n} 次运行 ({counts}):每个单元各次运行 tpmC 的均值及 Student t 95% 置信区间 "
             "(n 为每单元次数,以单次运行为单位)。目录中的 tps 为每秒提交的全部事务 "
@@ -200,7 +202,8 @@ def tpmc_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             H["tpmt"]: [ci(*r) for r in zip(rows["tpm_total"], rows["tpm_total_ci_low"],
                                             rows["tpm_total_ci_high"], strict=True)],
             # efficiency against the specification's ceiling needs its keying and think times
-            H["eff"]: [T.fmt_num(x, 1) if w == "tpcc_wait" else W["eff_nowait"]
+            # at their length (tpcc.phase.efficiency_pct); otherwise the reason it is absent
+            H["eff"]: [_efficiency(x, w, W)
                        for x, w in zip(rows["efficiency_pct"], rows["workload"], strict=True)],
             H["no95"]: [ci(*r) for r in zip(rows["new_order_p95_ms"],
                                             rows["new_order_p95_ms_ci_low"],
@@ -210,6 +213,12 @@ def tpmc_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             H["notes"]: [T.fmt_notes(w, lang) for w in rows["warnings"]],
         }
     )  # fmt: skip
+
+
+def _efficiency(x, workload: str, W: dict) -> str:
+    if workload != "tpcc_wait":
+        return W["eff_nowait"]
+    return T.fmt_num(x, 1) if T._ok(x) else W["eff_scaled"]
 
 
 def _cells(rows: pd.DataFrame, metric: str, lang: str) -> pd.DataFrame:
