@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from tibenchlib import findings as F
 from tibenchlib.diagnose import diagnose
@@ -227,6 +228,29 @@ def test_a_throughput_peak_is_named_only_when_its_interval_stands_apart():
     (top,) = F.peak_findings(apart, "ycsb", "ops/s", "ycsb")
     assert top.key == "f_peak_top" and top.verdict == "rising"
     assert "the peak may lie beyond" in F.render(top, "en")
+
+
+def test_a_tie_at_n_2_says_why_and_about_how_many_rounds_would_settle_it():
+    # two runs per cell with sd 5: a t interval on 1 degree of freedom is ±12.7 × 5 / √2 = ±45
+    t1 = sps.t.ppf(0.975, 1)
+    h = t1 * 5 / np.sqrt(2)
+    cells = pd.DataFrame(
+        {
+            "workload": "YCSB a", "arm": "x", "threads": [1, 2], "n": 2, "mean": [190.0, 200.0],
+            "ci_low": [190.0 - h, 200.0 - h], "ci_high": [190.0 + h, 200.0 + h],
+        }
+    )  # fmt: skip
+    (tied,) = F.peak_findings(cells, "ycsb", "ops/s", "ycsb")
+    # recomputed plainly: the smallest m with t(m-1) × (5 + 5) / √m < 200 - 190
+    m = next(m for m in range(3, 100) if sps.t.ppf(0.975, m - 1) * 10 / np.sqrt(m) < 10)
+    assert m == 7 and tied.values["need"] == m and tied.reason == "overlap_threads_need"
+    en, zh = F.render(tied, "en"), F.render(tied, "zh")
+    assert "n = 2 runs per cell" in en and "about 7 rounds would tell them apart" in en
+    assert "约 7 轮" in zh and "," not in zh.split("[")[0]
+    # means too close to separate in any affordable number of rounds: said as "more than"
+    close = cells.assign(mean=[199.9, 200.0])
+    (far,) = F.peak_findings(close, "ycsb", "ops/s", "ycsb")
+    assert "more than 50 rounds" in F.render(far, "en")
 
 
 def test_levels_off_needs_the_gain_past_the_saturation_point_to_stay_small():

@@ -3,11 +3,43 @@ the intervals single that thread count out."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
+from scipy import stats as sps
 
 from .record import Figure, Finding
 
-__all__ = ["peak_findings"]
+__all__ = ["peak_findings", "rounds_to_separate"]
+
+#: rounds searched for :func:`rounds_to_separate` (beyond, "more than" is the advice)
+SEARCH_ROUNDS = 51
+
+
+def _sd(half_width: float, n: int) -> float:
+    """The runs' standard deviation behind a Student t 95% half-width on ``n`` runs."""
+    return half_width * math.sqrt(n) / sps.t.ppf(0.975, n - 1)
+
+
+def rounds_to_separate(top: pd.Series, other: pd.Series) -> int | None:
+    """About how many runs per cell would keep two cells' Student t 95% intervals apart.
+
+    Each cell's standard deviation is read back from its interval (half-width × sqrt(n) / t);
+    the count is the smallest m whose two half-widths, t(m-1) × sd / sqrt(m), add up to less
+    than the gap between the means (the t quantile is recomputed at each m: at n = 2 it is
+    12.7, at 4 already 3.2). ``SEARCH_ROUNDS`` when even that many would not do (the means are
+    too close: the cells may well be equal); None without intervals.
+    """
+    n1, n2 = int(top["n"]), int(other["n"])
+    if min(n1, n2) < 2 or any(pd.isna(x) for x in (top["ci_low"], other["ci_high"])):
+        return None
+    sd = _sd(float(top["mean"]) - float(top["ci_low"]), n1)
+    sd += _sd(float(other["ci_high"]) - float(other["mean"]), n2)
+    gap = float(top["mean"]) - float(other["mean"])
+    for m in range(max(n1, n2) + 1, SEARCH_ROUNDS):
+        if sps.t.ppf(0.975, m - 1) * sd / math.sqrt(m) < gap:
+            return m
+    return SEARCH_ROUNDS
 
 
 def peak_findings(cells: pd.DataFrame, phase: str, unit: str, evidence: str) -> list[Finding]:
@@ -42,17 +74,13 @@ def peak_findings(cells: pd.DataFrame, phase: str, unit: str, evidence: str) -> 
         ]
         if tied:
             vals["tied"] = sorted([int(top["threads"]), *tied])
+            # the closest rival decides how many rounds it would take
+            rival = g[g["threads"].isin(tied)].sort_values("mean").iloc[-1]
+            vals["n"] = int(min(g["n"]))
+            vals["need"] = rounds_to_separate(top, rival)
+            reason = "overlap_threads" if vals["need"] is None else "overlap_threads_need"
             out.append(
-                Finding(
-                    phase,
-                    "f_peak_tied",
-                    vals,
-                    fig,
-                    "inconclusive",
-                    "overlap_threads",
-                    evidence,
-                    topic,
-                )
+                Finding(phase, "f_peak_tied", vals, fig, "inconclusive", reason, evidence, topic)
             )
         elif int(top["threads"]) == vals["n_max"] and len(g) > 1:
             out.append(Finding(phase, "f_peak_top", vals, fig, "rising", "", evidence, topic))

@@ -547,6 +547,11 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "their intervals overlap",
         "zh": "置信区间相互重叠",
     },
+    "r_overlap_threads_need": {
+        "en": "n = {n} runs per cell and their intervals overlap; {need} rounds would tell them "
+        "apart",
+        "zh": "每个测试场景 n = {n} 次测试,置信区间相互重叠;需要{need}才能区分",
+    },
     "r_one_run": {
         "en": "one run: no interval",
         "zh": "只有一次测试,没有置信区间",
