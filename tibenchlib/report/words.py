@@ -350,6 +350,99 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
     "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
+    # -- the bottleneck diagnosis (tibenchlib.diagnose): one sentence per workload × arm ------
+    "dg_uses": {
+        "en": "{name}{inst} uses {share} of its {cores}",
+        "zh": "{name}{inst} 使用其 {cores} 的 {share}",
+    },
+    "dg_wants": {
+        "en": "{name}{inst} wants {share} of its {cores} (threads running or waiting for a CPU; "
+        "it ran {own} itself, its CPUs were {busy} busy)",
+        "zh": "{name}{inst}的 CPU 需求(运行或等待 CPU 的线程)为其 {cores} 的 {share},"
+        "其中自身占用 {own},其 CPU 的繁忙度为 {busy}",
+    },
+    "dg_name_server": {"en": "the server", "zh": "数据库服务端"},
+    "dg_name_client": {"en": "the sysbench client", "zh": "sysbench 客户端"},
+    "dg_cores": {"en": "{c} CPUs", "zh": "{c} 个 CPU"},
+    "dg_cores_1": {"en": "{c} CPU", "zh": "{c} 个 CPU"},
+    "dg_n": {"en": " (n = {n})", "zh": "（n = {n}）"},
+    "dg_n_none": {"en": " (n = {n}, no interval)", "zh": "(n = {n},无区间)"},
+    "dg_no_interval": {"en": " (no interval)", "zh": "(无区间)"},
+    "dg_one_count": {
+        "en": "{w}: one thread count only: the diagnosis needs a thread ladder ({n_max}), so no "
+        "saturation point or bottleneck is read.",
+        "zh": "{w}:只测了 {n_max} 一个压测线程数,无法判断饱和点与瓶颈(需要线程阶梯)。",
+    },
+    "dg_step": {"en": "TPS {a}→{b} threads {chg}", "zh": "{a}→{b} 线程 TPS {chg}"},
+    "dg_rising": {
+        "en": "{w}: not saturated within the ladder; throughput still rises at {n_max} threads",
+        "zh": "{w}:测试线程范围内未饱和,到 {n_max} 线程吞吐量仍在上升",
+    },
+    "dg_head_unclear": {
+        "en": "{w}: {step}, neither shown to rise nor to level off",
+        "zh": "{w}:{step},无法确定是否已饱和",
+    },
+    "dg_head_levels": {
+        "en": "{w}: throughput levels off from {n_sat} threads",
+        "zh": "{w}:从 {n_sat} 线程起吞吐量不再增长",
+    },
+    "dg_at": {"en": "At {at} threads {cpus}.", "zh": "{at} 线程时:{cpus}。"},
+    "dg_client": {
+        "en": "client-bound: the sweep measured the sysbench client, not the database",
+        "zh": "客户端 CPU 瓶颈:测到的是 sysbench 客户端,而非数据库",
+    },
+    "dg_server": {"en": "server CPU-bound", "zh": "服务端 CPU 瓶颈"},
+    "dg_server_of": {"en": "server CPU-bound: {src}", "zh": "服务端 CPU 瓶颈({src})"},
+    "dg_bound": {
+        "en": "{head}, {what}. At {at} threads {main} (≥ {lim}){rest}.",
+        "zh": "{head},{what}。在 {at} 线程时,{main}(≥ {lim}){rest}。",
+    },
+    "dg_host_both": {
+        "en": "{head}, host CPU-bound: client and server are both at their CPU limit and their "
+        "intervals overlap, so neither can be named.",
+        "zh": "{head},主机 CPU 瓶颈:客户端与服务端都达到其 CPU 上限,二者的区间重叠,无法区分。",
+    },
+    "dg_host_shared": {
+        "en": "{head}, host CPU-bound: server and client share the same {cores} and together "
+        "use {share} of them at {at} threads.",
+        "zh": "{head},主机 CPU 瓶颈:服务端与客户端共用 {cores},在 {at} 线程时合计使用 {share}。",
+    },
+    "dg_p95": {
+        "en": "p95 latency grows {ratio} from {n_sat} to {n_max} threads",
+        "zh": "p95 延迟从 {n_sat} 到 {n_max} 线程变为原来的 {ratio}",
+    },
+    "dg_not_cpu": {
+        "en": "{head} while the CPUs have headroom at {at} threads (all below {hr}): {cpus}. The "
+        "limit is not CPU: look at locks, I/O or the network{lat}.",
+        "zh": "{head},但 {at} 线程时 CPU 仍有余量(均低于 {hr}):{cpus}。瓶颈不在 CPU,"
+        "可能是锁、I/O 或网络{lat}。",
+    },
+    "dg_undetermined": {
+        "en": "{head}; the bottleneck cannot be determined: {reason}.",
+        "zh": "{head},瓶颈无法判定:{reason}。",
+    },
+    "dg_r_between": {
+        "en": "the CPU demand of {who} lies between {hr} and {lim} (or its interval reaches "
+        "above {hr}): neither at its limit nor clearly free",
+        "zh": "{who} 的 CPU 需求介于 {hr} 与 {lim} 之间(或区间跨越 {hr}),既未达到上限,"
+        "也不明显有余量",
+    },
+    "dg_r_unclear": {
+        "en": "the throughput curve is unclear and no CPU is at its limit",
+        "zh": "吞吐量曲线不确定,且没有 CPU 达到上限",
+    },
+    "dg_r_no_server": {
+        "en": "no server CPU measured (a remote server without Prometheus, or sampling off)",
+        "zh": "未测到服务端 CPU(远程服务端且无 Prometheus,或未开启采样)",
+    },
+    "dg_r_no_count": {
+        "en": "no CPU count for {who}: pass component_cores",
+        "zh": "缺少 {who} 的 CPU 数,请提供 component_cores",
+    },
+    "dg_r_unmeasured": {
+        "en": "the CPU of {who} was not measured",
+        "zh": "未测到 {who} 的 CPU",
+    },
     # -- findings (tibenchlib.findings): one sentence per finding, one clause per reason -------
     "f_summary": {
         "en": "{n} findings: {better} in favour, {worse} against, {same} without a difference, "
