@@ -23,6 +23,7 @@ from ..dm.phase import DM
 from ..numa import NUMA
 from ..phase import Phase
 from ..registry import PHASES
+from ..report.words import LANGS, say
 from ..store import Store
 from ..sweep import SWEEP
 from ..tpcc.phase import TPCC
@@ -138,6 +139,11 @@ def _ycsb(study, store: Store) -> list[Finding]:
     return peak_findings(c, "ycsb", "ops/s", "ycsb: throughput table")
 
 
+def _tpcc_cell(workload: str, warehouses: int, lang: str) -> str:
+    mode = say("f_tpcc_wait" if workload == "tpcc_wait" else "f_tpcc_nowait", lang)
+    return say("f_tpcc_cell", lang, mode=mode, wh=warehouses)
+
+
 def _tpcc(study, store: Store) -> list[Finding]:
     from ..tpcc.phase import summarize
 
@@ -146,8 +152,9 @@ def _tpcc(study, store: Store) -> list[Finding]:
         return []
     c = pd.DataFrame(
         {
+            # said in each language: the workload's names (tpcc, tpcc_wait) are internal
             "workload": [
-                f"TPC-C {w} · {int(n)} wh"
+                {lg: _tpcc_cell(w, int(n), lg) for lg in LANGS}
                 for w, n in zip(rows["workload"], rows["warehouses"], strict=True)
             ],
             "arm": rows["arm"],

@@ -21,21 +21,32 @@ def _sd(half_width: float, n: int) -> float:
     return half_width * math.sqrt(n) / sps.t.ppf(0.975, n - 1)
 
 
+def _log_scale(row: pd.Series) -> bool:
+    # an interval symmetric on the log scale (mean × exp(±h)), as summarize_cells gives
+    m, lo, hi = float(row["mean"]), float(row["ci_low"]), float(row["ci_high"])
+    return lo > 0 and not math.isclose(hi - m, m - lo, rel_tol=1e-6)
+
+
 def rounds_to_separate(top: pd.Series, other: pd.Series) -> int | None:
     """About how many runs per cell would keep two cells' Student t 95% intervals apart.
 
-    Each cell's standard deviation is read back from its interval (half-width × sqrt(n) / t);
-    the count is the smallest m whose two half-widths, t(m-1) × sd / sqrt(m), add up to less
-    than the gap between the means (the t quantile is recomputed at each m: at n = 2 it is
-    12.7, at 4 already 3.2). ``SEARCH_ROUNDS`` when even that many would not do (the means are
-    too close: the cells may well be equal); None without intervals.
+    Each cell's standard deviation is read back from its interval (half-width × sqrt(n) / t),
+    on the log scale when the interval is (mean × exp(±h)); the count is the smallest m whose
+    two half-widths, t(m-1) × sd / sqrt(m), add up to less than the gap between the means (the
+    t quantile is recomputed at each m: at n = 2 it is 12.7, at 4 already 3.2).
+    ``SEARCH_ROUNDS`` when even that many would not do (the means are too close: the cells may
+    well be equal); None without intervals.
     """
     n1, n2 = int(top["n"]), int(other["n"])
-    if min(n1, n2) < 2 or any(pd.isna(x) for x in (top["ci_low"], other["ci_high"])):
+    cols = ("mean", "ci_low", "ci_high")
+    if min(n1, n2) < 2 or any(pd.isna(r[c]) for r in (top, other) for c in cols):
         return None
-    sd = _sd(float(top["mean"]) - float(top["ci_low"]), n1)
-    sd += _sd(float(other["ci_high"]) - float(other["mean"]), n2)
-    gap = float(top["mean"]) - float(other["mean"])
+    log = _log_scale(top) and _log_scale(other)
+    f = math.log if log else float
+    sd = _sd(f(top["mean"]) - f(top["ci_low"]), n1) + _sd(
+        f(other["ci_high"]) - f(other["mean"]), n2
+    )
+    gap = f(top["mean"]) - f(other["mean"])
     for m in range(max(n1, n2) + 1, SEARCH_ROUNDS):
         if sps.t.ppf(0.975, m - 1) * sd / math.sqrt(m) < gap:
             return m
@@ -49,7 +60,10 @@ def peak_findings(cells: pd.DataFrame, phase: str, unit: str, evidence: str) -> 
     out: list[Finding] = []
     if cells is None or not len(cells):
         return out
-    for (w, a), g in cells.groupby(["workload", "arm"], sort=False):
+    # a workload said per language ({"en": …, "zh": …}) groups by its English name
+    key = [x["en"] if isinstance(x, dict) else x for x in cells["workload"]]
+    for (_, a), g in cells.groupby([key, "arm"], sort=False):
+        w = g["workload"].iloc[0]
         g = g.dropna(subset=["mean"]).sort_values("threads").reset_index(drop=True)
         if not len(g):
             continue
@@ -61,7 +75,7 @@ def peak_findings(cells: pd.DataFrame, phase: str, unit: str, evidence: str) -> 
             "threads": int(top["threads"]),
             "n_max": int(g["threads"].max()),
         }
-        topic = f"{w} · {a}"
+        topic = f"{w['en'] if isinstance(w, dict) else w} · {a}"
         if pd.isna(top["ci_low"]):
             out.append(
                 Finding(phase, "f_peak", vals, fig, "inconclusive", "one_run", evidence, topic)

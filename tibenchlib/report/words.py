@@ -557,6 +557,12 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "{cand} against {base} on {workload} at {threads} threads: no answer yet ({fig}).",
         "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时尚无结论({fig})。",
     },
+    "f_cmp_cell_open_sim": {
+        "en": "{cand} against {base} on {workload} at {threads} threads: no answer yet ({fig}, "
+        "95% interval simultaneous over {family} cells).",
+        "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时尚无结论({fig},"
+        "{family} 个测试场景的联合 95% 置信区间)。",
+    },
     "f_tpch_counts": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
         "{same} without a detectable change; time saved over all queries {fig}.",
@@ -581,6 +587,12 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "DM {unit} ({workload}): {knob}: no answer yet (best mean {fig} at {best}).",
         "zh": "DM {unit}({workload}):{knob} 尚无结论(最高均值 {fig},取值 {best})。",
     },
+    "f_tpcc_cell": {
+        "en": "TPC-C {mode}, {wh} warehouse(s)",
+        "zh": "TPC-C {mode},{wh} 个仓库",
+    },
+    "f_tpcc_nowait": {"en": "without keying/think times", "zh": "无键入/思考时间"},
+    "f_tpcc_wait": {"en": "with keying/think times", "zh": "有键入/思考时间"},
     "f_peak": {
         "en": "{workload} on {arm}: highest throughput at {threads} threads, {fig}.",
         "zh": "{workload}({arm}):{threads} 压测线程时吞吐最高,{fig}。",
@@ -620,6 +632,11 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "n = {n}, CV {cv}; {need} rounds needed",
         "zh": "n = {n},变异系数 {cv};需要{need}",
     },
+    "r_unbounded": {
+        "en": "n = {n}: the runs vary too much to bound it",
+        "zh": "n = {n}:各次测试波动过大",
+    },
+    "fig_unbounded": {"en": ", interval unbounded", "zh": ",置信区间无界"},
     "r_interval_wide_n": {
         "en": "n = {n}: the interval is too wide for either claim",
         "zh": "n = {n}:置信区间过宽,无法下结论",
