@@ -303,3 +303,24 @@ def test_each_phase_objects_hook_returns_its_findings(monkeypatch):
             assert [f.phase for f in got] == [p.name]
         else:
             assert got == []  # environment and prepare conclude nothing
+
+
+def test_a_total_time_clearly_longer_is_said_as_longer_not_as_negative_saving():
+    summary = pd.DataFrame(
+        {"mode": "power", "arm": "b", "query": ["Q1", "Q2"], "n": 3,
+         "scaling": ["no detectable change", "slower"]}
+    )  # fmt: skip
+    overall = pd.DataFrame(
+        {"mode": ["power"], "arm": ["b"], "improvement_pct": [-81.0], "ci_low_pct": [-105.0],
+         "ci_high_pct": [-59.0]}
+    )  # fmt: skip
+    (f,) = F.tpch_findings(summary, overall, "a")
+    assert f.key == "f_tpch_counts_longer" and f.figure.coherent
+    assert "longer by +81% [+59, +105]" in F.render(f, "en")
+    assert "总耗时增加 +81% [+59, +105]" in F.render(f, "zh")
+    # a saving stays a saving
+    (g,) = F.tpch_findings(summary, overall.assign(improvement_pct=20.0, ci_low_pct=5.0,
+                                                   ci_high_pct=30.0), "a")  # fmt: skip
+    assert g.key == "f_tpch_counts" and "time saved over all queries +20% [+5.0, +30]" in F.render(
+        g, "en"
+    )

@@ -286,6 +286,8 @@ def test_zh_punct_converts_the_sentence_and_keeps_figures_names_and_code():
         "结果\uff08n = 3\uff09\uff1a提升 +5% [+1.2, +9.0]\uff0c`a:b,c` 1,234 次\uff1b见 http://x"
     )
     assert W.zh_punct("plain English, (kept): as is") == "plain English, (kept): as is"
+    # a name with a colon inside a Chinese cell stays whole; the cell's own colon turns
+    assert W.zh_punct("cpus:0 对比 unbound:无区间") == "cpus:0 对比 unbound\uff1a无区间"
     # a figure passed to say() keeps its own punctuation: an arm named cpus:0, an interval
     s = W.say("f_pair", "zh", cand="cpus:0", base="node(0)")
     assert s == "cpus:0 对比 node(0)"

@@ -39,7 +39,7 @@ from ..tpch.phase import TPCH_SCALING
 from ..ycsb.phase import YCSB
 from . import tables as T
 from .comparison import export
-from .words import say
+from .words import say, zh_punct
 
 matplotlib.use("Agg")  # the report draws off screen, also where no display exists
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
@@ -237,11 +237,16 @@ def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Tab
     vname = verdict_col or T.labels(lang)["verdict"]
     vi = cols.index(vname) if vname in cols else None
     wrap = {i for i, c in enumerate(cols) if c in _wrapped(lang)}
+    status = {i for i, c in enumerate(cols) if c in (T.labels(lang)["status"], "status")}
     rows = []
     for r in df.itertuples(index=False):
         cells = []
         for i, v in enumerate(r):
             text = _cell(v)
+            if i in status and text != DASH:
+                text = T.status_text(text, lang)
+            if lang == "zh":
+                text = zh_punct(text)  # a Chinese cell's punctuation; names and figures kept
             cls = "wrap" if i in wrap or i == vi else "" if text[:1] in _NUMERIC else "text"
             bg = ""
             if i == vi:
@@ -401,7 +406,9 @@ def _compare(c: _Ctx, sec: Section) -> None:
     for (a, b), g in cmp.groupby(["baseline", "candidate"], sort=False):
         t = T.compare_table(g, c.lang)
         cap = say("f_pair", c.lang, cand=b, base=a)
-        keep = [x for x in (c.L["notes"], c.L["imp_adj"], c.L["method"]) if x in t]
+        # the simultaneous interval stays: the verdict is read from it; latency goes to details
+        p95 = [c.L["p95"].format(arm=x) for x in (a, b)]
+        keep = [x for x in (c.L["notes"], c.L["method"], *p95) if x in t]
         sec.blocks.append(c.table("compare", f"{a}_vs_{b}", _without(t, *keep), cap))
         fig = plots.improvement_bars(g, delta_pct=c.study.compare.delta_pct, lang=c.lang)
         sec.blocks.append(c.figure("compare", fig, c.T["fig_cmp"]))
@@ -556,8 +563,8 @@ ul.findings { padding-left: 1.2em; } ul.findings li { margin: .25em 0; }
 .v-rising, .v-saturated, .v-bottleneck, .v-info { background: #9e9e9e; }
 table { border-collapse: collapse; margin: .6em 0 1em; font-size: .9em; }
 th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; vertical-align: top; }
-th { background: #f5f5f5; text-align: left; white-space: nowrap; min-width: 4em; }
-td { white-space: nowrap; } td.wrap { white-space: normal; min-width: 12em; max-width: 28em;
+th { background: #f5f5f5; text-align: left; min-width: 4em; word-break: keep-all; }
+td { white-space: nowrap; } td.wrap { white-space: normal; min-width: 10em; max-width: 24em;
        overflow-wrap: anywhere; text-align: left; } td.text { text-align: left; }
 .scroll { overflow-x: auto; } figure { margin: .6em 0 1em; } figure img { max-width: 100%; }
 figcaption, .caption { color: #555; font-size: .88em; } details { margin: .4em 0; }

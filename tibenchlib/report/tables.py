@@ -169,6 +169,21 @@ VERDICT_COLOURS = {
 }
 
 
+#: A run's or step's status as the catalog stores it, said in Chinese.
+STATUS_ZH = {
+    "ok": "成功", "skipped": "已跳过", "failed": "失败", "degenerate": "无效", "running": "进行中",
+    "pending": "未开始", "timeout": "超时", "error": "出错", "done": "已完成",
+}  # fmt: skip
+
+
+def status_text(v, lang: str) -> str:
+    """``ok`` / ``ok, skipped`` in ``lang`` (the catalog's words stay English)."""
+    s = str(v)
+    if lang != "zh":
+        return s
+    return "、".join(STATUS_ZH.get(x.strip(), x.strip()) for x in s.split(","))
+
+
 def labels(lang: str = "en") -> dict[str, str]:
     """The headers in ``lang`` ("en" or "zh")."""
     if lang not in LANGS:

@@ -468,7 +468,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "f_sat_unclear": {
         "en": "{workload} on {arm}: throughput neither shown to rise nor to level off at {n_max} "
-        "threads ({fig} from {threads_from} threads).",
+        "threads (from {threads_from} threads: {fig}).",
         "zh": "{workload}({arm}):{n_max} 压测线程时吞吐既未确认仍在上升,也未确认已经饱和"
         "(较 {threads_from} 线程 {fig})。",
     },
@@ -568,6 +568,12 @@ SENTENCES: dict[str, dict[str, str]] = {
         "{same} without a detectable change; time saved over all queries {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
         "{same} 个未检测到变化;全部查询的耗时减少 {fig}。",
+    },
+    "f_tpch_counts_longer": {
+        "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
+        "{same} without a detectable change; time over all queries longer by {fig}.",
+        "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
+        "{same} 个未检测到变化;全部查询的总耗时增加 {fig}。",
     },
     "f_dm_within": {
         "en": "DM {unit} ({workload}): {knob} = {smallest} is within 5% of the best setting "
@@ -708,10 +714,15 @@ _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _FULL = {",": "\uff0c", ":": "\uff1a", ";": "\uff1b", "(": "\uff08", ")": "\uff09"}
 
 
+def _name_colon(prev: str, nxt: str) -> bool:
+    # a colon inside a name or figure (cpus:0, node:1, 10:30, host:4000) is not the sentence's
+    return prev.isascii() and prev.isalnum() and nxt.isascii() and nxt.isalnum()
+
+
 def zh_punct(text: str) -> str:
     """Chinese prose with full-width punctuation: ``,:;()`` outside code spans become
     ``，：；（）`` where they punctuate the sentence; a comma inside ``[low, high]`` or between
-    digits (``1,234``), a colon between digits or in ``://``, and code in backticks stay as they
+    digits (``1,234``), a colon inside a name (``cpus:0``, ``10:30``) or in ``://``, and code in backticks stay as they
     are. A sentence with no Chinese character is left alone."""
     if not _CJK.search(text):
         return text
@@ -730,7 +741,7 @@ def zh_punct(text: str) -> str:
                 depth = max(0, depth - 1)
             elif c == "," and not depth and not (prev.isdigit() and nxt.isdigit()):
                 c = _FULL[c]
-            elif c == ":" and not (prev.isdigit() and nxt.isdigit()) and nxt != "/":
+            elif c == ":" and not _name_colon(prev, nxt) and nxt != "/":
                 c = _FULL[c]
             elif c in ";()" and not depth:
                 c = _FULL[c]
