@@ -722,8 +722,8 @@ def _name_colon(prev: str, nxt: str) -> bool:
 def zh_punct(text: str) -> str:
     """Chinese prose with full-width punctuation: ``,:;()`` outside code spans become
     ``，：；（）`` where they punctuate the sentence; a comma inside ``[low, high]`` or between
-    digits (``1,234``), a colon inside a name (``cpus:0``, ``10:30``) or in ``://``, and code in backticks stay as they
-    are. A sentence with no Chinese character is left alone."""
+    digits (``1,234``), a colon inside a name (``cpus:0``, ``10:30``) or in ``://``, and code
+    in backticks stay as they are. A sentence with no Chinese character is left alone."""
     if not _CJK.search(text):
         return text
     out: list[str] = []
