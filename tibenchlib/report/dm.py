@@ -55,6 +55,10 @@ TEXT = {
         "the SQL thread on, per worker-count.",
         "t": "time since sysbench started (s)",
         "lag_y": "lag (transactions)",
+        "lag_off": "No lag traced: the study file sets `dm.sync.lag: false` (the sync runs then "
+        "measure throughput only).",
+        "lag_none": "No lag samples in the catalog yet: the sync runs with `dm.sync.lag` have "
+        "not run, or the replica's lag could not be read while they ran.",
         "data": "`{db}`: {tables} × {rows:,} rows (`sysbench oltp_insert prepare`); {r} repeats; "
         "sync: {wls} for {s} s.",
         "per_s": "rows/s",
@@ -96,6 +100,9 @@ TEXT = {
         "lag": "sysbench 写入且 SQL 线程运行时,复制端落后源端的事务数,按 worker-count 分组。",
         "t": "sysbench 开始后的时间 (s)",
         "lag_y": "延迟(事务数)",
+        "lag_off": "未记录同步延迟:参数文件设置了 `dm.sync.lag: false`(同步测试只测吞吐)。",
+        "lag_none": "结果库中尚无同步延迟采样:开启 `dm.sync.lag` 的同步测试尚未运行,或运行时无法"
+        "读取副本的延迟。",
         "data": "`{db}`:{tables} 张表 × {rows:,} 行(`sysbench oltp_insert prepare`);重复 {r} 次;"
         "同步:{wls},每次 {s} 秒。",
         "per_s": "行/秒",
@@ -303,6 +310,8 @@ def lag(session) -> pd.DataFrame:
     store = Store.for_study(session.study)
     trace = store.read("dm_lag", session.study.study)
     if not len(trace):
+        # an empty figure says why it is empty
+        say(W["lag_off"] if not session.study.dm.sync.lag else W["lag_none"])
         return trace
     say(W["lag"])
     runs = store.read("dm_runs", session.study.study)[["run_key", "setting", "workload"]]

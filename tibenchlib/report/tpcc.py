@@ -98,8 +98,8 @@ WORDS = {
         "wait_scaled": " 键入与思考时间为规范的 {scale:g} 倍。",
         "nowait": "无键入/思考时间",
         "wait": "有键入/思考时间 (--wait)",
-        "eff_nowait": "无:未使用键入/思考时间",
-        "eff_scaled": "无:键入/思考时间已缩短",
+        "eff_nowait": "无：未使用键入/思考时间",
+        "eff_scaled": "无：键入/思考时间已缩短",
         "tpmc_intro": (
             "{n} 次运行 ({counts}):每个单元各次运行 tpmC 的均值及 Student t 95% 置信区间 "
             "(n 为每单元次数,以单次运行为单位)。目录中的 tps 为每秒提交的全部事务 "
