@@ -55,15 +55,15 @@ def test_say_fills_figures_and_names_an_unknown_id():
 
 
 def test_note_translates_known_warnings_and_keeps_unknown_ones():
-    assert W.note("flush1: CV 30.0% > 25%", "zh") == "flush1:变异系数 30.0% > 25%"
-    assert W.note("cpus:0: 2 failed run(s) excluded", "zh") == "cpus:0:已排除 2 次失败的测试"
+    assert W.note("flush1: CV 30.0% > 25%", "zh") == "flush1：变异系数 30.0% > 25%"
+    assert W.note("cpus:0: 2 failed run(s) excluded", "zh") == "cpus:0：已排除 2 次失败的测试"
     assert W.note("n=1: point estimate only, no interval", "en") == (
         "n=1: point estimate only, no interval"
     )
     # a warning nobody mapped stays as the library wrote it: shown, never lost
     assert W.note("something new: 3 things", "zh") == "something new: 3 things"
     assert W.notes(["n=1: point estimate only, no interval", "x"], "zh") == (
-        "n=1:只有点估计,没有置信区间; x"
+        "n=1：只有点估计，没有置信区间；x"
     )
     assert W.notes(None, "zh") == "" and W.notes(float("nan"), "zh") == ""
 
@@ -147,7 +147,7 @@ def test_tables_show_notes_and_missing_intervals_in_chinese():
     )
     t = T.compare_table(cmp, "zh")
     assert t["TPS 提升 (%) [95% 置信区间]"].iloc[0] == "+5.0% \uff08无区间\uff09"
-    assert t["说明"].iloc[0] == "n=1+1:只有点估计,没有置信区间"
+    assert t["说明"].iloc[0] == "n=1+1：只有点估计，没有置信区间"
     assert T.compare_table(cmp, "en")["Notes"].iloc[0] == cmp["warnings"].iloc[0][0]
 
 

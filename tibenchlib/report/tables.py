@@ -28,7 +28,7 @@ def method_words(method: str, lang: str = "en") -> str:
     """The estimator behind a cell's interval, in a few words."""
     m = str(method or "")
     if m.startswith("paired"):
-        return "paired within rounds (t)" if lang == "en" else "轮内配对 (t)"
+        return "paired within rounds (t)" if lang == "en" else "轮内配对（t）"
     if m.startswith("Fieller"):
         return "unpaired (Fieller)" if lang == "en" else "非配对 (Fieller)"
     if m.startswith("adaptive"):
@@ -181,7 +181,11 @@ def status_text(v, lang: str) -> str:
     s = str(v)
     if lang != "zh":
         return s
-    return "、".join(STATUS_ZH.get(x.strip(), x.strip()) for x in s.split(","))
+    out = []
+    for x in s.split(", "):
+        word, sep, detail = x.strip().partition(": ")  # "failed: <the error>"
+        out.append(STATUS_ZH.get(word, word) + ("：" + detail if sep else ""))
+    return "、".join(out)
 
 
 def labels(lang: str = "en") -> dict[str, str]:

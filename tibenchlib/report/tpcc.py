@@ -97,7 +97,7 @@ WORDS = {
         ),
         "wait_scaled": " 键入与思考时间为规范的 {scale:g} 倍。",
         "nowait": "无键入/思考时间",
-        "wait": "有键入/思考时间 (--wait)",
+        "wait": "有键入/思考时间（--wait）",
         "eff_nowait": "无：未使用键入/思考时间",
         "eff_scaled": "无：键入/思考时间已缩短",
         "tpmc_intro": (

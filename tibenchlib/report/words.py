@@ -1126,7 +1126,10 @@ def note(text: str, lang: str = "en") -> str:
                 if translated == fields["note"] and zh.startswith("{arm}"):
                     continue  # "a: b" where b is no known warning: not this template
                 fields["note"] = translated
-            return zh.format(**fields)
+            # the template's punctuation in full width; the fields (figures, names, a nested
+            # note already converted) keep theirs
+            guarded = {k: _guard(v) if isinstance(v, str) else v for k, v in fields.items()}
+            return _unguard(zh_punct(zh.format(**guarded)))
     return text
 
 
@@ -1137,4 +1140,4 @@ def notes(warnings, lang: str = "en") -> str:
         return ""
     items: Iterable = warnings if isinstance(warnings, list | tuple) else str(warnings).split("; ")
     items = [note(str(x), lang) for x in items if x]
-    return "; ".join(items)
+    return ("；" if lang == "zh" else "; ").join(items)
