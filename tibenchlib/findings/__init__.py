@@ -22,7 +22,7 @@ from ..compare_phase import COMPARE
 from ..dm.phase import DM
 from ..numa import NUMA
 from ..phase import Phase
-from ..registry import PHASES
+from ..registry import PHASES, get
 from ..report.words import LANGS, say
 from ..store import Store
 from ..sweep import SWEEP
@@ -55,6 +55,7 @@ __all__ = [
     "round_findings",
     "rounds_needed",
     "save",
+    "show",
     "study_findings",
     "sweep_findings",
     "tpch_findings",
@@ -219,3 +220,19 @@ def load(study_name: str) -> dict[str, list[Finding]]:
         p: [Finding.from_dict({k: v for k, v in d.items() if k != "text"}) for d in fs]
         for p, fs in data.items()
     }
+
+
+def show(session) -> list[Finding]:
+    """Display a notebook's phase's findings, one sentence each in the session's language, as
+    the report opens with them; returns them (for the notebook's checks)."""
+    # import inside: IPython is there only within a notebook kernel
+    from IPython.display import Markdown, display
+
+    lang = session.lang
+    found = get(session.phase).findings(session.study, Store.for_study(session.study), lang)
+    if found:
+        text = "\n".join([say("f_phase_head", lang), "", *(f"- {render(f, lang)}" for f in found)])
+    else:
+        text = say("f_phase_none", lang)
+    display(Markdown(text))
+    return found

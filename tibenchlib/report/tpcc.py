@@ -101,8 +101,8 @@ WORDS = {
         "eff_nowait": "无：未使用键入/思考时间",
         "eff_scaled": "无：键入/思考时间已缩短",
         "tpmc_intro": (
-            "{n} 次运行 ({counts}):每个单元各次运行 tpmC 的均值及 Student t 95% 置信区间 "
-            "(n 为每单元次数,以单次运行为单位)。目录中的 tps 为每秒提交的全部事务 "
+            "{n} 次运行 ({counts}):每个测试场景各次运行 tpmC 的均值及 Student t 95% 置信区间 "
+            "(n 为每个测试场景次数,以单次运行为单位)。目录中的 tps 为每秒提交的全部事务 "
             "(tpmTotal / 60);延迟列为 New-Order 的延迟,从 BEGIN 到 COMMIT。"
         ),
         "none": "目录中尚无 TPC-C 运行:`{cmd}` 可执行测量。",

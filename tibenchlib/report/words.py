@@ -125,14 +125,14 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "**Rounds that stand apart** (log TPS = cell + round, each round against the others, "
         "95% interval, Holm across rounds): {notes}. `compare.exclude_rounds` in the study file "
         "leaves a round out of the comparison.",
-        "zh": "**与其他轮次明显不同的轮次**(log TPS = 单元格 + 轮次,每轮与其余轮次比较,95% "
+        "zh": "**与其他轮次明显不同的轮次**(log TPS = 测试场景 + 轮次,每轮与其余轮次比较,95% "
         "置信区间,各轮次间 Holm 校正):{notes}。在参数文件中设置 `compare.exclude_rounds` "
         "可将某一轮排除在对比之外。",
     },
     "rounds_fine": {
         "en": "No round stands apart from the others ({n} rounds; log TPS = cell + round, 95% "
         "intervals, Holm across rounds).",
-        "zh": "没有轮次与其他轮次明显不同(共 {n} 轮;log TPS = 单元格 + 轮次,95% 置信区间,"
+        "zh": "没有轮次与其他轮次明显不同(共 {n} 轮;log TPS = 测试场景 + 轮次,95% 置信区间,"
         "各轮次间 Holm 校正)。",
     },
     "rounds_details": {"en": "round effects ({n} rounds)", "zh": "轮次效应({n} 轮)"},
@@ -224,7 +224,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     "numa_summary": {
         "en": "{n} cell(s) compared with `unbound` (TPS change with its Fieller 95% interval, "
         "Holm-adjusted Welch p, and whether each binding was verified from `/proc`): ",
-        "zh": "{n} 个单元格与 `unbound` 对比(TPS 变化及其 Fieller 95% 置信区间、Holm 校正的 "
+        "zh": "{n} 个测试场景与 `unbound` 对比(TPS 变化及其 Fieller 95% 置信区间、Holm 校正的 "
         "Welch p 值,以及每种绑定是否已从 `/proc` 核实):",
     },
     "numa_differ": {
@@ -346,7 +346,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     # -- adaptive repeats (report.adaptive) ---------------------------------------------------
     "adaptive_fixed": {
         "en": "This study runs a fixed {n} rounds per cell (`repeats: {n}`).",
-        "zh": "本研究每个单元固定测 {n} 轮 (`repeats: {n}`)。",
+        "zh": "本研究每个测试场景固定测 {n} 轮 (`repeats: {n}`)。",
     },
     "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
     "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
@@ -444,6 +444,11 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "未测到 {who} 的 CPU",
     },
     # -- findings (tibenchlib.findings): one sentence per finding, one clause per reason -------
+    "f_phase_head": {"en": "**What this phase found**", "zh": "**本阶段结论**"},
+    "f_phase_none": {
+        "en": "No findings yet: nothing of this phase is in the catalog.",
+        "zh": "暂无结论:结果库中尚无此阶段的结果。",
+    },
     "f_summary": {
         "en": "{n} findings: {better} in favour, {worse} against, {same} without a difference, "
         "{open} with no answer yet, {other} descriptive.",
@@ -806,8 +811,8 @@ NOTES: list[tuple[str, str]] = [
         "Holm's step-down test (p={p}) is sharper than the simultaneous interval over the {k} "
         "cells {adj}, which still includes 0: the claim is the direction, the per-cell interval "
         "its size",
-        "Holm 逐步检验 (p={p}) 比 {k} 个单元格的联合区间 {adj} 更灵敏,后者仍包含 0:"
-        "结论只针对方向,幅度看单元格自身的区间",
+        "Holm 逐步检验 (p={p}) 比 {k} 个测试场景的联合区间 {adj} 更灵敏,后者仍包含 0:"
+        "结论只针对方向,幅度看测试场景自身的区间",
     ),
     (
         "Holm p={p} < {a}, but no bounded interval excludes 0: no claim",
@@ -820,14 +825,14 @@ NOTES: list[tuple[str, str]] = [
     (
         "the {lvl} interval excludes 0 for this cell alone; across the {k} cells of this "
         "comparison Holm p={p} and the simultaneous interval {adj} includes 0: not a claim",
-        "单看此单元格,{lvl} 置信区间不含 0;但在本次对比的 {k} 个单元格中 Holm p={p},"
+        "单看此测试场景,{lvl} 置信区间不含 0;但在本次对比的 {k} 个测试场景中 Holm p={p},"
         "且联合区间 {adj} 包含 0:不下结论",
     ),
     (
         "the {lvl} interval excludes 0 for this cell alone; across the {k} cells of this "
         "comparison Holm p={p} (Welch's test on the difference; Fieller's simultaneous interval "
         "is {adj}): not a claim",
-        "单看此单元格,{lvl} 置信区间不含 0;但在本次对比的 {k} 个单元格中 Holm p={p}"
+        "单看此测试场景,{lvl} 置信区间不含 0;但在本次对比的 {k} 个测试场景中 Holm p={p}"
         "(对差值的 Welch 检验;Fieller 联合区间为 {adj}):不下结论",
     ),
     (
