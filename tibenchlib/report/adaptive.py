@@ -116,8 +116,8 @@ def stopping_summary(cmp: pd.DataFrame, study, runs_made: int, lang: str = "en")
             f"自适应轮次:每个测试场景先测 {rep.min} 轮,由这几轮的离散程度决定还需要几轮才能使区间"
             f"达到 ±{rep.target_halfwidth_pct:g}%(Stein 两阶段法,最终区间的自由度取自前 "
             f"{rep.min} 轮,因此提前停止不会降低覆盖率),最多 {rep.max} 轮;第一阶段后区间若已"
-            f"整体高于、低于或落在 ±{study.compare.delta_pct:g}% 以内则提前停止。{cells} 个测试场景中:"
-            f"{parts}。共运行 {runs_made} 次,固定 {rep.max} 轮需要 {most} 次。"
+            f"整体高于、低于或落在 ±{study.compare.delta_pct:g}% 以内则提前停止。{cells} 个测试场景"
+            f"中:{parts}。共运行 {runs_made} 次,固定 {rep.max} 轮需要 {most} 次。"
         )
     parts = "; ".join(f"{n} {reason_text(r, study, lang)}" for r, n in counts.items())
     return (
