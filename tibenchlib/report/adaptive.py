@@ -11,6 +11,7 @@ import pandas as pd
 
 from . import tables as T
 from . import words
+from .display import say, show
 
 __all__ = ["LABELS", "REASONS", "reason_text", "stopping_table", "stopping_summary", "stopping"]
 
@@ -131,7 +132,6 @@ def stopping_summary(cmp: pd.DataFrame, study, runs_made: int, lang: str = "en")
 def stopping(session, cmp: pd.DataFrame) -> pd.DataFrame:
     """The notebook's section: the sentence, then the table of stopping decisions."""
     from ..store import Store
-    from .sections import say, show
 
     study, lang = session.study, session.lang
     if study.adaptive is None:

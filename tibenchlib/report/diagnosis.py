@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..diagnose import cpu_per_run, diagnose
 from . import tables as T
+from .display import say, show
 from .words import zh_punct
 
 __all__ = [
@@ -213,7 +214,6 @@ def as_json(d: pd.DataFrame) -> list[dict]:
 
 def section(study, lang: str | None = None, **kw) -> pd.DataFrame:
     """Notebook section: the table, then one sentence per workload × arm. Returns the rows."""
-    from .sections import say, show
 
     lang = lang or study.lang
     d = study_diagnosis(study, lang=lang, **kw)

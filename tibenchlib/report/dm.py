@@ -10,7 +10,7 @@ import pandas as pd
 
 from . import plots  # noqa: F401  (sets up the CJK fonts for Chinese labels)
 from . import tables as T
-from .sections import details, say, show
+from .display import details, say, show
 from .words import say as sentence
 
 TEXT = {

@@ -11,6 +11,7 @@ import pandas as pd
 
 from . import tables as T
 from . import words
+from .display import details, say, show
 
 __all__ = [
     "SCALING_LABELS",
@@ -112,7 +113,6 @@ def verdict_table(summary: pd.DataFrame, lang: str = "en", only=None) -> pd.Data
 def tpch_verdicts(summary: pd.DataFrame, base: str, lang: str = "en") -> None:
     """Notebook section: the counts in a sentence, the significantly slower queries in a table
     (never hidden among "did not scale"), every compared query collapsed."""
-    from .sections import details, say, show
 
     lang = _lang(lang)
     say(verdict_sentence(summary, base, lang))

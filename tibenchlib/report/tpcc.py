@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from . import tables as T
-from .sections import say, show
+from .display import say, show
 
 WORDS = {
     "en": {

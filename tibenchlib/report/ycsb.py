@@ -11,7 +11,8 @@ from __future__ import annotations
 import pandas as pd
 
 from . import tables as T
-from .sections import details, failed_runs, quiet, say, show
+from .display import details, quiet, say, show
+from .sections import failed_runs
 from .words import say as sentence
 
 #: Headers and sentences of this notebook that :mod:`.tables` does not hold, en and zh.
