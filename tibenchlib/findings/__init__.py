@@ -18,16 +18,23 @@ import numpy as np
 import pandas as pd
 
 from .. import paths
+from ..compare import compare_arms_table
 from ..compare_phase import COMPARE
-from ..dm.phase import DM
-from ..numa import NUMA
+from ..dm.analysis import recommendation, result_rows, unit_rows
+from ..dm.phase import DM, planned_runs
+from ..numa import NUMA, analyze
 from ..phase import Phase
 from ..registry import PHASES, get
+from ..report.diagnosis import study_diagnosis
 from ..report.words import LANGS, say
+from ..report.ycsb import cells
+from ..rounds import round_effects
+from ..stats import _valid_mask
 from ..store import Store
 from ..sweep import SWEEP
-from ..tpcc.phase import TPCC
-from ..tpch.phase import TPCH_SCALING
+from ..tpcc.phase import TPCC, summarize
+from ..tpch import scaling
+from ..tpch.phase import TPCH_SCALING, arm_cores, arm_labels, runs_frame
 from ..ycsb.phase import YCSB
 from .compare import compare_findings, rounds_needed
 from .dm import dm_findings
@@ -70,9 +77,6 @@ def _quiet(fn, *a, **kw):
 
 
 def _sweep(study, store: Store) -> list[Finding]:
-    from ..report.diagnosis import study_diagnosis
-    from ..rounds import round_effects
-    from ..stats import _valid_mask
 
     runs = store.runs(study.study, phase="sweep")
     if not len(runs):
@@ -83,7 +87,6 @@ def _sweep(study, store: Store) -> list[Finding]:
 
 
 def _compare(study, store: Store) -> list[Finding]:
-    from ..compare import compare_arms_table
 
     runs = store.runs(study.study, phase="sweep")
     if not len(runs) or study.compare is None or len(study.arms) < 2:
@@ -94,7 +97,6 @@ def _compare(study, store: Store) -> list[Finding]:
 
 
 def _numa(study, store: Store) -> list[Finding]:
-    from ..numa import analyze
 
     if not len(store.runs(study.study, phase="numa")):
         return []
@@ -103,8 +105,6 @@ def _numa(study, store: Store) -> list[Finding]:
 
 
 def _tpch(study, store: Store) -> list[Finding]:
-    from ..tpch import scaling
-    from ..tpch.phase import arm_cores, arm_labels, runs_frame
 
     runs = runs_frame(store, study)
     if not len(runs):
@@ -118,8 +118,6 @@ def _tpch(study, store: Store) -> list[Finding]:
 
 
 def _dm(study, store: Store) -> list[Finding]:
-    from ..dm.analysis import recommendation, result_rows, unit_rows
-    from ..dm.phase import planned_runs
 
     if not len(store.read("dm_runs", study.study)):
         return []
@@ -128,7 +126,6 @@ def _dm(study, store: Store) -> list[Finding]:
 
 
 def _ycsb(study, store: Store) -> list[Finding]:
-    from ..report.ycsb import cells
 
     runs = store.runs(study.study, phase="ycsb")
     if not len(runs):
@@ -146,7 +143,6 @@ def _tpcc_cell(workload: str, warehouses: int, lang: str) -> str:
 
 
 def _tpcc(study, store: Store) -> list[Finding]:
-    from ..tpcc.phase import summarize
 
     rows = _quiet(summarize, study, store)
     if not len(rows):

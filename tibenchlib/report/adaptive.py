@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..adaptive import describe_rule
+from ..store import Store
+from ..sweep import plan
 from . import tables as T
 from . import words
 from .display import say, show
@@ -104,8 +107,6 @@ def stopping_table(cmp: pd.DataFrame, study, lang: str = "en") -> pd.DataFrame:
 def stopping_summary(cmp: pd.DataFrame, study, runs_made: int, lang: str = "en") -> str:
     """The rule and what it did, in one paragraph: cells by reason, runs made of the most the
     rule allowed."""
-    from ..adaptive import describe_rule
-    from ..sweep import plan
 
     rep = study.adaptive
     cells = len(cmp)
@@ -131,7 +132,6 @@ def stopping_summary(cmp: pd.DataFrame, study, runs_made: int, lang: str = "en")
 
 def stopping(session, cmp: pd.DataFrame) -> pd.DataFrame:
     """The notebook's section: the sentence, then the table of stopping decisions."""
-    from ..store import Store
 
     study, lang = session.study, session.lang
     if study.adaptive is None:

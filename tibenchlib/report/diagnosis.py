@@ -14,6 +14,7 @@ import math
 import pandas as pd
 
 from ..diagnose import cpu_per_run, diagnose
+from ..store import Store
 from . import tables as T
 from .display import say, show
 from .words import zh_punct
@@ -123,7 +124,6 @@ def study_diagnosis(
     host_cpus
         The client host's CPUs (default: from the environment capture, when there is one).
     """
-    from ..store import Store
 
     store = Store.for_study(study)
     name = study.study

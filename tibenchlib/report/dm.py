@@ -8,6 +8,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from ..dm.analysis import THROUGHPUT, knob_cells, recommendation, setting_order, unit_rows
+from ..dm.phase import planned_runs
+from ..dm.plan import plan
+from ..published import seed003_table
+from ..store import Store
 from . import plots  # noqa: F401  (sets up the CJK fonts for Chinese labels)
 from . import tables as T
 from .display import details, say, show
@@ -167,13 +172,9 @@ def knob_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
 
 def knobs(session, rows: pd.DataFrame) -> pd.DataFrame:
     """The headline table, then per knob throughput and latency against the setting."""
-    from ..dm.analysis import THROUGHPUT, knob_cells, setting_order, unit_rows
-    from ..dm.phase import planned_runs
-    from ..store import Store
 
     lang = session.lang
     W = words(lang)
-    from ..dm.plan import plan
 
     specs = plan(session.study, session.only)
     dm_runs = planned_runs(Store.for_study(session.study), session.study, specs)
@@ -216,7 +217,6 @@ def knobs(session, rows: pd.DataFrame) -> pd.DataFrame:
 
 def recommendations(session, units: pd.DataFrame) -> pd.DataFrame:
     """Best setting and smallest setting within 5% of the best, per knob, with Fieller."""
-    from ..dm.analysis import recommendation
 
     lang = session.lang
     W = words(lang)
@@ -265,7 +265,6 @@ SEED_TABLES = (
 def seed003(session, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Report 003's tables from its own figures beside what this study measured for the same
     knob, row by row (settings differ: side by side, not paired)."""
-    from ..published import seed003_table
 
     lang = session.lang
     W = words(lang)
@@ -304,7 +303,6 @@ def seed003(session, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def lag(session) -> pd.DataFrame:
     """The replica's lag over time during the sync runs with the SQL thread on."""
-    from ..store import Store
 
     W = words(session.lang)
     store = Store.for_study(session.study)
@@ -317,7 +315,6 @@ def lag(session) -> pd.DataFrame:
     runs = store.read("dm_runs", session.study.study)[["run_key", "setting", "workload"]]
     trace = trace.merge(runs, on="run_key", how="left")
     wls = list(dict.fromkeys(trace["workload"]))
-    from ..dm.analysis import setting_order
 
     settings = setting_order(trace["setting"].dropna())
     colour = dict(

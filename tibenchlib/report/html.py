@@ -44,7 +44,24 @@ from .words import say
 matplotlib.use("Agg")  # the report draws off screen, also where no display exists
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
+from ..compare import compare_arms_table
+from ..dm.analysis import result_rows, unit_rows
+from ..dm.phase import planned_runs
+from ..envcapture import environment_tables
+from ..numa import analyze
+from ..stats import summarize_cells
+from ..studyplan import study_from
+from ..sweep import sweep_table
+from ..tpcc.phase import summarize
+from ..tpch import scaling
+from ..tpch.phase import arm_cores, arm_labels, runs_frame
 from . import plots  # noqa: E402  (configures the CJK fonts)
+from .diagnosis import diagnosis_table, note, study_diagnosis
+from .dm import knob_table
+from .tpcc import tpmc_table
+from .tpcc import words as tpcc_words
+from .words import SENTENCES
+from .ycsb import cells, cells_table
 
 __all__ = ["PhaseStatus", "phase_status", "study_in_progress", "build_report", "report_dir", "TEXT"]
 
@@ -190,7 +207,6 @@ def study_in_progress(study: str) -> int | None:
 
 
 def _load_study(study: str):
-    from ..studyplan import study_from
 
     try:
         return study_from(study)
@@ -321,7 +337,6 @@ def _environment(c: _Ctx, sec: Section) -> None:
         head["memory_bytes"] = [T.fmt_num(x / 2**30, 1) if T._ok(x) else DASH
                                 for x in head["memory_bytes"]]  # fmt: skip
     sec.blocks.append(c.table("environment", "summary", head.rename(columns=keep)))
-    from ..envcapture import environment_tables
 
     caps = c.store.environment_captures(c.study.study)
     for arm in arms:
@@ -336,7 +351,6 @@ def _environment(c: _Ctx, sec: Section) -> None:
 
 
 def _sentences():
-    from .words import SENTENCES
 
     return SENTENCES
 
@@ -365,9 +379,6 @@ def _sweep_runs(c: _Ctx) -> pd.DataFrame:
 
 
 def _sweep(c: _Ctx, sec: Section) -> None:
-    from ..stats import summarize_cells
-    from ..sweep import sweep_table
-    from .diagnosis import diagnosis_table, note, study_diagnosis
 
     runs = _sweep_runs(c)
     if not len(runs):
@@ -391,7 +402,6 @@ def _sweep(c: _Ctx, sec: Section) -> None:
 
 
 def _compare(c: _Ctx, sec: Section) -> None:
-    from ..compare import compare_arms_table
 
     runs = _sweep_runs(c)
     if len(c.study.arms) < 2:
@@ -414,7 +424,6 @@ def _compare(c: _Ctx, sec: Section) -> None:
 
 
 def _numa(c: _Ctx, sec: Section) -> None:
-    from ..numa import analyze
 
     if not len(c.store.runs(c.study.study, phase="numa")):
         return
@@ -426,8 +435,6 @@ def _numa(c: _Ctx, sec: Section) -> None:
 
 
 def _tpch(c: _Ctx, sec: Section) -> None:
-    from ..tpch import scaling
-    from ..tpch.phase import arm_cores, arm_labels, runs_frame
 
     runs = runs_frame(c.store, c.study)
     if not len(runs):
@@ -456,9 +463,6 @@ def _impossible(rows: pd.DataFrame, base: str) -> int:
 
 
 def _dm(c: _Ctx, sec: Section) -> None:
-    from ..dm.analysis import result_rows, unit_rows
-    from ..dm.phase import planned_runs
-    from .dm import knob_table
 
     if not len(c.store.read("dm_runs", c.study.study)):
         return
@@ -473,7 +477,6 @@ def _dm(c: _Ctx, sec: Section) -> None:
 
 
 def _ycsb(c: _Ctx, sec: Section) -> None:
-    from .ycsb import cells, cells_table
 
     runs = c.store.runs(c.study.study, phase="ycsb")
     if not len(runs):
@@ -485,9 +488,6 @@ def _ycsb(c: _Ctx, sec: Section) -> None:
 
 
 def _tpcc(c: _Ctx, sec: Section) -> None:
-    from ..tpcc.phase import summarize
-    from .tpcc import tpmc_table
-    from .tpcc import words as tpcc_words
 
     rows = F._quiet(summarize, c.study, c.store)
     if not len(rows):

@@ -14,6 +14,7 @@ import logging
 
 import matplotlib
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib import font_manager
@@ -125,6 +126,7 @@ def use_fonts() -> str | None:
 
 def _inline_formats() -> None:
     try:
+        # import inside: IPython and its inline backend exist only within a notebook kernel
         from IPython import get_ipython
 
         if get_ipython() is not None and "inline" in matplotlib.get_backend():
@@ -144,8 +146,6 @@ def clip_extremes(ax, xs, means, lows, highs) -> bool:
     margin of twice the narrowest half-width (at least a quarter of the largest mean); a bar that
     reaches beyond is cut at the axis, marked ▲/▼ with its end written beside it. Returns
     whether any bar was cut (the caller then adds the note :data:`LABELS` ``clipped``)."""
-    import numpy as np
-
     m = np.asarray(means, float)
     lo = np.asarray(lows, float)
     hi = np.asarray(highs, float)

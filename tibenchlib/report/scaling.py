@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..tpch.scaling import SCALING
 from . import tables as T
 from . import words
 from .display import details, say, show
@@ -62,7 +63,6 @@ def _lang(lang: str) -> str:
 
 def verdict_counts(summary: pd.DataFrame) -> pd.DataFrame:
     """Per mode and arm: how many queries are faster, slower, with no detectable change."""
-    from ..tpch.scaling import SCALING
 
     d = summary[summary["scaling"].notna()]
     if not len(d):

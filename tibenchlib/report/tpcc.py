@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..store import Store
+from ..tpcc.phase import arm_labels, latency_table, resolve_tool, runs_table, wait_effect
+from ..tpcc.runner import gotpc_tool
+from . import plots
 from . import tables as T
 from .display import say, show
+from .tools import study_tools_rows, tools_table
 
 WORDS = {
     "en": {
@@ -151,8 +156,6 @@ def _mode(workload: str, W: dict) -> str:
 
 def about(session) -> str:
     """What runs the TPC-C and at which scale, in a paragraph (TPC-C-like said plainly)."""
-    from ..tpcc.phase import arm_labels, resolve_tool
-    from ..tpcc.runner import gotpc_tool
 
     s = session.study
     p = s.tpcc
@@ -240,8 +243,6 @@ def _cells(rows: pd.DataFrame, metric: str, lang: str) -> pd.DataFrame:
 def tpmc(session, rows: pd.DataFrame) -> pd.DataFrame:
     """tpmC against threads: the sentence, the table with intervals, the figures (tpmC and
     New-Order p95). Returns the phase's runs (for the checks)."""
-    from ..tpcc.phase import runs_table
-    from . import plots
 
     lang = session.lang
     W = words(lang)
@@ -263,7 +264,6 @@ def tpmc(session, rows: pd.DataFrame) -> pd.DataFrame:
 
 def wait_vs_nowait(session) -> pd.DataFrame:
     """tpmC with keying/think times over tpmC without, per arm × warehouses × threads."""
-    from ..tpcc.phase import wait_effect
 
     lang = session.lang
     W = words(lang)
@@ -293,7 +293,6 @@ def wait_vs_nowait(session) -> pd.DataFrame:
 
 def latency(session) -> pd.DataFrame:
     """Each transaction type's latency per cell: p95 with its interval, p99, average."""
-    from ..tpcc.phase import latency_table
 
     lang = session.lang
     W = words(lang)
@@ -326,7 +325,6 @@ def latency(session) -> pd.DataFrame:
 def data_sets(session, runs: pd.DataFrame) -> pd.DataFrame:
     """The loads and checks of the data sets, and how many runs passed the consistency
     conditions afterwards."""
-    from ..store import Store
 
     lang = session.lang
     W = words(lang)
@@ -357,7 +355,6 @@ def data_sets(session, runs: pd.DataFrame) -> pd.DataFrame:
 
 def tools(session) -> pd.DataFrame:
     """The sweep's sysbench, the ycsb phase and the tpcc phase side by side per thread count."""
-    from .tools import study_tools_rows, tools_table
 
     lang = session.lang
     W = words(lang)

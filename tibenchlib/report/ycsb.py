@@ -8,10 +8,17 @@ read from its HdrHistograms (all clients merged), never averaged across clients.
 
 from __future__ import annotations
 
+import json
+
+import matplotlib.pyplot as plt
 import pandas as pd
 
+from ..saturation import saturation
+from ..stats import summarize_cells
+from ..store import Store
+from . import plots
 from . import tables as T
-from .display import details, quiet, say, show
+from .display import _display, details, quiet, say, show
 from .sections import failed_runs
 from .words import say as sentence
 
@@ -81,7 +88,6 @@ def cells(runs: pd.DataFrame) -> pd.DataFrame:
     """Per workload × arm × threads: ``tps``, ``lat_p95_ms`` and ``lat_p99_ms`` as means with
     Student t 95% intervals over the ok runs (``tps_ci_low``… columns), ``n``, ``n_failed``,
     CV of the throughput and the throughput cell's warnings."""
-    from ..stats import summarize_cells
 
     if not len(runs):
         return pd.DataFrame()
@@ -126,7 +132,6 @@ def op_cells(ops: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Per workload × arm × threads × operation over the ok runs: mean calls and errors per
     run, and each latency figure's mean with its t 95% interval (``p95_ms``, ``p95_ms_ci_low``…).
     YCSB's CLEANUP (thread shutdown) is left out."""
-    from ..stats import summarize_cells
 
     if not len(ops) or not len(runs):
         return pd.DataFrame()
@@ -173,10 +178,7 @@ def op_table(oc: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:
 
 def _figure(fig) -> None:
     """Show a figure where it is made (before the tables that follow), not at the cell's end."""
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-
-    display(fig)
+    _display(fig)
     plt.close(fig)
 
 
@@ -184,11 +186,6 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
     """Notebook 07: the throughput/latency table and figures, per-operation latency,
     saturation, failed runs. Returns ``runs``, ``cells``, ``ops`` and ``saturation`` for the
     notebook's checks."""
-    import json
-
-    from ..saturation import saturation
-    from ..store import Store
-    from . import plots
 
     lang, W = session.lang, words(session.lang)
     study = session.study
@@ -211,7 +208,6 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
     order = T.arm_order(list(full["arm"]), session.arms)
     c = cells(full)
     show(cells_table(c, lang, order), lang)
-    from ..stats import summarize_cells
 
     for metric, ylabel in (("tps", W["ops_s"]), ("lat_p95_ms", W["p95"]), ("lat_p99_ms", W["p99"])):
         cc = T.sort_by_arm(
