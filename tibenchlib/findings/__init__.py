@@ -27,9 +27,8 @@ from ..phase import Phase
 from ..registry import PHASES, get
 from ..report.diagnosis import study_diagnosis
 from ..report.words import LANGS, say
-from ..report.ycsb import cells
 from ..rounds import round_effects
-from ..stats import _valid_mask
+from ..stats import _valid_mask, summarize_cells
 from ..store import Store
 from ..sweep import SWEEP
 from ..tpcc.phase import TPCC, summarize
@@ -77,7 +76,6 @@ def _quiet(fn, *a, **kw):
 
 
 def _sweep(study, store: Store) -> list[Finding]:
-
     runs = store.runs(study.study, phase="sweep")
     if not len(runs):
         return []
@@ -87,7 +85,6 @@ def _sweep(study, store: Store) -> list[Finding]:
 
 
 def _compare(study, store: Store) -> list[Finding]:
-
     runs = store.runs(study.study, phase="sweep")
     if not len(runs) or study.compare is None or len(study.arms) < 2:
         return []  # one arm: nothing to compare
@@ -97,7 +94,6 @@ def _compare(study, store: Store) -> list[Finding]:
 
 
 def _numa(study, store: Store) -> list[Finding]:
-
     if not len(store.runs(study.study, phase="numa")):
         return []
     delta = study.compare.delta_pct if study.compare is not None else 2.0
@@ -105,7 +101,6 @@ def _numa(study, store: Store) -> list[Finding]:
 
 
 def _tpch(study, store: Store) -> list[Finding]:
-
     runs = runs_frame(store, study)
     if not len(runs):
         return []
@@ -118,7 +113,6 @@ def _tpch(study, store: Store) -> list[Finding]:
 
 
 def _dm(study, store: Store) -> list[Finding]:
-
     if not len(store.read("dm_runs", study.study)):
         return []
     units = unit_rows(planned_runs(store, study))
@@ -126,13 +120,11 @@ def _dm(study, store: Store) -> list[Finding]:
 
 
 def _ycsb(study, store: Store) -> list[Finding]:
-
     runs = store.runs(study.study, phase="ycsb")
     if not len(runs):
         return []
-    c = _quiet(cells, runs).rename(
-        columns={"tps": "mean", "tps_ci_low": "ci_low", "tps_ci_high": "ci_high"}
-    )
+    # the throughput cells the notebook's table shows (report.ycsb.cells), without the latency
+    c = _quiet(summarize_cells, runs, metric="tps", keys=["workload", "arm", "threads"])
     c["workload"] = [f"YCSB {w}" for w in c["workload"]]  # workload "a" alone says little
     return peak_findings(c, "ycsb", "ops/s", "ycsb: throughput table")
 
@@ -143,7 +135,6 @@ def _tpcc_cell(workload: str, warehouses: int, lang: str) -> str:
 
 
 def _tpcc(study, store: Store) -> list[Finding]:
-
     rows = _quiet(summarize, study, store)
     if not len(rows):
         return []

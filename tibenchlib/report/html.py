@@ -207,7 +207,6 @@ def study_in_progress(study: str) -> int | None:
 
 
 def _load_study(study: str):
-
     try:
         return study_from(study)
     except ParamsError:
@@ -351,7 +350,6 @@ def _environment(c: _Ctx, sec: Section) -> None:
 
 
 def _sentences():
-
     return SENTENCES
 
 
@@ -379,7 +377,6 @@ def _sweep_runs(c: _Ctx) -> pd.DataFrame:
 
 
 def _sweep(c: _Ctx, sec: Section) -> None:
-
     runs = _sweep_runs(c)
     if not len(runs):
         return
@@ -402,7 +399,6 @@ def _sweep(c: _Ctx, sec: Section) -> None:
 
 
 def _compare(c: _Ctx, sec: Section) -> None:
-
     runs = _sweep_runs(c)
     if len(c.study.arms) < 2:
         sec.note = say("f_one_arm", c.lang)
@@ -424,7 +420,6 @@ def _compare(c: _Ctx, sec: Section) -> None:
 
 
 def _numa(c: _Ctx, sec: Section) -> None:
-
     if not len(c.store.runs(c.study.study, phase="numa")):
         return
     rows = F._quiet(analyze, c.study, c.store)
@@ -435,7 +430,6 @@ def _numa(c: _Ctx, sec: Section) -> None:
 
 
 def _tpch(c: _Ctx, sec: Section) -> None:
-
     runs = runs_frame(c.store, c.study)
     if not len(runs):
         return
@@ -463,7 +457,6 @@ def _impossible(rows: pd.DataFrame, base: str) -> int:
 
 
 def _dm(c: _Ctx, sec: Section) -> None:
-
     if not len(c.store.read("dm_runs", c.study.study)):
         return
     rows = F._quiet(result_rows, unit_rows(planned_runs(c.store, c.study)))
@@ -477,7 +470,6 @@ def _dm(c: _Ctx, sec: Section) -> None:
 
 
 def _ycsb(c: _Ctx, sec: Section) -> None:
-
     runs = c.store.runs(c.study.study, phase="ycsb")
     if not len(runs):
         return
@@ -488,7 +480,6 @@ def _ycsb(c: _Ctx, sec: Section) -> None:
 
 
 def _tpcc(c: _Ctx, sec: Section) -> None:
-
     rows = F._quiet(summarize, c.study, c.store)
     if not len(rows):
         return

@@ -130,6 +130,7 @@ def _inline_formats() -> None:
         from IPython import get_ipython
 
         if get_ipython() is not None and "inline" in matplotlib.get_backend():
+            # import inside: as above
             from matplotlib_inline.backend_inline import set_matplotlib_formats
 
             set_matplotlib_formats("png", "svg")

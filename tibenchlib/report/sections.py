@@ -305,7 +305,6 @@ def saturation(session, cmp: pd.DataFrame) -> None:
 
 
 def config_diff(session, cmp: pd.DataFrame) -> None:
-
     captures = Store.for_study(session.study).environment_captures(session.study.study)
     for a, b in pairs_of(cmp):
         if a in captures and b in captures:
@@ -389,7 +388,6 @@ def numa_stability(session, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def topology(session) -> None:
-
     n = session.study.numa
     if not n.topology_file:
         say(W.say("topo_none", session.lang))
