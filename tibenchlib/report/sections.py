@@ -10,6 +10,7 @@ from .. import paths
 from ..binding import format_cpulist, numa_nodes
 from ..envcapture import config_diff as capture_diff
 from ..envcapture import environment_tables
+from ..findings import render, sweep_findings
 from ..notebook import current_lang, run_command, shown_path
 from ..numa import cpu_table, memory_table, policies
 from ..phases import failed_runs_summary
@@ -28,6 +29,7 @@ from . import plots
 from . import tables as T
 from . import words as W
 from .comparison import export as export_tables
+from .diagnosis import study_diagnosis
 from .display import details, quiet, say, show
 from .scaling import tpch_verdicts
 
@@ -294,11 +296,17 @@ def saturation(session, cmp: pd.DataFrame) -> None:
     if not arms or not len(runs):
         say(W.say("sat_none", lang))
         return
+    # the sentence the report's findings say, read off the diagnosis (one computed state), so
+    # saturation here and the diagnosis never disagree; the curve's steps below
+    said = {
+        (f.values["workload"], f.values["arm"]): render(f, lang)
+        for f in sweep_findings(quiet(study_diagnosis, session.study, lang="en"))
+        if f.key.startswith("f_sat")
+    }
     for arm in arms:
         for w in session.study.workloads:
             f = quiet(find_saturation, runs, workload=w, arm=arm, lang=lang)
-            text = f["sentence"]
-            say(f"**{w}, `{arm}`** — {text}")
+            say(said.get((w, arm)) or f"**{w}, `{arm}`** — {f['sentence']}")
             details(W.say("sat_steps", lang), f["steps"], lang=lang)
             if f["warnings"]:
                 say("\n".join(f"- {W.note(x, lang)}" for x in f["warnings"]))

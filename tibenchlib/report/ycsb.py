@@ -13,9 +13,11 @@ import json
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from ..findings import phase_findings, render
 from ..saturation import saturation
 from ..stats import summarize_cells
 from ..store import Store
+from ..ycsb.phase import YCSB
 from . import plots
 from . import tables as T
 from .display import _display, details, quiet, say, show
@@ -221,6 +223,12 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
 
     say(f"**{W['sat']}**")
     found = []
+    # where the findings say a peak is (or that thread counts cannot be told apart), that
+    # sentence stands here too: one state, one wording
+    peak = {
+        (f.values["workload"], f.values["arm"]): render(f, lang)
+        for f in phase_findings(study, YCSB, store)
+    }
     ok = full[full["status"] == "ok"]
     for w in dict.fromkeys(ok["workload"]):
         for arm in order:
@@ -229,7 +237,7 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
                 continue
             f = quiet(saturation, sub, workload=w, arm=arm, lang=lang)
             found.append(f)
-            say(f"**{w}, `{arm}`** — {f['sentence']}")
+            say(peak.get((f"YCSB {w}", arm)) or f"**{w}, `{arm}`** — {f['sentence']}")
             details(sentence("ycsb_steps", lang), f["steps"])
     failed_runs(full, session, phase="ycsb")
     return {"runs": full, "cells": c, "ops": oc, "saturation": found}
