@@ -221,142 +221,178 @@ def diagnosis_row(
     with np.errstate(all="ignore"), _warnings.catch_warnings():
         _warnings.simplefilter("ignore", RuntimeWarning)
         sat = saturation(runs, workload, arm, metric=metric, level=level, sat_frac=sat_frac)
-    w, a = sat["workload"], sat["arm"]
-    sel = runs[(runs["workload"] == w) & (runs["arm"] == a)]
+    sel = runs[(runs["workload"] == sat["workload"]) & (runs["arm"] == sat["arm"])]
     sel = sel[_valid_mask(sel, metric)]
-    n_sat, n_max = sat.get("n_sat"), sat["n_max"]
-    row: dict = {
-        "workload": w,
-        "arm": a,
-        "verdict": "undetermined",
-        "resource": None,
-        "n_sat": n_sat,
-        "n_max": n_max,
-        "threads_at": None,
-        "n_runs": 0,
-        "evidence": {},
-        "reason": "",
-        "warnings": list(sat["warnings"]),
-    }
+    row = _new_row(sat)
     steps = sat["steps"]
-    last = steps.iloc[-1] if len(steps) else None
-    if last is None:
-        # one thread count: no curve, so no saturation point and nothing to read at it
-        row["n_sat"] = None
-        row["threads_at"] = n_max
-        row["n_runs"] = int((sel["threads"] == n_max).sum())
-        row["reason"] = ONE_THREAD_COUNT
-        return row
-    unsaturated = n_sat is None or n_sat == n_max
-    if last is not None:
-        row["evidence"]["last_step"] = {
-            "from": int(last["threads_from"]),
-            "to": int(last["threads_to"]),
-            "change_pct": float(last["change_pct"]),
-            "ci_low_pct": None if pd.isna(last["ci_low_pct"]) else float(last["ci_low_pct"]),
-            "ci_high_pct": None if pd.isna(last["ci_high_pct"]) else float(last["ci_high_pct"]),
-        }
-    # "still rising" needs the last step's interval above +delta (its point figure alone when
-    # one run per thread count gives no interval); a noisy top cell is no proof of either
-    rising = last is not None and (
-        last["label"] == "rising"
-        or (
-            min(last["n_from"], last["n_to"]) < 2
-            and last["label"] == "n/a"
-            and last["point_label"] == "rising"
-        )
-    )
-    if unsaturated and rising:
-        row["verdict"] = "not_saturated"
-        row["threads_at"] = n_max
-        row["n_runs"] = int((sel["threads"] == n_max).sum())
-        _cpu_evidence(row, sel, cpu, n_max, host_cpus)
-        return row
+    if not len(steps):
+        return _one_thread_count(row, sel)
+    last = steps.iloc[-1]
+    row["evidence"]["last_step"] = _last_step(last)
+    unsaturated = row["n_sat"] is None or row["n_sat"] == row["n_max"]
+    if unsaturated and _still_rising(last):
+        return _not_saturated(row, sel, cpu, host_cpus)
     if unsaturated:
         row["warnings"].append(
             "the largest thread count has the highest mean TPS but the last step's interval "
             "does not show throughput still rising: the saturation point is uncertain"
         )
-        row["n_sat"] = n_sat = None
+        row["n_sat"] = None
+    shares = _cpus_at_the_top(row, sel, cpu, host_cpus, metric, level)
+    if _at_limit(row, shares, limit) or _host_full(row, limit):
+        return row
+    row.update(_why_not_named(row, shares, headroom))
+    return row
 
+
+def _new_row(sat: dict) -> dict:
+    """The row before any verdict: ``undetermined``, the saturation point and its warnings."""
+    return {
+        "workload": sat["workload"], "arm": sat["arm"], "verdict": "undetermined",
+        "resource": None, "n_sat": sat.get("n_sat"), "n_max": sat["n_max"], "threads_at": None,
+        "n_runs": 0, "evidence": {}, "reason": "", "warnings": list(sat["warnings"]),
+    }  # fmt: skip
+
+
+def _one_thread_count(row: dict, sel: pd.DataFrame) -> dict:
+    """One thread count: no curve, so no saturation point and nothing to read at it."""
+    n_max = row["n_max"]
+    row.update(n_sat=None, threads_at=n_max, reason=ONE_THREAD_COUNT,
+               n_runs=int((sel["threads"] == n_max).sum()))  # fmt: skip
+    return row
+
+
+def _last_step(last: pd.Series) -> dict:
+    """The ladder's last step as evidence: its change in percent with its interval."""
+
+    def pct(x):
+        return None if pd.isna(x) else float(x)
+
+    return {
+        "from": int(last["threads_from"]), "to": int(last["threads_to"]),
+        "change_pct": float(last["change_pct"]), "ci_low_pct": pct(last["ci_low_pct"]),
+        "ci_high_pct": pct(last["ci_high_pct"]),
+    }  # fmt: skip
+
+
+def _still_rising(last: pd.Series) -> bool:
+    """ "Still rising" needs the last step's interval above +delta (its point figure alone when
+    one run per thread count gives no interval); a noisy top cell is no proof of either."""
+    if last["label"] == "rising":
+        return True
+    one_run = min(last["n_from"], last["n_to"]) < 2
+    return bool(one_run and last["label"] == "n/a" and last["point_label"] == "rising")
+
+
+def _not_saturated(row: dict, sel: pd.DataFrame, cpu: pd.DataFrame, host) -> dict:
+    n_max = row["n_max"]
+    row.update(verdict="not_saturated", threads_at=n_max,
+               n_runs=int((sel["threads"] == n_max).sum()))  # fmt: skip
+    _cpu_evidence(row, sel, cpu, n_max, host)
+    return row
+
+
+def _cpus_at_the_top(row: dict, sel: pd.DataFrame, cpu: pd.DataFrame, host, metric: str,
+                     level: float) -> dict:  # fmt: skip
+    """The CPUs read at the far end of the flat region, where a limiting resource shows most
+    clearly, and throughput and p95 from the saturation point to there (Fieller ratios)."""
+    n_sat, n_max = row["n_sat"], row["n_max"]
     at = sel[sel["threads"] == (n_sat if n_sat is not None else n_max)]
     top = sel[sel["threads"] == n_max]
-    # the far end of the flat region, where a limiting resource shows most clearly
-    row["threads_at"] = n_max
-    row["n_runs"] = len(top)
-    shares = _cpu_evidence(row, sel, cpu, n_max, host_cpus)
+    row.update(threads_at=n_max, n_runs=len(top))
+    shares = _cpu_evidence(row, sel, cpu, n_max, host)
     if n_sat is not None:
         row["evidence"]["tps_ratio"] = fieller_ratio(top[metric], at[metric], level)
-    has_p95 = "lat_p95_ms" in sel and at["lat_p95_ms"].notna().any()
-    if n_sat is not None and has_p95 and top["lat_p95_ms"].notna().any():
-        row["evidence"]["p95_ratio"] = fieller_ratio(
-            top["lat_p95_ms"].dropna(), at["lat_p95_ms"].dropna(), level
-        )
+        if (
+            "lat_p95_ms" in sel
+            and at["lat_p95_ms"].notna().any()
+            and top["lat_p95_ms"].notna().any()
+        ):
+            row["evidence"]["p95_ratio"] = fieller_ratio(
+                top["lat_p95_ms"].dropna(), at["lat_p95_ms"].dropna(), level
+            )
+    return shares
 
-    def mean(k):
-        return shares[k]["demand"]["mean"]
 
-    def below(iv):
-        hi = iv["ci_high"] if iv.get("ci_high") is not None else iv["mean"]
-        return iv["mean"] is not None and hi < headroom
+def _demand(shares: dict, k: str) -> float | None:
+    return shares[k]["demand"]["mean"]
 
-    def dominates(a, b):
-        # the larger demand's interval lies wholly above the other's; without intervals (one
-        # run per thread count) its point figure is DOMINANT times the other's
-        ia, ib = shares[a]["demand"], shares[b]["demand"]
-        if ia.get("ci_low") is not None and ib.get("ci_high") is not None:
-            return ia["ci_low"] > ib["ci_high"]
-        return mean(a) >= DOMINANT * mean(b)
 
-    judged = {k: v for k, v in shares.items() if v["demand"]["mean"] is not None}
-    full = sorted((k for k in judged if mean(k) >= limit), key=lambda k: -mean(k))
+def _at_limit(row: dict, shares: dict, limit: float) -> bool:
+    """Sources at or above ``limit``: the one with the largest demand is named (client or
+    server), unless the client and a server-side source are both there and the larger's
+    interval does not lie wholly above the other's (``DOMINANT`` times without intervals)."""
+    judged = [k for k, v in shares.items() if v["demand"]["mean"] is not None]
+    full = sorted((k for k in judged if _demand(shares, k) >= limit),
+                  key=lambda k: -_demand(shares, k))  # fmt: skip
+    if not full:
+        return False
+    first, second = full[0], (full[1] if len(full) > 1 else None)
+    if second is not None and "client" in full[:2] and not _dominates(shares, first, second):
+        row.update(verdict="host_cpu", resource="+".join(sorted(full[:2])))
+    elif first == "client":
+        row.update(verdict="client_cpu", resource="client")
+    else:
+        row.update(verdict="server_cpu", resource=first)
     server_full = [k for k in full if k != "client"]
-    if full:
-        first = full[0]
-        second = full[1] if len(full) > 1 else None
-        if second is not None and "client" in full[:2] and not dominates(first, second):
-            # client and server starve together: neither can be named
-            row.update(verdict="host_cpu", resource="+".join(sorted(full[:2])))
-        elif first == "client":
-            row.update(verdict="client_cpu", resource="client")
-        else:
-            row.update(verdict="server_cpu", resource=first)
-        if len(server_full) > 1 or (row["verdict"] != "host_cpu" and second):
-            row["evidence"]["also_at_limit"] = [k for k in full if k != row["resource"]]
-        return row
+    if len(server_full) > 1 or (row["verdict"] != "host_cpu" and second):
+        row["evidence"]["also_at_limit"] = [k for k in full if k != row["resource"]]
+    return True
+
+
+def _dominates(shares: dict, a: str, b: str) -> bool:
+    """The larger demand's interval lies wholly above the other's; without intervals (one run
+    per thread count) its point figure is ``DOMINANT`` times the other's."""
+    ia, ib = shares[a]["demand"], shares[b]["demand"]
+    if ia.get("ci_low") is not None and ib.get("ci_high") is not None:
+        return ia["ci_low"] > ib["ci_high"]
+    return _demand(shares, a) >= DOMINANT * _demand(shares, b)
+
+
+def _host_full(row: dict, limit: float) -> bool:
+    """Server and client both unbound on a host of known size, together at its limit."""
     both = row["evidence"].get("server_client")
     if both and both["confirmed"] and both["share"]["mean"] is not None:
         if both["share"]["mean"] >= limit:
             row.update(verdict="host_cpu", resource="host")
-            return row
-    if n_sat is None:
-        row["reason"] = "unclear"
-        return row
-    server_side = [k for k in judged if k != "client"]
+            return True
+    return False
+
+
+def _below(iv: dict, headroom: float) -> bool:
+    hi = iv["ci_high"] if iv.get("ci_high") is not None else iv["mean"]
+    return iv["mean"] is not None and hi < headroom
+
+
+def _why_not_named(row: dict, shares: dict, headroom: float) -> dict:
+    """``not_cpu`` when every CPU shows headroom (and on a cluster both tidb and tikv were
+    measured), else the reason the bottleneck cannot be named, as a code."""
+    if row["n_sat"] is None:
+        return {"reason": "unclear"}
+    judged = {k: v for k, v in shares.items() if v["demand"]["mean"] is not None}
     unshared = [k for k in shares if k != "client" and k not in judged]
-    if not server_side:
-        if unshared:
-            row.update(reason="no_count", reason_who=unshared)
-        else:
-            row["reason"] = "no_server"
-        return row
-    middling = [k for k, v in judged.items() if not below(v["demand"])]
-    if both is not None and both["share"]["mean"] is not None and not below(both["share"]):
+    if not [k for k in judged if k != "client"]:
+        return (
+            {"reason": "no_count", "reason_who": unshared} if unshared else {"reason": "no_server"}
+        )
+    middling = [k for k, v in judged.items() if not _below(v["demand"], headroom)]
+    both = row["evidence"].get("server_client")
+    if (
+        both is not None
+        and both["share"]["mean"] is not None
+        and not _below(both["share"], headroom)
+    ):
         middling.append("server+client")
     if middling:
-        row["reason"] = "between"
         row["evidence"]["between"] = middling
-        return row
+        return {"reason": "between"}
     if unshared:
-        row.update(reason="no_count", reason_who=unshared)
-        return row
+        return {"reason": "no_count", "reason_who": unshared}
     # every query goes through tidb and tikv: headroom elsewhere says nothing without them
     missing = [k for k in ("tidb", "tikv") if k not in judged]
     if any(k in COMPONENTS for k in judged) and missing:
-        row.update(reason="unmeasured", reason_who=missing)
-        return row
-    row["verdict"] = "not_cpu"
-    return row
+        return {"reason": "unmeasured", "reason_who": missing}
+    return {"verdict": "not_cpu"}
 
 
 def _cpu_evidence(
