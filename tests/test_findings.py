@@ -324,3 +324,14 @@ def test_a_total_time_clearly_longer_is_said_as_longer_not_as_negative_saving():
     assert g.key == "f_tpch_counts" and "time saved over all queries +20% [+5.0, +30]" in F.render(
         g, "en"
     )
+
+
+def test_one_thread_count_gives_a_figure_not_a_peak():
+    cells = pd.DataFrame(
+        {"workload": "YCSB r", "arm": "x", "threads": [2], "n": 3, "mean": [981.0],
+         "ci_low": [205.0], "ci_high": [4698.0]}
+    )  # fmt: skip
+    (f,) = F.peak_findings(cells, "ycsb", "ops/s", "ycsb")
+    assert f.key == "f_peak_one" and f.verdict == "info"
+    assert "highest" not in F.render(f, "en") and "no peak to locate" in F.render(f, "en")
+    assert "最高" not in F.render(f, "zh")

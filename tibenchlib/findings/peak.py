@@ -76,6 +76,9 @@ def peak_findings(cells: pd.DataFrame, phase: str, unit: str, evidence: str) -> 
             "n_max": int(g["threads"].max()),
         }
         topic = f"{w['en'] if isinstance(w, dict) else w} · {a}"
+        if len(g) == 1:  # one thread count: a figure, no peak to name
+            out.append(Finding(phase, "f_peak_one", vals, fig, "info", "", evidence, topic))
+            continue
         if pd.isna(top["ci_low"]):
             out.append(
                 Finding(phase, "f_peak", vals, fig, "inconclusive", "one_run", evidence, topic)

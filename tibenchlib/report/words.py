@@ -604,6 +604,11 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "f_tpcc_nowait": {"en": "without keying/think times", "zh": "无键入/思考时间"},
     "f_tpcc_wait": {"en": "with keying/think times", "zh": "有键入/思考时间"},
+    "f_peak_one": {
+        "en": "{workload} on {arm}: {fig} at {threads} threads (one thread count: no peak to "
+        "locate).",
+        "zh": "{workload}({arm}):{threads} 压测线程时 {fig}(只测了一个压测线程数,无法定位峰值)。",
+    },
     "f_peak": {
         "en": "{workload} on {arm}: highest throughput at {threads} threads, {fig}.",
         "zh": "{workload}({arm}):{threads} 压测线程时吞吐最高,{fig}。",
