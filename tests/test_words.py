@@ -286,8 +286,13 @@ def test_zh_punct_converts_the_sentence_and_keeps_figures_names_and_code():
         "结果\uff08n = 3\uff09\uff1a提升 +5% [+1.2, +9.0]\uff0c`a:b,c` 1,234 次\uff1b见 http://x"
     )
     assert W.zh_punct("plain English, (kept): as is") == "plain English, (kept): as is"
-    # a name with a colon inside a Chinese cell stays whole; the cell's own colon turns
-    assert W.zh_punct("cpus:0 对比 unbound:无区间") == "cpus:0 对比 unbound\uff1a无区间"
+    # the template's colon is the sentence's even beside a figure: "unbound：22", "8：2,646"
+    said = W.say("f_dm_best", "zh", unit="同步", workload="w", knob="k", best="8", fig="2,646")
+    assert "最佳取值为 8\uff1a2,646" in said
+    assert "unbound\uff1a22 个" in W.say(
+        "f_tpch_counts", "zh", mode="power", base="cpus:0", arm="unbound", faster=0, n=22,
+        slower=0, same=22, fig="+1%",
+    )  # fmt: skip
     # a figure passed to say() keeps its own punctuation: an arm named cpus:0, an interval
     s = W.say("f_pair", "zh", cand="cpus:0", base="node(0)")
     assert s == "cpus:0 对比 node(0)"

@@ -702,9 +702,17 @@ def say(key: str, lang: str = "en", /, **figures) -> str:
         raise KeyError(f"no sentence '{key}' in tibenchlib.report.words.SENTENCES") from None
     if _lang(lang) != "zh":
         return entry[lang].format(**figures)
-    # the figures are names, numbers and intervals: their punctuation is not the sentence's
-    guarded = {k: _guard(v) if isinstance(v, str) else v for k, v in figures.items()}
-    return _unguard(zh_punct(entry[lang].format(**guarded)))
+    # the template's punctuation is the sentence's, full width; the figures (names, numbers,
+    # intervals, clauses already said) keep theirs: only the template is converted
+    fields: list[str] = []
+
+    def hold(m: re.Match) -> str:
+        fields.append(m.group(0))
+        return f"\ue100{len(fields) - 1}\ue101"
+
+    held = zh_punct(re.sub(r"\{[^{}]*\}", hold, entry[lang]))
+    tmpl = re.sub("\ue100(\\d+)\ue101", lambda m: fields[int(m.group(1))], held)
+    return tmpl.format(**figures)
 
 
 #: private-use stand-ins for the punctuation inside a figure while the sentence's is converted
@@ -724,16 +732,11 @@ _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 _FULL = {",": "\uff0c", ":": "\uff1a", ";": "\uff1b", "(": "\uff08", ")": "\uff09"}
 
 
-def _name_colon(prev: str, nxt: str) -> bool:
-    # a colon inside a name or figure (cpus:0, node:1, 10:30, host:4000) is not the sentence's
-    return prev.isascii() and prev.isalnum() and nxt.isascii() and nxt.isalnum()
-
-
 def zh_punct(text: str) -> str:
     """Chinese prose with full-width punctuation: ``,:;()`` outside code spans become
     ``，：；（）`` where they punctuate the sentence; a comma inside ``[low, high]`` or between
-    digits (``1,234``), a colon inside a name (``cpus:0``, ``10:30``) or in ``://``, and code
-    in backticks stay as they are. A sentence with no Chinese character is left alone."""
+    digits (``1,234``), a colon between digits or in ``://``, and code in backticks stay as
+    they are. A sentence with no Chinese character is left alone."""
     if not _CJK.search(text):
         return text
     out: list[str] = []
@@ -751,7 +754,7 @@ def zh_punct(text: str) -> str:
                 depth = max(0, depth - 1)
             elif c == "," and not depth and not (prev.isdigit() and nxt.isdigit()):
                 c = _FULL[c]
-            elif c == ":" and not _name_colon(prev, nxt) and nxt != "/":
+            elif c == ":" and not (prev.isdigit() and nxt.isdigit()) and nxt != "/":
                 c = _FULL[c]
             elif c in ";()" and not depth:
                 c = _FULL[c]
