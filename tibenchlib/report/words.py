@@ -1139,6 +1139,8 @@ def note(text: str, lang: str = "en") -> str:
                 if translated == fields["note"] and zh.startswith("{arm}"):
                     continue  # "a: b" where b is no known warning: not this template
                 fields["note"] = translated
+            if "others" in fields:  # a list of rounds, "1, 3", said as Chinese lists are
+                fields["others"] = fields["others"].replace(", ", "、")
             # the template's punctuation in full width; the fields (figures, names, a nested
             # note already converted) keep theirs
             guarded = {k: _guard(v) if isinstance(v, str) else v for k, v in fields.items()}
