@@ -13,7 +13,7 @@ import pandas as pd
 from . import tables as T
 from . import words as W
 
-__all__ = ["details", "quiet", "say", "show"]
+__all__ = ["details", "quiet", "say", "show", "show_object"]
 
 
 def _ipython():
@@ -24,13 +24,14 @@ def _ipython():
     return display
 
 
-def _display(*objs) -> None:
+def show_object(*objs) -> None:
+    """Display objects (a figure, a styled table) where the cell is, in order."""
     _ipython().display(*objs)
 
 
 def say(text: str) -> None:
     """A sentence (Markdown) in the notebook."""
-    _display(_ipython().Markdown(text))
+    show_object(_ipython().Markdown(text))
 
 
 def show(table: pd.DataFrame, lang: str = "en", empty: str | None = None) -> None:
@@ -39,7 +40,7 @@ def show(table: pd.DataFrame, lang: str = "en", empty: str | None = None) -> Non
     if table is None or not len(table):
         say(empty or W.say("nothing", lang))
         return
-    _display(T.styled(table, lang))
+    show_object(T.styled(table, lang))
 
 
 def details(summary: str, frame: pd.DataFrame, empty: str | None = None, lang: str = "en") -> None:
@@ -52,7 +53,9 @@ def details(summary: str, frame: pd.DataFrame, empty: str | None = None, lang: s
         if len(frame)
         else f"<p>{html.escape(empty or W.say('none', lang))}</p>"
     )
-    _display(_ipython().HTML(f"<details><summary>{html.escape(summary)}</summary>{body}</details>"))
+    show_object(
+        _ipython().HTML(f"<details><summary>{html.escape(summary)}</summary>{body}</details>")
+    )
 
 
 def quiet(fn, *a, **kw):

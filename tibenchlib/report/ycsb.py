@@ -20,7 +20,7 @@ from ..store import Store
 from ..ycsb.phase import YCSB
 from . import plots
 from . import tables as T
-from .display import _display, details, quiet, say, show
+from .display import details, quiet, say, show, show_object
 from .sections import failed_runs
 from .words import say as sentence
 
@@ -180,7 +180,7 @@ def op_table(oc: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:
 
 def _figure(fig) -> None:
     """Show a figure where it is made (before the tables that follow), not at the cell's end."""
-    _display(fig)
+    show_object(fig)
     plt.close(fig)
 
 
