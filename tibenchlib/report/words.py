@@ -60,6 +60,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     "none": {"en": "none", "zh": "无"},
     "rows": {"en": "{what} ({n} rows)", "zh": "{what}({n} 行)"},
     "no_interval": {"en": "(no interval)", "zh": "(无区间)"},
+    "unbounded": {"en": "(interval unbounded)", "zh": "(置信区间无界)"},
     "reference": {"en": "reference", "zh": "基准"},
     # -- 00 environment -------------------------------------------------------------------------
     "env_none": {
