@@ -157,7 +157,7 @@ def test_tidb_component_named_from_prometheus():
     geo = np.exp(np.log(7.6 * np.array([0.99, 1.0, 1.01]) / 8).mean())  # geometric, 3 runs
     assert d["cpu_share"] == pytest.approx(geo, abs=1e-12)
     assert "tikv 55%" in d["components"]
-    assert "server CPU-bound: tidb" in d["sentence_en"] and "(tidb)" in d["sentence_zh"]
+    assert "server CPU-bound: tidb" in d["sentence_en"] and "（tidb）" in d["sentence_zh"]
 
 
 def test_not_cpu_bound_shows_latency_growth():
@@ -232,7 +232,7 @@ def test_one_thread_count_is_undetermined_not_a_crash():
     assert en["verdict"] == "undetermined" and en["n_sat"] is None
     assert "one thread count only" in en["reason"] and "(4)" in en["sentence_en"]
     zh = diagnose(runs, cpu, lang="zh").iloc[0]
-    assert zh["sentence"].startswith("w:") and "一个压测线程数" in zh["sentence"]
+    assert zh["sentence"].startswith("w：") and "一个压测线程数" in zh["sentence"]
 
 
 def test_bad_input_is_named():
@@ -290,7 +290,7 @@ def test_seed001_tidb_at_its_limit_is_named():
         "oltp_point_select: throughput levels off from 64 threads, server CPU-bound: tidb."
     )
     assert "tidb-server (tidb-0) uses 95% (n = 1, no interval)" in d["sentence_en"]
-    assert "服务端 CPU 瓶颈(tidb)" in d["sentence_zh"]
+    assert "服务端 CPU 瓶颈（tidb）" in d["sentence_zh"]
     # the same sweep with tidb at 60%: every component has headroom, the limit is not CPU
     d = _seed001(0.60)
     assert d["verdict"] == "not_cpu"
@@ -501,7 +501,7 @@ def test_cli_diagnose_json_and_text(tmp_path, monkeypatch):
     assert len(rows) == 1 and rows[0]["verdict"] == "server_cpu"
     assert rows[0]["resource"] == "server" and rows[0]["threads_at"] == 16
     assert rows[0]["server_demand"] > 10 and rows[0]["evidence"]["cpu"]["server"]["cores"] == 1
-    assert rows[0]["sentence"].startswith(f"{W}:从 4 线程起")  # the study's lang
+    assert rows[0]["sentence"].startswith(f"{W}：从 4 线程起")  # the study's lang
     text = tibench("diagnose", name, "--lang", "en", env=env)
     assert text.returncode == 0, text.stderr
     assert "server CPU-bound" in text.stdout and "CPU demand =" in text.stdout

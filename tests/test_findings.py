@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from tibenchlib import findings as F
 from tibenchlib.diagnose import diagnose
@@ -82,7 +83,11 @@ def test_no_difference_is_claimed_only_when_every_cell_is_equivalent():
         [_cmp_row(1, 0.5, -1.0, 1.5, "equivalent"), _cmp_row(2, 1.0, -9.0, 12.0, "~")]
     )
     keys = [f.key for f in F.compare_findings(mixed, 2.0)]
-    assert "f_cmp_equivalent" not in keys and keys == ["f_cmp_cell_equivalent", "f_cmp_cell_open"]
+    assert (
+        "f_cmp_equivalent" not in keys
+        and keys[0] == "f_cmp_cell_equivalent"
+        and keys[1].startswith("f_cmp_cell_open")
+    )
 
 
 def _sweep_runs(shape: dict[int, float], n: int = 4, seed: int = 3) -> pd.DataFrame:
@@ -229,6 +234,44 @@ def test_a_throughput_peak_is_named_only_when_its_interval_stands_apart():
     assert "the peak may lie beyond" in F.render(top, "en")
 
 
+def test_rounds_needed_without_an_interval_is_none():
+    # an unbounded Fieller interval reaches the findings as NaN, not None
+    assert F.rounds_needed(3, float("nan"), float("nan"), 2.0) is None
+    assert F.rounds_needed(3, None, 5.0, 2.0) is None
+    assert F.rounds_needed(3, -10.0, 10.0, 2.0) > 3
+
+
+def test_a_tie_at_n_2_says_why_and_about_how_many_rounds_would_settle_it():
+    # two runs per cell with sd 5: a t interval on 1 degree of freedom is ±12.7 × 5 / √2 = ±45
+    t1 = sps.t.ppf(0.975, 1)
+    h = t1 * 5 / np.sqrt(2)
+    cells = pd.DataFrame(
+        {
+            "workload": "YCSB a", "arm": "x", "threads": [1, 2], "n": 2, "mean": [190.0, 200.0],
+            "ci_low": [190.0 - h, 200.0 - h], "ci_high": [190.0 + h, 200.0 + h],
+        }
+    )  # fmt: skip
+    (tied,) = F.peak_findings(cells, "ycsb", "ops/s", "ycsb")
+    # recomputed plainly: the smallest m with t(m-1) × (5 + 5) / √m < 200 - 190
+    m = next(m for m in range(3, 100) if sps.t.ppf(0.975, m - 1) * 10 / np.sqrt(m) < 10)
+    assert m == 7 and tied.values["need"] == m and tied.reason == "overlap_threads_need"
+    en, zh = F.render(tied, "en"), F.render(tied, "zh")
+    assert "n = 2 runs per cell" in en and "about 7 rounds would tell them apart" in en
+    assert "约 7 轮" in zh and "," not in zh.split("[")[0]
+    # means too close to separate in any affordable number of rounds: said as "more than"
+    close = cells.assign(mean=[199.9, 200.0])
+    (far,) = F.peak_findings(close, "ycsb", "ops/s", "ycsb")
+    assert "more than 50 rounds" in F.render(far, "en")
+    # intervals on the log scale (mean × exp(±h)): the same rule on log throughput
+    sd = 0.05  # of log ops/s
+    hl = t1 * sd / np.sqrt(2)
+    logc = cells.assign(ci_low=cells["mean"] * np.exp(-hl), ci_high=cells["mean"] * np.exp(hl))
+    (lt,) = F.peak_findings(logc, "ycsb", "ops/s", "ycsb")
+    gap = np.log(200 / 190)
+    m = next(m for m in range(3, 100) if sps.t.ppf(0.975, m - 1) * 2 * sd / np.sqrt(m) < gap)
+    assert lt.values["need"] == m
+
+
 def test_levels_off_needs_the_gain_past_the_saturation_point_to_stay_small():
     """2 threads reach 95% of the peak mean (4 threads), but the interval of the gain from 2 to
     4 threads reaches far above 5%: no "levels off" is claimed."""
@@ -260,3 +303,35 @@ def test_each_phase_objects_hook_returns_its_findings(monkeypatch):
             assert [f.phase for f in got] == [p.name]
         else:
             assert got == []  # environment and prepare conclude nothing
+
+
+def test_a_total_time_clearly_longer_is_said_as_longer_not_as_negative_saving():
+    summary = pd.DataFrame(
+        {"mode": "power", "arm": "b", "query": ["Q1", "Q2"], "n": 3,
+         "scaling": ["no detectable change", "slower"]}
+    )  # fmt: skip
+    overall = pd.DataFrame(
+        {"mode": ["power"], "arm": ["b"], "improvement_pct": [-81.0], "ci_low_pct": [-105.0],
+         "ci_high_pct": [-59.0]}
+    )  # fmt: skip
+    (f,) = F.tpch_findings(summary, overall, "a")
+    assert f.key == "f_tpch_counts_longer" and f.figure.coherent
+    assert "longer by +81% [+59, +105]" in F.render(f, "en")
+    assert "总耗时增加 +81% [+59, +105]" in F.render(f, "zh")
+    # a saving stays a saving
+    (g,) = F.tpch_findings(summary, overall.assign(improvement_pct=20.0, ci_low_pct=5.0,
+                                                   ci_high_pct=30.0), "a")  # fmt: skip
+    assert g.key == "f_tpch_counts" and "time saved over all queries +20% [+5.0, +30]" in F.render(
+        g, "en"
+    )
+
+
+def test_one_thread_count_gives_a_figure_not_a_peak():
+    cells = pd.DataFrame(
+        {"workload": "YCSB r", "arm": "x", "threads": [2], "n": 3, "mean": [981.0],
+         "ci_low": [205.0], "ci_high": [4698.0]}
+    )  # fmt: skip
+    (f,) = F.peak_findings(cells, "ycsb", "ops/s", "ycsb")
+    assert f.key == "f_peak_one" and f.verdict == "info"
+    assert "highest" not in F.render(f, "en") and "no peak to locate" in F.render(f, "en")
+    assert "最高" not in F.render(f, "zh")

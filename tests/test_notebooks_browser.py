@@ -172,3 +172,40 @@ def test_notebook_runs_in_jupyterlab(browser, lab, name):
     ran = [c for c in nb["cells"] if c["cell_type"] == "code" and c.get("execution_count")]
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert len(ran) == len(code), f"{rel}: {len(ran)} of {len(code)} code cells ran"
+
+
+#: Per table header: how many lines its text takes on the page, and how many words it has (a
+#: Chinese header is one word: it must never break between its characters).
+HEADER_LINES = """() => [...document.querySelectorAll("th")].map(th => {
+  const r = document.createRange(); r.selectNodeContents(th);
+  const tops = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+  return [th.textContent.trim(), tops.size,
+          th.textContent.trim().split(/[\\s\\-/(（]+/).filter(Boolean).length];
+})"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_reports_as_a_person_opens_them(browser, lab, lang):
+    """The en and zh reports of the CI study in Chromium: findings first, every header on as
+    many lines as it has words at most, no cell reading nan or None; a full-page screenshot
+    of each goes to data/ci/screenshots/."""
+    from tibenchlib.report.html import build_report
+
+    out = build_report("ci", lang=lang)
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    try:
+        page.goto(out.as_uri(), timeout=120_000)
+        shots = paths.study_dir("ci") / "screenshots"
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / f"report.{lang}.png"), full_page=True)
+        first = page.locator("h2").first.inner_text()
+        findings = page.locator("ul.findings li").all_inner_texts()
+        headers = page.evaluate(HEADER_LINES)
+        cells = page.locator("td").all_inner_texts()
+    finally:
+        page.close()
+    assert first.startswith("1. ") and ("found" in first or "结论" in first), first
+    assert len(findings) >= 5, findings
+    broken = [(t, lines) for t, lines, words in headers if lines > max(words, 1)]
+    assert not broken, f"{lang}: headers broken inside a word: {broken[:5]}"
+    assert not [c for c in cells if c.strip().lower() in ("nan", "none", "<na>")]

@@ -18,6 +18,7 @@ from tibenchlib.report.tools import tools_rows
 from tibenchlib.tpcc.phase import (
     TpccToolMissing,
     client_conns,
+    efficiency_pct,
     plan,
     resolve_tool,
     split_threads,
@@ -35,6 +36,37 @@ TWO = [FIX / "two_clients.c0.log", FIX / "two_clients.c1.log"]
 
 def study(**tpcc):
     return parse_study({"study": "t", "tpcc": tpcc})
+
+
+# -- efficiency ---------------------------------------------------------------------------------
+def test_efficiency_is_go_tpc_s_and_only_with_the_specification_s_wait_times():
+    # go-tpc: 100 × tpmC / (12.86 × warehouses); the riscv fixture prints 68.4% for 4398.2 at 500
+    assert efficiency_pct(4398.2, 500, wait=True) == pytest.approx(68.4, abs=0.05)
+    assert efficiency_pct(12.86 * 4 * 0.9, 4, wait=True) == pytest.approx(90.0)
+    # without keying and think times, or with them shortened, the ceiling does not apply: the
+    # x86 fixture's 1,577.2 tpmC on 4 warehouses would read 3,066%
+    assert efficiency_pct(1577.2, 4, wait=False) is None
+    assert efficiency_pct(1577.2, 4, wait=True, wait_scale=0.01) is None
+    assert efficiency_pct(None, 4, wait=True) is None
+    assert efficiency_pct(float("nan"), 4, wait=True) is None
+
+
+def test_efficiency_column_gives_its_reason_when_absent():
+    from tibenchlib.report.tpcc import tpmc_table
+
+    row = dict(arm="a", warehouses=1, threads=2, clients=1, n=3, n_failed=0, tpmc=900.0,
+               tpmc_ci_low=800.0, tpmc_ci_high=1000.0, tpm_total=2000.0, tpm_total_ci_low=1900.0,
+               tpm_total_ci_high=2100.0, new_order_p95_ms=5.0, new_order_p95_ms_ci_low=4.0,
+               new_order_p95_ms_ci_high=6.0, new_order_p99_ms=7.0, warnings=[[]])  # fmt: skip
+    rows = pd.DataFrame([
+        {**row, "workload": "tpcc", "efficiency_pct": None},
+        {**row, "workload": "tpcc_wait", "efficiency_pct": None},
+        {**row, "workload": "tpcc_wait", "efficiency_pct": 61.25},
+    ])  # fmt: skip
+    for lang, col in (("en", "Efficiency (%)"), ("zh", "效率 (%)")):
+        eff = list(tpmc_table(rows, lang)[col])
+        assert eff[2] == "61.2" or eff[2] == "61.3"
+        assert eff[0] != eff[1] and all(x not in ("n/a", "nan", "None") for x in eff)
 
 
 # -- parameters ----------------------------------------------------------------------------------
@@ -310,6 +342,8 @@ def test_phase_with_two_clients_resume_and_refusal(mariadb, sysbench_bin, data_d
     assert {"tpcc_prepare", "tpcc_verify"} <= set(steps["step"])
     assert len(rows) == 4 and (rows["n"] == 2).all()
     assert (rows["tpmc_ci_low"] <= rows["tpmc"]).all()
+    # keying and think times at 1/100 of the specification's: no efficiency, in rows or runs
+    assert rows["efficiency_pct"].isna().all() and runs["efficiency_pct"].isna().all()
     # no password anywhere the phase wrote
     for f in data_dir.rglob("*"):
         if f.is_file() and f.suffix in (".log", ".json", ".csv"):

@@ -55,15 +55,15 @@ def test_say_fills_figures_and_names_an_unknown_id():
 
 
 def test_note_translates_known_warnings_and_keeps_unknown_ones():
-    assert W.note("flush1: CV 30.0% > 25%", "zh") == "flush1:变异系数 30.0% > 25%"
-    assert W.note("cpus:0: 2 failed run(s) excluded", "zh") == "cpus:0:已排除 2 次失败的测试"
+    assert W.note("flush1: CV 30.0% > 25%", "zh") == "flush1：变异系数 30.0% > 25%"
+    assert W.note("cpus:0: 2 failed run(s) excluded", "zh") == "cpus:0：已排除 2 次失败的测试"
     assert W.note("n=1: point estimate only, no interval", "en") == (
         "n=1: point estimate only, no interval"
     )
     # a warning nobody mapped stays as the library wrote it: shown, never lost
     assert W.note("something new: 3 things", "zh") == "something new: 3 things"
     assert W.notes(["n=1: point estimate only, no interval", "x"], "zh") == (
-        "n=1:只有点估计,没有置信区间; x"
+        "n=1：只有点估计，没有置信区间；x"
     )
     assert W.notes(None, "zh") == "" and W.notes(float("nan"), "zh") == ""
 
@@ -147,7 +147,7 @@ def test_tables_show_notes_and_missing_intervals_in_chinese():
     )
     t = T.compare_table(cmp, "zh")
     assert t["TPS 提升 (%) [95% 置信区间]"].iloc[0] == "+5.0% \uff08无区间\uff09"
-    assert t["说明"].iloc[0] == "n=1+1:只有点估计,没有置信区间"
+    assert t["说明"].iloc[0] == "n=1+1：只有点估计，没有置信区间"
     assert T.compare_table(cmp, "en")["Notes"].iloc[0] == cmp["warnings"].iloc[0][0]
 
 
@@ -286,6 +286,13 @@ def test_zh_punct_converts_the_sentence_and_keeps_figures_names_and_code():
         "结果\uff08n = 3\uff09\uff1a提升 +5% [+1.2, +9.0]\uff0c`a:b,c` 1,234 次\uff1b见 http://x"
     )
     assert W.zh_punct("plain English, (kept): as is") == "plain English, (kept): as is"
+    # the template's colon is the sentence's even beside a figure: "unbound：22", "8：2,646"
+    said = W.say("f_dm_best", "zh", unit="同步", workload="w", knob="k", best="8", fig="2,646")
+    assert "最佳取值为 8\uff1a2,646" in said
+    assert "unbound\uff1a22 个" in W.say(
+        "f_tpch_counts", "zh", mode="power", base="cpus:0", arm="unbound", faster=0, n=22,
+        slower=0, same=22, fig="+1%",
+    )  # fmt: skip
     # a figure passed to say() keeps its own punctuation: an arm named cpus:0, an interval
     s = W.say("f_pair", "zh", cand="cpus:0", base="node(0)")
     assert s == "cpus:0 对比 node(0)"

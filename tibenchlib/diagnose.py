@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from .report.words import SENTENCES, zh_punct
 from .saturation import saturation
 from .stats import _valid_mask, fieller_ratio, t_interval
 
@@ -164,20 +165,26 @@ def _pct(x) -> str:
     return f"{x * 100:.0f}%"
 
 
+def _say(key: str, lang: str, **figures) -> str:
+    # the template alone; the whole sentence takes its punctuation at the end (:func:`_finish`)
+    return SENTENCES[key][lang].format(**figures)
+
+
+def _finish(text: str, lang: str) -> str:
+    return zh_punct(text) if lang == "zh" else text
+
+
 def _share_text(iv: dict, lang: str) -> str:
     """``97% [94, 100] (n = 3)`` / ``97% (n = 1, no interval)``."""
     s = _pct(iv["mean"])
     if iv.get("ci_low") is not None:
         s += f" [{iv['ci_low'] * 100:.0f}, {iv['ci_high'] * 100:.0f}]"
-        return s + (f"(n = {iv['n']})" if lang == "zh" else f" (n = {iv['n']})")
-    return s + (f"(n = {iv['n']},无区间)" if lang == "zh" else f" (n = {iv['n']}, no interval)")
+        return s + _say("dg_n", lang, n=iv["n"])
+    return s + _say("dg_n_none", lang, n=iv["n"])
 
 
 def _cores_text(cores: float, lang: str) -> str:
-    c = f"{cores:g}"
-    if lang == "zh":
-        return f"{c} 个 CPU"
-    return f"{c} CPU" + ("" if cores == 1 else "s")
+    return _say("dg_cores_1" if cores == 1 else "dg_cores", lang, c=f"{cores:g}")
 
 
 def _ratio_text(r: dict, lang: str) -> str:
@@ -185,22 +192,16 @@ def _ratio_text(r: dict, lang: str) -> str:
         return "n/a"
     s = f"{r['ratio']:.2f}x"
     if r.get("ci_low") is not None:
-        s += f" [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
-    else:
-        s += "(无区间)" if lang == "zh" else " (no interval)"
-    return s
-
-
-_NAMES = {
-    "en": {"server": "the server", "client": "the sysbench client"},
-    "zh": {"server": "数据库服务端", "client": "sysbench 客户端"},
-}
+        return s + f" [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+    return s + _say("dg_no_interval", lang)
 
 
 def _name(source: str, lang: str) -> str:
     if source in COMPONENTS:
         return f"{source}-server" if source in ("tidb", "pd") else source
-    return _NAMES[lang].get(source, source)
+    if source in LOCAL:
+        return _say(f"dg_name_{source}", lang)
+    return source
 
 
 def diagnosis_row(
@@ -220,143 +221,178 @@ def diagnosis_row(
     with np.errstate(all="ignore"), _warnings.catch_warnings():
         _warnings.simplefilter("ignore", RuntimeWarning)
         sat = saturation(runs, workload, arm, metric=metric, level=level, sat_frac=sat_frac)
-    w, a = sat["workload"], sat["arm"]
-    sel = runs[(runs["workload"] == w) & (runs["arm"] == a)]
+    sel = runs[(runs["workload"] == sat["workload"]) & (runs["arm"] == sat["arm"])]
     sel = sel[_valid_mask(sel, metric)]
-    n_sat, n_max = sat.get("n_sat"), sat["n_max"]
-    row: dict = {
-        "workload": w,
-        "arm": a,
-        "verdict": "undetermined",
-        "resource": None,
-        "n_sat": n_sat,
-        "n_max": n_max,
-        "threads_at": None,
-        "n_runs": 0,
-        "evidence": {},
-        "reason": "",
-        "warnings": list(sat["warnings"]),
-    }
+    row = _new_row(sat)
     steps = sat["steps"]
-    last = steps.iloc[-1] if len(steps) else None
-    if last is None:
-        # one thread count: no curve, so no saturation point and nothing to read at it
-        row["n_sat"] = None
-        row["threads_at"] = n_max
-        row["n_runs"] = int((sel["threads"] == n_max).sum())
-        row["reason"] = ONE_THREAD_COUNT
-        return row
-    unsaturated = n_sat is None or n_sat == n_max
-    if last is not None:
-        row["evidence"]["last_step"] = {
-            "from": int(last["threads_from"]),
-            "to": int(last["threads_to"]),
-            "change_pct": float(last["change_pct"]),
-            "ci_low_pct": None if pd.isna(last["ci_low_pct"]) else float(last["ci_low_pct"]),
-            "ci_high_pct": None if pd.isna(last["ci_high_pct"]) else float(last["ci_high_pct"]),
-        }
-    # "still rising" needs the last step's interval above +delta (its point figure alone when
-    # one run per thread count gives no interval); a noisy top cell is no proof of either
-    rising = last is not None and (
-        last["label"] == "rising"
-        or (
-            min(last["n_from"], last["n_to"]) < 2
-            and last["label"] == "n/a"
-            and last["point_label"] == "rising"
-        )
-    )
-    if unsaturated and rising:
-        row["verdict"] = "not_saturated"
-        row["threads_at"] = n_max
-        row["n_runs"] = int((sel["threads"] == n_max).sum())
-        _cpu_evidence(row, sel, cpu, n_max, host_cpus)
-        return row
+    if not len(steps):
+        return _one_thread_count(row, sel)
+    last = steps.iloc[-1]
+    row["evidence"]["last_step"] = _last_step(last)
+    unsaturated = row["n_sat"] is None or row["n_sat"] == row["n_max"]
+    if unsaturated and _still_rising(last):
+        return _not_saturated(row, sel, cpu, host_cpus)
     if unsaturated:
         row["warnings"].append(
             "the largest thread count has the highest mean TPS but the last step's interval "
             "does not show throughput still rising: the saturation point is uncertain"
         )
-        row["n_sat"] = n_sat = None
+        row["n_sat"] = None
+    shares = _cpus_at_the_top(row, sel, cpu, host_cpus, metric, level)
+    if _at_limit(row, shares, limit) or _host_full(row, limit):
+        return row
+    row.update(_why_not_named(row, shares, headroom))
+    return row
 
+
+def _new_row(sat: dict) -> dict:
+    """The row before any verdict: ``undetermined``, the saturation point and its warnings."""
+    return {
+        "workload": sat["workload"], "arm": sat["arm"], "verdict": "undetermined",
+        "resource": None, "n_sat": sat.get("n_sat"), "n_max": sat["n_max"], "threads_at": None,
+        "n_runs": 0, "evidence": {}, "reason": "", "warnings": list(sat["warnings"]),
+    }  # fmt: skip
+
+
+def _one_thread_count(row: dict, sel: pd.DataFrame) -> dict:
+    """One thread count: no curve, so no saturation point and nothing to read at it."""
+    n_max = row["n_max"]
+    row.update(n_sat=None, threads_at=n_max, reason=ONE_THREAD_COUNT,
+               n_runs=int((sel["threads"] == n_max).sum()))  # fmt: skip
+    return row
+
+
+def _last_step(last: pd.Series) -> dict:
+    """The ladder's last step as evidence: its change in percent with its interval."""
+
+    def pct(x):
+        return None if pd.isna(x) else float(x)
+
+    return {
+        "from": int(last["threads_from"]), "to": int(last["threads_to"]),
+        "change_pct": float(last["change_pct"]), "ci_low_pct": pct(last["ci_low_pct"]),
+        "ci_high_pct": pct(last["ci_high_pct"]),
+    }  # fmt: skip
+
+
+def _still_rising(last: pd.Series) -> bool:
+    """ "Still rising" needs the last step's interval above +delta (its point figure alone when
+    one run per thread count gives no interval); a noisy top cell is no proof of either."""
+    if last["label"] == "rising":
+        return True
+    one_run = min(last["n_from"], last["n_to"]) < 2
+    return bool(one_run and last["label"] == "n/a" and last["point_label"] == "rising")
+
+
+def _not_saturated(row: dict, sel: pd.DataFrame, cpu: pd.DataFrame, host) -> dict:
+    n_max = row["n_max"]
+    row.update(verdict="not_saturated", threads_at=n_max,
+               n_runs=int((sel["threads"] == n_max).sum()))  # fmt: skip
+    _cpu_evidence(row, sel, cpu, n_max, host)
+    return row
+
+
+def _cpus_at_the_top(row: dict, sel: pd.DataFrame, cpu: pd.DataFrame, host, metric: str,
+                     level: float) -> dict:  # fmt: skip
+    """The CPUs read at the far end of the flat region, where a limiting resource shows most
+    clearly, and throughput and p95 from the saturation point to there (Fieller ratios)."""
+    n_sat, n_max = row["n_sat"], row["n_max"]
     at = sel[sel["threads"] == (n_sat if n_sat is not None else n_max)]
     top = sel[sel["threads"] == n_max]
-    # the far end of the flat region, where a limiting resource shows most clearly
-    row["threads_at"] = n_max
-    row["n_runs"] = len(top)
-    shares = _cpu_evidence(row, sel, cpu, n_max, host_cpus)
+    row.update(threads_at=n_max, n_runs=len(top))
+    shares = _cpu_evidence(row, sel, cpu, n_max, host)
     if n_sat is not None:
         row["evidence"]["tps_ratio"] = fieller_ratio(top[metric], at[metric], level)
-    has_p95 = "lat_p95_ms" in sel and at["lat_p95_ms"].notna().any()
-    if n_sat is not None and has_p95 and top["lat_p95_ms"].notna().any():
-        row["evidence"]["p95_ratio"] = fieller_ratio(
-            top["lat_p95_ms"].dropna(), at["lat_p95_ms"].dropna(), level
-        )
+        if (
+            "lat_p95_ms" in sel
+            and at["lat_p95_ms"].notna().any()
+            and top["lat_p95_ms"].notna().any()
+        ):
+            row["evidence"]["p95_ratio"] = fieller_ratio(
+                top["lat_p95_ms"].dropna(), at["lat_p95_ms"].dropna(), level
+            )
+    return shares
 
-    def mean(k):
-        return shares[k]["demand"]["mean"]
 
-    def below(iv):
-        hi = iv["ci_high"] if iv.get("ci_high") is not None else iv["mean"]
-        return iv["mean"] is not None and hi < headroom
+def _demand(shares: dict, k: str) -> float | None:
+    return shares[k]["demand"]["mean"]
 
-    def dominates(a, b):
-        # the larger demand's interval lies wholly above the other's; without intervals (one
-        # run per thread count) its point figure is DOMINANT times the other's
-        ia, ib = shares[a]["demand"], shares[b]["demand"]
-        if ia.get("ci_low") is not None and ib.get("ci_high") is not None:
-            return ia["ci_low"] > ib["ci_high"]
-        return mean(a) >= DOMINANT * mean(b)
 
-    judged = {k: v for k, v in shares.items() if v["demand"]["mean"] is not None}
-    full = sorted((k for k in judged if mean(k) >= limit), key=lambda k: -mean(k))
+def _at_limit(row: dict, shares: dict, limit: float) -> bool:
+    """Sources at or above ``limit``: the one with the largest demand is named (client or
+    server), unless the client and a server-side source are both there and the larger's
+    interval does not lie wholly above the other's (``DOMINANT`` times without intervals)."""
+    judged = [k for k, v in shares.items() if v["demand"]["mean"] is not None]
+    full = sorted((k for k in judged if _demand(shares, k) >= limit),
+                  key=lambda k: -_demand(shares, k))  # fmt: skip
+    if not full:
+        return False
+    first, second = full[0], (full[1] if len(full) > 1 else None)
+    if second is not None and "client" in full[:2] and not _dominates(shares, first, second):
+        row.update(verdict="host_cpu", resource="+".join(sorted(full[:2])))
+    elif first == "client":
+        row.update(verdict="client_cpu", resource="client")
+    else:
+        row.update(verdict="server_cpu", resource=first)
     server_full = [k for k in full if k != "client"]
-    if full:
-        first = full[0]
-        second = full[1] if len(full) > 1 else None
-        if second is not None and "client" in full[:2] and not dominates(first, second):
-            # client and server starve together: neither can be named
-            row.update(verdict="host_cpu", resource="+".join(sorted(full[:2])))
-        elif first == "client":
-            row.update(verdict="client_cpu", resource="client")
-        else:
-            row.update(verdict="server_cpu", resource=first)
-        if len(server_full) > 1 or (row["verdict"] != "host_cpu" and second):
-            row["evidence"]["also_at_limit"] = [k for k in full if k != row["resource"]]
-        return row
+    if len(server_full) > 1 or (row["verdict"] != "host_cpu" and second):
+        row["evidence"]["also_at_limit"] = [k for k in full if k != row["resource"]]
+    return True
+
+
+def _dominates(shares: dict, a: str, b: str) -> bool:
+    """The larger demand's interval lies wholly above the other's; without intervals (one run
+    per thread count) its point figure is ``DOMINANT`` times the other's."""
+    ia, ib = shares[a]["demand"], shares[b]["demand"]
+    if ia.get("ci_low") is not None and ib.get("ci_high") is not None:
+        return ia["ci_low"] > ib["ci_high"]
+    return _demand(shares, a) >= DOMINANT * _demand(shares, b)
+
+
+def _host_full(row: dict, limit: float) -> bool:
+    """Server and client both unbound on a host of known size, together at its limit."""
     both = row["evidence"].get("server_client")
     if both and both["confirmed"] and both["share"]["mean"] is not None:
         if both["share"]["mean"] >= limit:
             row.update(verdict="host_cpu", resource="host")
-            return row
-    if n_sat is None:
-        row["reason"] = "unclear"
-        return row
-    server_side = [k for k in judged if k != "client"]
+            return True
+    return False
+
+
+def _below(iv: dict, headroom: float) -> bool:
+    hi = iv["ci_high"] if iv.get("ci_high") is not None else iv["mean"]
+    return iv["mean"] is not None and hi < headroom
+
+
+def _why_not_named(row: dict, shares: dict, headroom: float) -> dict:
+    """``not_cpu`` when every CPU shows headroom (and on a cluster both tidb and tikv were
+    measured), else the reason the bottleneck cannot be named, as a code."""
+    if row["n_sat"] is None:
+        return {"reason": "unclear"}
+    judged = {k: v for k, v in shares.items() if v["demand"]["mean"] is not None}
     unshared = [k for k in shares if k != "client" and k not in judged]
-    if not server_side:
-        row["reason"] = (
-            "no server CPU measured (a remote server without Prometheus, or sampling off)"
-            if not unshared
-            else f"no CPU count for {', '.join(unshared)}: pass component_cores"
+    if not [k for k in judged if k != "client"]:
+        return (
+            {"reason": "no_count", "reason_who": unshared} if unshared else {"reason": "no_server"}
         )
-        return row
-    middling = [k for k, v in judged.items() if not below(v["demand"])]
-    if both is not None and both["share"]["mean"] is not None and not below(both["share"]):
+    middling = [k for k, v in judged.items() if not _below(v["demand"], headroom)]
+    both = row["evidence"].get("server_client")
+    if (
+        both is not None
+        and both["share"]["mean"] is not None
+        and not _below(both["share"], headroom)
+    ):
         middling.append("server+client")
     if middling:
-        row["reason"] = "between"
         row["evidence"]["between"] = middling
-        return row
+        return {"reason": "between"}
     if unshared:
-        row["reason"] = f"no CPU count for {', '.join(unshared)}: pass component_cores"
-        return row
+        return {"reason": "no_count", "reason_who": unshared}
     # every query goes through tidb and tikv: headroom elsewhere says nothing without them
     missing = [k for k in ("tidb", "tikv") if k not in judged]
     if any(k in COMPONENTS for k in judged) and missing:
-        row["reason"] = f"the CPU of {' and '.join(missing)} was not measured"
-        return row
-    row["verdict"] = "not_cpu"
-    return row
+        return {"reason": "unmeasured", "reason_who": missing}
+    return {"verdict": "not_cpu"}
 
 
 def _cpu_evidence(
@@ -397,180 +433,144 @@ def _cpu_evidence(
 ONE_THREAD_COUNT = "one thread count only: the diagnosis needs a thread ladder"
 
 
-def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
-    zh = lang == "zh"
-    ev, v = row["evidence"], row["verdict"]
-    cpu = ev.get("cpu", {})
-    w, n_sat, n_max = row["workload"], row["n_sat"], row["n_max"]
-    at = row["threads_at"]
+def _source_text(src: str, e: dict, lang: str) -> str:
+    """What one source's CPU did where the CPUs were read: its demand (with what it ran itself
+    and how busy its CPUs were) when waits were sampled, else its share."""
+    cores = _cores_text(e["cores"], lang) if e["cores"] else "?"
+    inst = f" ({e['instance']})" if e.get("instance") and e["instance"] != "?" else ""
+    if e["busy"]["mean"] is None:
+        return _say("dg_uses", lang, name=_name(src, lang), inst=inst, cores=cores,
+                    share=_share_text(e["share"], lang))  # fmt: skip
+    return _say("dg_wants", lang, name=_name(src, lang), inst=inst, cores=cores,
+                share=_share_text(e["demand"], lang), own=_pct(e["share"]["mean"]),
+                busy=_pct(e["busy"]["mean"]))  # fmt: skip
 
-    def share_of(src: str) -> str:
-        e = cpu[src]
-        cores = _cores_text(e["cores"], lang) if e["cores"] else "?"
-        inst = f" ({e['instance']})" if e.get("instance") and e["instance"] != "?" else ""
-        if e["busy"]["mean"] is None:
-            txt = _share_text(e["share"], lang)
-            if zh:
-                return f"{_name(src, lang)}{inst} 使用其 {cores} 的 {txt}"
-            return f"{_name(src, lang)}{inst} uses {txt} of its {cores}"
-        txt = _share_text(e["demand"], lang)
-        own, busy = _pct(e["share"]["mean"]), _pct(e["busy"]["mean"])
-        if zh:
-            return (
-                f"{_name(src, lang)}的 CPU 需求(运行与等待 CPU 的线程)为其 {cores} 的 {txt},"
-                f"自身使用 {own},这些 CPU 繁忙 {busy}"
-            )
-        return (
-            f"{_name(src, lang)} wants {txt} of its {cores} (threads running or waiting for a "
-            f"CPU; it ran {own} itself, its CPUs were {busy} busy)"
-        )
 
-    others = [share_of(s) for s in cpu if cpu[s]["share"]["mean"] is not None]
-    if row["reason"] == ONE_THREAD_COUNT:
-        if zh:
-            return f"{w}:只测了 {n_max} 一个压测线程数,无法判断饱和点与瓶颈(需要线程阶梯)。"
-        return f"{w}: {ONE_THREAD_COUNT} ({n_max}), so no saturation point or bottleneck is read."
-    if v == "not_saturated":
-        ls = ev.get("last_step")
-        step = (
-            (
-                f"{ls['from']}→{ls['to']} 线程 TPS "
-                if zh
-                else f"TPS {ls['from']}→{ls['to']} threads "
-            )
-            + f"{ls['change_pct']:+.1f}%"
-            + (
-                f" [{ls['ci_low_pct']:+.1f}, {ls['ci_high_pct']:+.1f}]"
-                if ls["ci_low_pct"] is not None
-                else ("(无区间)" if zh else " (no interval)")
-            )
-            if ls
-            else ""
-        )
-        if zh:
-            s = f"{w}:测试线程范围内未饱和,到 {n_max} 线程吞吐量仍在上升"
-            s += f"({step})。" if step else "。"
-            return s + (f"{n_max} 线程时:" + ";".join(others) + "。" if others else "")
-        s = f"{w}: not saturated within the ladder; throughput still rises at {n_max} threads"
-        s += f" ({step})." if step else "."
-        return s + (f" At {n_max} threads " + "; ".join(others) + "." if others else "")
-    if n_sat is None:
-        ls = ev["last_step"]
-        step = f"{ls['change_pct']:+.1f}%" + (
-            f" [{ls['ci_low_pct']:+.1f}, {ls['ci_high_pct']:+.1f}]"
-            if ls["ci_low_pct"] is not None
-            else ("(无有界区间)" if zh else " (no bounded interval)")
-        )
-        head = (
-            f"{w}:{ls['from']}→{ls['to']} 线程 TPS {step},无法确定是否已饱和"
-            if zh
-            else f"{w}: TPS {ls['from']}→{ls['to']} threads {step}, neither shown to rise "
-            "nor to level off"
-        )
-    elif zh:
-        head = f"{w}:从 {n_sat} 线程起吞吐量不再增长"
+def _join(parts: list[str], lang: str) -> str:
+    return (";" if lang == "zh" else "; ").join(parts)
+
+
+def _sources(row: dict, lang: str, but: str | None = None) -> list[str]:
+    cpu = row["evidence"].get("cpu", {})
+    return [
+        _source_text(s, e, lang)
+        for s, e in cpu.items()
+        if s != but and e["share"]["mean"] is not None
+    ]
+
+
+def _step_text(ls: dict, lang: str) -> str:
+    """``TPS 8→16 threads +1.2% [-3.0, +5.6]`` (the last step of the ladder)."""
+    chg = f"{ls['change_pct']:+.1f}%"
+    if ls["ci_low_pct"] is not None:
+        chg += f" [{ls['ci_low_pct']:+.1f}, {ls['ci_high_pct']:+.1f}]"
     else:
-        head = f"{w}: throughput levels off from {n_sat} thread" + ("" if n_sat == 1 else "s")
-    if v in ("client_cpu", "server_cpu"):
-        src = row["resource"]
-        main = share_of(src)
-        rest = [share_of(s) for s in cpu if s != src and cpu[s]["share"]["mean"] is not None]
-        if v == "client_cpu":
-            what = (
-                "客户端 CPU 瓶颈:测到的是 sysbench 客户端,而非数据库"
-                if zh
-                else "client-bound: the sweep measured the sysbench client, not the database"
-            )
-        else:
-            comp = f"({src})" if zh and src in COMPONENTS else ""
-            what = (
-                f"服务端 CPU 瓶颈{comp}"
-                if zh
-                else "server CPU-bound" + (f": {src}" if src in COMPONENTS else "")
-            )
-        lim = _pct(limit)
-        if zh:
-            s = f"{head},{what}。在 {at} 线程时{main}(≥ {lim})"
-            return s + (";" + ";".join(rest) if rest else "") + "。"
-        s = f"{head}, {what}. At {at} threads {main} (≥ {lim})"
-        return s + ("; " + "; ".join(rest) if rest else "") + "."
-    if v == "host_cpu" and row["resource"] != "host":
-        if zh:
-            return (
-                f"{head},主机 CPU 瓶颈:客户端与服务端都达到其 CPU 上限,二者的区间重叠,"
-                f"无法区分。{at} 线程时:" + ";".join(others) + "。"
-            )
-        return (
-            f"{head}, host CPU-bound: client and server are both at their CPU limit and their "
-            f"intervals overlap, so neither can be named. At {at} threads "
-            + "; ".join(others)
-            + "."
-        )
-    if v == "host_cpu":
-        b = ev["server_client"]
-        txt = _share_text(b["share"], lang)
-        cores = _cores_text(b["cores"], lang)
-        if zh:
-            return (
-                f"{head},主机 CPU 瓶颈:服务端与客户端共用 {cores},在 {at} 线程时合计使用"
-                f" {txt}。" + (";".join(others) + "。" if others else "")
-            )
-        return (
-            f"{head}, host CPU-bound: server and client share the same {cores} and together use "
-            f"{txt} of them at {at} threads. " + ("; ".join(others) + "." if others else "")
-        ).strip()
-    lat = ev.get("p95_ratio")
+        chg += _say("dg_no_interval", lang)
+    return _say("dg_step", lang, a=ls["from"], b=ls["to"], chg=chg)
+
+
+def _at_text(row: dict, lang: str, at) -> str:
+    others = _sources(row, lang)
+    return _say("dg_at", lang, at=at, cpus=_join(others, lang)) if others else ""
+
+
+def _sentences(*parts: str, lang: str) -> str:
+    return ("" if lang == "zh" else " ").join(p for p in parts if p)
+
+
+def _rising(row: dict, lang: str) -> str:
+    """Not saturated: the last step and the CPUs at the top of the ladder."""
+    ls = row["evidence"].get("last_step")
+    s = _say("dg_rising", lang, w=row["workload"], n_max=row["n_max"])
+    s += f" ({_step_text(ls, lang)})." if ls else "."
+    return _sentences(s, _at_text(row, lang, row["n_max"]), lang=lang)
+
+
+def _head(row: dict, lang: str) -> str:
+    """Where throughput levels off, or that neither rising nor levelling off is shown."""
+    if row["n_sat"] is None:
+        step = _step_text(row["evidence"]["last_step"], lang)
+        return _say("dg_head_unclear", lang, w=row["workload"], step=step)
+    text = _say("dg_head_levels", lang, w=row["workload"], n_sat=row["n_sat"])
+    return text.replace("from 1 threads", "from 1 thread")
+
+
+def _bound(row: dict, lang: str, head: str, limit: float) -> str:
+    """Client or server at its CPU limit: that source first, then the others."""
+    src, v = row["resource"], row["verdict"]
+    cpu = row["evidence"].get("cpu", {})
+    if v == "client_cpu":
+        what = _say("dg_client", lang)
+    elif src in COMPONENTS:
+        what = _say("dg_server_of", lang, src=src)
+    else:
+        what = _say("dg_server", lang)
+    rest = _sources(row, lang, but=src)
+    return _say("dg_bound", lang, head=head, what=what, at=row["threads_at"],
+                main=_source_text(src, cpu[src], lang), lim=_pct(limit),
+                rest=(_join(["", *rest], lang) if rest else ""))  # fmt: skip
+
+
+def _host(row: dict, lang: str, head: str) -> str:
+    """Client and server together at the host's limit (both named, or sharing its CPUs)."""
+    at = row["threads_at"]
+    if row["resource"] != "host":
+        return _sentences(_say("dg_host_both", lang, head=head), _at_text(row, lang, at),
+                          lang=lang)  # fmt: skip
+    b = row["evidence"]["server_client"]
+    s = _say("dg_host_shared", lang, head=head, cores=_cores_text(b["cores"], lang), at=at,
+             share=_share_text(b["share"], lang))  # fmt: skip
+    others = _sources(row, lang)
+    return _sentences(s, _join(others, lang) + "." if others else "", lang=lang)
+
+
+def _not_cpu(row: dict, lang: str, head: str, headroom: float) -> str:
+    """Flat throughput with every CPU's headroom shown, and the p95 growth past N_sat."""
+    lat = row["evidence"].get("p95_ratio")
     lat_txt = ""
     if lat is not None and lat.get("ratio") is not None:
-        lat_txt = (
-            f"p95 延迟从 {n_sat} 到 {n_max} 线程变为 {_ratio_text(lat, lang)} 倍"
-            if zh
-            else f"p95 latency grows {_ratio_text(lat, lang)} from {n_sat} to {n_max} threads"
-        )
-    if v == "not_cpu":
-        hr = _pct(headroom)
-        if zh:
-            s = (
-                f"{head},但 {at} 线程时 CPU 仍有余量(均低于 {hr}):{';'.join(others)}。瓶颈不在 CPU,"
-                "可能是锁、I/O 或网络"
-            )
-            return s + (f";{lat_txt}。" if lat_txt else "。")
-        s = (
-            f"{head} while the CPUs have headroom at {at} threads (all below {hr}): "
-            f"{'; '.join(others)}. The "
-            "limit is not CPU: look at locks, I/O or the network"
-        )
-        return s + (f"; {lat_txt}." if lat_txt else ".")
-    # undetermined
+        lat_txt = _join(["", _say("dg_p95", lang, ratio=_ratio_text(lat, lang),
+                                  n_sat=row["n_sat"], n_max=row["n_max"])], lang)  # fmt: skip
+    return _say("dg_not_cpu", lang, head=head, at=row["threads_at"], hr=_pct(headroom),
+                cpus=_join(_sources(row, lang), lang), lat=lat_txt)  # fmt: skip
+
+
+def reason_text(row: dict, lang: str, limit: float = 0.90, headroom: float = 0.75) -> str:
+    """Why the bottleneck cannot be determined, in ``lang`` (the row's ``reason`` code)."""
     reason = row["reason"]
+    who = ", ".join(row.get("reason_who") or row["evidence"].get("between", []))
     if reason == "between":
-        who = ", ".join(ev.get("between", []))
-        reason = (
-            f"{who} 的 CPU 需求介于 {_pct(headroom)} 与 {_pct(limit)} 之间"
-            f"(或区间跨越 {_pct(headroom)})"
-            if zh
-            else f"the CPU demand of {who} lies between {_pct(headroom)} and {_pct(limit)} (or "
-            f"its interval reaches above {_pct(headroom)}): neither at its limit nor clearly free"
-        )
-    elif reason == "unclear":
-        reason = (
-            "吞吐量曲线不确定,且没有 CPU 达到上限"
-            if zh
-            else "the throughput curve is unclear and no CPU is at its limit"
-        )
-    elif zh and reason.startswith("no server CPU"):
-        reason = "未测到服务端 CPU(远程服务端且无 Prometheus,或未开启采样)"
-    elif zh and reason.startswith("the CPU of "):
-        reason = "未测到 " + reason[len("the CPU of ") : -len(" was not measured")] + " 的 CPU"
-    elif zh and reason.startswith("no CPU count"):
-        reason = reason.replace("no CPU count for", "缺少 CPU 数:").replace(
-            ": pass component_cores", ",请提供 component_cores"
-        )
-    if zh:
-        s = f"{head},瓶颈无法判定:{reason}。"
-        return s + (f"{at} 线程时:" + ";".join(others) + "。" if others else "")
-    s = f"{head}; the bottleneck cannot be determined: {reason}."
-    return s + (f" At {at} threads " + "; ".join(others) + "." if others else "")
+        return _say("dg_r_between", lang, who=who, hr=_pct(headroom), lim=_pct(limit))
+    if reason == "unmeasured":
+        return _say("dg_r_unmeasured", lang, who=" and ".join(row["reason_who"]))
+    if reason in ("unclear", "no_server", "no_count"):
+        return _say(f"dg_r_{reason}", lang, who=who)
+    return reason
+
+
+def _undetermined(row: dict, lang: str, head: str, limit: float, headroom: float) -> str:
+    s = _say("dg_undetermined", lang, head=head, reason=reason_text(row, lang, limit, headroom))
+    return _sentences(s, _at_text(row, lang, row["threads_at"]), lang=lang)
+
+
+def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
+    """The row's one sentence in ``lang``: its verdict with the figures behind it."""
+    if row["reason"] == ONE_THREAD_COUNT:
+        text = _say("dg_one_count", lang, w=row["workload"], n_max=row["n_max"])
+    elif row["verdict"] == "not_saturated":
+        text = _rising(row, lang)
+    else:
+        head = _head(row, lang)
+        v = row["verdict"]
+        if v in ("client_cpu", "server_cpu"):
+            text = _bound(row, lang, head, limit)
+        elif v == "host_cpu":
+            text = _host(row, lang, head)
+        elif v == "not_cpu":
+            text = _not_cpu(row, lang, head, headroom)
+        else:
+            text = _undetermined(row, lang, head, limit, headroom)
+    return _finish(text, lang)
 
 
 def _flat(row: dict) -> dict:
@@ -711,11 +711,8 @@ def diagnose(
         flat.update(threads_at=r["threads_at"], n_runs=r["n_runs"], **_flat(r))
         en = _sentence(r, "en", limit, headroom)
         zh = _sentence(r, "zh", limit, headroom)
-        reason = r["reason"]
-        if reason in ("between", "unclear"):
-            reason = en.split("cannot be determined: ", 1)[-1].split(".")[0]
         flat.update(
-            reason=reason,
+            reason=reason_text(r, "en", limit, headroom),
             warnings=r["warnings"],
             sentence=zh if lang == "zh" else en,
             sentence_en=en,

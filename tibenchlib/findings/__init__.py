@@ -18,15 +18,22 @@ import numpy as np
 import pandas as pd
 
 from .. import paths
+from ..compare import compare_arms_table
 from ..compare_phase import COMPARE
-from ..dm.phase import DM
-from ..numa import NUMA
+from ..dm.analysis import recommendation, result_rows, unit_rows
+from ..dm.phase import DM, planned_runs
+from ..numa import NUMA, analyze
 from ..phase import Phase
-from ..registry import PHASES
+from ..registry import PHASES, get
+from ..report.diagnosis import study_diagnosis
+from ..report.words import LANGS, say
+from ..rounds import round_effects
+from ..stats import _valid_mask, summarize_cells
 from ..store import Store
 from ..sweep import SWEEP
-from ..tpcc.phase import TPCC
-from ..tpch.phase import TPCH_SCALING
+from ..tpcc.phase import TPCC, summarize
+from ..tpch import scaling
+from ..tpch.phase import TPCH_SCALING, arm_cores, arm_labels, runs_frame
 from ..ycsb.phase import YCSB
 from .compare import compare_findings, rounds_needed
 from .dm import dm_findings
@@ -54,6 +61,7 @@ __all__ = [
     "round_findings",
     "rounds_needed",
     "save",
+    "show",
     "study_findings",
     "sweep_findings",
     "tpch_findings",
@@ -68,10 +76,6 @@ def _quiet(fn, *a, **kw):
 
 
 def _sweep(study, store: Store) -> list[Finding]:
-    from ..report.diagnosis import study_diagnosis
-    from ..rounds import round_effects
-    from ..stats import _valid_mask
-
     runs = store.runs(study.study, phase="sweep")
     if not len(runs):
         return []
@@ -81,8 +85,6 @@ def _sweep(study, store: Store) -> list[Finding]:
 
 
 def _compare(study, store: Store) -> list[Finding]:
-    from ..compare import compare_arms_table
-
     runs = store.runs(study.study, phase="sweep")
     if not len(runs) or study.compare is None or len(study.arms) < 2:
         return []  # one arm: nothing to compare
@@ -92,8 +94,6 @@ def _compare(study, store: Store) -> list[Finding]:
 
 
 def _numa(study, store: Store) -> list[Finding]:
-    from ..numa import analyze
-
     if not len(store.runs(study.study, phase="numa")):
         return []
     delta = study.compare.delta_pct if study.compare is not None else 2.0
@@ -101,9 +101,6 @@ def _numa(study, store: Store) -> list[Finding]:
 
 
 def _tpch(study, store: Store) -> list[Finding]:
-    from ..tpch import scaling
-    from ..tpch.phase import arm_cores, arm_labels, runs_frame
-
     runs = runs_frame(store, study)
     if not len(runs):
         return []
@@ -116,9 +113,6 @@ def _tpch(study, store: Store) -> list[Finding]:
 
 
 def _dm(study, store: Store) -> list[Finding]:
-    from ..dm.analysis import recommendation, result_rows, unit_rows
-    from ..dm.phase import planned_runs
-
     if not len(store.read("dm_runs", study.study)):
         return []
     units = unit_rows(planned_runs(store, study))
@@ -126,28 +120,29 @@ def _dm(study, store: Store) -> list[Finding]:
 
 
 def _ycsb(study, store: Store) -> list[Finding]:
-    from ..report.ycsb import cells
-
     runs = store.runs(study.study, phase="ycsb")
     if not len(runs):
         return []
-    c = _quiet(cells, runs).rename(
-        columns={"tps": "mean", "tps_ci_low": "ci_low", "tps_ci_high": "ci_high"}
-    )
+    # the throughput cells the notebook's table shows (report.ycsb.cells), without the latency
+    c = _quiet(summarize_cells, runs, metric="tps", keys=["workload", "arm", "threads"])
     c["workload"] = [f"YCSB {w}" for w in c["workload"]]  # workload "a" alone says little
     return peak_findings(c, "ycsb", "ops/s", "ycsb: throughput table")
 
 
-def _tpcc(study, store: Store) -> list[Finding]:
-    from ..tpcc.phase import summarize
+def _tpcc_cell(workload: str, warehouses: int, lang: str) -> str:
+    mode = say("f_tpcc_wait" if workload == "tpcc_wait" else "f_tpcc_nowait", lang)
+    return say("f_tpcc_cell", lang, mode=mode, wh=warehouses)
 
+
+def _tpcc(study, store: Store) -> list[Finding]:
     rows = _quiet(summarize, study, store)
     if not len(rows):
         return []
     c = pd.DataFrame(
         {
+            # said in each language: the workload's names (tpcc, tpcc_wait) are internal
             "workload": [
-                f"TPC-C {w} · {int(n)} wh"
+                {lg: _tpcc_cell(w, int(n), lg) for lg in LANGS}
                 for w, n in zip(rows["workload"], rows["warehouses"], strict=True)
             ],
             "arm": rows["arm"],
@@ -213,3 +208,19 @@ def load(study_name: str) -> dict[str, list[Finding]]:
         p: [Finding.from_dict({k: v for k, v in d.items() if k != "text"}) for d in fs]
         for p, fs in data.items()
     }
+
+
+def show(session) -> list[Finding]:
+    """Display a notebook's phase's findings, one sentence each in the session's language, as
+    the report opens with them; returns them (for the notebook's checks)."""
+    # import inside: IPython is there only within a notebook kernel
+    from IPython.display import Markdown, display
+
+    lang = session.lang
+    found = get(session.phase).findings(session.study, Store.for_study(session.study), lang)
+    if found:
+        text = "\n".join([say("f_phase_head", lang), "", *(f"- {render(f, lang)}" for f in found)])
+    else:
+        text = say("f_phase_none", lang)
+    display(Markdown(text))
+    return found

@@ -23,8 +23,8 @@ def rounds_needed(n: int, ci_low_pct, ci_high_pct, delta_pct: float) -> int | No
     The interval's half-width on the log scale shrinks as 1/sqrt(n) (t quantile held fixed,
     which makes the figure a slight underestimate at small n): n × (h / h_target)².
     """
-    if n is None or n < 2 or ci_low_pct is None or ci_high_pct is None:
-        return None
+    if n is None or n < 2 or any(x is None or pd.isna(x) for x in (ci_low_pct, ci_high_pct)):
+        return None  # no interval (n = 1, or a ratio whose interval is unbounded): no estimate
     lo, hi = 1 + ci_low_pct / 100, 1 + ci_high_pct / 100
     if lo <= 0 or hi <= 0 or delta_pct <= 0:
         return None
@@ -42,11 +42,22 @@ def _cv(r) -> float | None:
     return 100 * max(cvs) if cvs else None
 
 
+def _ci(r) -> tuple:
+    """The interval the verdict was read from: the simultaneous one over the comparison's cells
+    when the table has it (a per-cell interval clear of 0 beside "no answer yet" would read as a
+    contradiction), else the cell's own."""
+    lo, hi = getattr(r, "ci_low_adj_pct", None), getattr(r, "ci_high_adj_pct", None)
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return r.ci_low_pct, r.ci_high_pct
+    return lo, hi
+
+
 def _fig(r, metric: str) -> Figure:
+    lo, hi = _ci(r)
     return Figure(
         r.improvement_pct,
-        r.ci_low_pct,
-        r.ci_high_pct,
+        lo,
+        hi,
         "%",
         int(min(r.n_baseline, r.n_candidate)),
         str(r.method).split(":")[0] or "Fieller",
@@ -130,15 +141,16 @@ def compare_findings(cmp: pd.DataFrame, delta_pct: float = 2.0) -> list[Finding]
                 )
                 continue
             cv = _cv(r)
-            need = rounds_needed(vals["n"], r.ci_low_pct, r.ci_high_pct, delta_pct)
-            vals.update(cv=cv, need=need)
+            need = rounds_needed(vals["n"], *_ci(r), delta_pct)
+            family = getattr(r, "family_size", None)
+            vals.update(cv=cv, need=need, family=None if pd.isna(family) else int(family))
             reason = "too_few_runs" if r.verdict == "n/a" else "interval_wide"
             if reason == "interval_wide" and (cv is None or need is None):
-                reason = "interval_wide_n"
+                reason = "interval_wide_n" if _fig(r, "tps").has_interval else "unbounded"
             out.append(
                 Finding(
                     "compare",
-                    "f_cmp_cell_open",
+                    "f_cmp_cell_open_sim" if (vals["family"] or 1) > 1 else "f_cmp_cell_open",
                     vals,
                     _fig(r, "tps"),
                     "inconclusive",

@@ -39,6 +39,8 @@ def figure_text(fig: Figure | None, lang: str = "en") -> str:
     e, lo, hi = fig.estimate, fig.ci_low, fig.ci_high
     if fig.unit in ("%", "% saved"):
         s = _pct(e) + "%"
+        if not fig.has_interval and (fig.n or 0) >= 2:  # runs enough for one, yet none bounded
+            return s + W.say("fig_unbounded", lang)
         return s + (f" [{_pct(lo)}, {_pct(hi)}]" if fig.has_interval else "")
     if fig.unit == "% CPU":
         s = f"{e:.0f}%"
@@ -54,6 +56,8 @@ MAX_ROUNDS = 50
 def _value(k: str, v, lang: str):
     if v is None:
         return "—"
+    if isinstance(v, dict):  # a value said per language (a workload's name)
+        return v.get(lang, v.get("en", "—"))
     if isinstance(v, list):
         return ("、" if lang == "zh" else ", ").join(str(x) for x in v)
     if k == "need":

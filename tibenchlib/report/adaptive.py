@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..adaptive import describe_rule
+from ..store import Store
+from ..sweep import plan
 from . import tables as T
 from . import words
+from .display import say, show
 
 __all__ = ["LABELS", "REASONS", "reason_text", "stopping_table", "stopping_summary", "stopping"]
 
@@ -103,8 +107,6 @@ def stopping_table(cmp: pd.DataFrame, study, lang: str = "en") -> pd.DataFrame:
 def stopping_summary(cmp: pd.DataFrame, study, runs_made: int, lang: str = "en") -> str:
     """The rule and what it did, in one paragraph: cells by reason, runs made of the most the
     rule allowed."""
-    from ..adaptive import describe_rule
-    from ..sweep import plan
 
     rep = study.adaptive
     cells = len(cmp)
@@ -113,11 +115,11 @@ def stopping_summary(cmp: pd.DataFrame, study, runs_made: int, lang: str = "en")
     if lang == "zh":
         parts = "、".join(f"{n} 个{reason_text(r, study, lang)}" for r, n in counts.items())
         return (
-            f"自适应轮次:每个单元先测 {rep.min} 轮,由这几轮的离散程度决定还需要几轮才能使区间"
+            f"自适应轮次:每个测试场景先测 {rep.min} 轮,由这几轮的离散程度决定还需要几轮才能使区间"
             f"达到 ±{rep.target_halfwidth_pct:g}%(Stein 两阶段法,最终区间的自由度取自前 "
             f"{rep.min} 轮,因此提前停止不会降低覆盖率),最多 {rep.max} 轮;第一阶段后区间若已"
-            f"整体高于、低于或落在 ±{study.compare.delta_pct:g}% 以内则提前停止。{cells} 个单元中:"
-            f"{parts}。共运行 {runs_made} 次,固定 {rep.max} 轮需要 {most} 次。"
+            f"整体高于、低于或落在 ±{study.compare.delta_pct:g}% 以内则提前停止。{cells} 个测试场景"
+            f"中:{parts}。共运行 {runs_made} 次,固定 {rep.max} 轮需要 {most} 次。"
         )
     parts = "; ".join(f"{n} {reason_text(r, study, lang)}" for r, n in counts.items())
     return (
@@ -130,8 +132,6 @@ def stopping_summary(cmp: pd.DataFrame, study, runs_made: int, lang: str = "en")
 
 def stopping(session, cmp: pd.DataFrame) -> pd.DataFrame:
     """The notebook's section: the sentence, then the table of stopping decisions."""
-    from ..store import Store
-    from .sections import say, show
 
     study, lang = session.study, session.lang
     if study.adaptive is None:

@@ -133,7 +133,7 @@ def input_note(cmp_df: pd.DataFrame, lang: str = "en") -> str:
             else "对比使用的是 sysbench 整个运行的 TPS(与公开报告一致,包含运行内的预热阶段);"
             "参数 compare.input: steady_state 可改用 MSER-5 截断后的稳态 TPS。"
         )
-        return s + (f"{n} 个单元两种口径的差异超过区间,说明列同时给出两者。" if n else "")
+        return s + (f"{n} 个测试场景两种口径的差异超过区间,说明列同时给出两者。" if n else "")
     s = (
         "The comparison uses each run's steady-state TPS after the MSER-5 warm-up cut (the "
         "in-run warm-up left out)."

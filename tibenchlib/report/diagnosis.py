@@ -14,7 +14,9 @@ import math
 import pandas as pd
 
 from ..diagnose import cpu_per_run, diagnose
+from ..store import Store
 from . import tables as T
+from .display import say, show
 from .words import zh_punct
 
 __all__ = [
@@ -122,7 +124,6 @@ def study_diagnosis(
     host_cpus
         The client host's CPUs (default: from the environment capture, when there is one).
     """
-    from ..store import Store
 
     store = Store.for_study(study)
     name = study.study
@@ -213,7 +214,6 @@ def as_json(d: pd.DataFrame) -> list[dict]:
 
 def section(study, lang: str | None = None, **kw) -> pd.DataFrame:
     """Notebook section: the table, then one sentence per workload × arm. Returns the rows."""
-    from .sections import say, show
 
     lang = lang or study.lang
     d = study_diagnosis(study, lang=lang, **kw)

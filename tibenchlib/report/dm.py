@@ -8,9 +8,14 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from ..dm.analysis import THROUGHPUT, knob_cells, recommendation, setting_order, unit_rows
+from ..dm.phase import planned_runs
+from ..dm.plan import plan
+from ..published import seed003_table
+from ..store import Store
 from . import plots  # noqa: F401  (sets up the CJK fonts for Chinese labels)
 from . import tables as T
-from .sections import details, say, show
+from .display import details, say, show
 from .words import say as sentence
 
 TEXT = {
@@ -19,13 +24,13 @@ TEXT = {
         "knob": "Knob",
         "setting": "Setting",
         "workload": "Workload",
-        "n": "n",
+        "n": "Runs (n)",
         "mb_s": "MB/s [95% CI]",
         "rows_s": "rows/s [95% CI]",
-        "latency": "statement latency (ms)",
-        "rps": "rows per statement",
-        "status": "status",
-        "notes": "notes",
+        "latency": "Statement latency (ms)",
+        "rps": "Rows per statement",
+        "status": "Status",
+        "notes": "Notes",
         "best": "best setting",
         "smallest": "smallest within 5% of best",
         "ratio": "its throughput ÷ best [95% Fieller]",
@@ -55,6 +60,10 @@ TEXT = {
         "the SQL thread on, per worker-count.",
         "t": "time since sysbench started (s)",
         "lag_y": "lag (transactions)",
+        "lag_off": "No lag traced: the study file sets `dm.sync.lag: false` (the sync runs then "
+        "measure throughput only).",
+        "lag_none": "No lag samples in the catalog yet: the sync runs with `dm.sync.lag` have "
+        "not run, or the replica's lag could not be read while they ran.",
         "data": "`{db}`: {tables} × {rows:,} rows (`sysbench oltp_insert prepare`); {r} repeats; "
         "sync: {wls} for {s} s.",
         "per_s": "rows/s",
@@ -64,7 +73,7 @@ TEXT = {
         "knob": "参数",
         "setting": "取值",
         "workload": "负载",
-        "n": "n",
+        "n": "次数 (n)",
         "mb_s": "MB/s [95% 置信区间]",
         "rows_s": "行/秒 [95% 置信区间]",
         "latency": "语句延迟 (ms)",
@@ -96,6 +105,9 @@ TEXT = {
         "lag": "sysbench 写入且 SQL 线程运行时,复制端落后源端的事务数,按 worker-count 分组。",
         "t": "sysbench 开始后的时间 (s)",
         "lag_y": "延迟(事务数)",
+        "lag_off": "未记录同步延迟:参数文件设置了 `dm.sync.lag: false`(同步测试只测吞吐)。",
+        "lag_none": "结果库中尚无同步延迟采样:开启 `dm.sync.lag` 的同步测试尚未运行,或运行时无法"
+        "读取副本的延迟。",
         "data": "`{db}`:{tables} 张表 × {rows:,} 行(`sysbench oltp_insert prepare`);重复 {r} 次;"
         "同步:{wls},每次 {s} 秒。",
         "per_s": "行/秒",
@@ -160,13 +172,9 @@ def knob_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
 
 def knobs(session, rows: pd.DataFrame) -> pd.DataFrame:
     """The headline table, then per knob throughput and latency against the setting."""
-    from ..dm.analysis import THROUGHPUT, knob_cells, setting_order, unit_rows
-    from ..dm.phase import planned_runs
-    from ..store import Store
 
     lang = session.lang
     W = words(lang)
-    from ..dm.plan import plan
 
     specs = plan(session.study, session.only)
     dm_runs = planned_runs(Store.for_study(session.study), session.study, specs)
@@ -209,7 +217,6 @@ def knobs(session, rows: pd.DataFrame) -> pd.DataFrame:
 
 def recommendations(session, units: pd.DataFrame) -> pd.DataFrame:
     """Best setting and smallest setting within 5% of the best, per knob, with Fieller."""
-    from ..dm.analysis import recommendation
 
     lang = session.lang
     W = words(lang)
@@ -258,7 +265,6 @@ SEED_TABLES = (
 def seed003(session, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Report 003's tables from its own figures beside what this study measured for the same
     knob, row by row (settings differ: side by side, not paired)."""
-    from ..published import seed003_table
 
     lang = session.lang
     W = words(lang)
@@ -297,18 +303,18 @@ def seed003(session, rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def lag(session) -> pd.DataFrame:
     """The replica's lag over time during the sync runs with the SQL thread on."""
-    from ..store import Store
 
     W = words(session.lang)
     store = Store.for_study(session.study)
     trace = store.read("dm_lag", session.study.study)
     if not len(trace):
+        # an empty figure says why it is empty
+        say(W["lag_off"] if not session.study.dm.sync.lag else W["lag_none"])
         return trace
     say(W["lag"])
     runs = store.read("dm_runs", session.study.study)[["run_key", "setting", "workload"]]
     trace = trace.merge(runs, on="run_key", how="left")
     wls = list(dict.fromkeys(trace["workload"]))
-    from ..dm.analysis import setting_order
 
     settings = setting_order(trace["setting"].dropna())
     colour = dict(

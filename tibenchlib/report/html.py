@@ -44,7 +44,24 @@ from .words import say
 matplotlib.use("Agg")  # the report draws off screen, also where no display exists
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
+from ..compare import compare_arms_table
+from ..dm.analysis import result_rows, unit_rows
+from ..dm.phase import planned_runs
+from ..envcapture import environment_tables
+from ..numa import analyze
+from ..stats import summarize_cells
+from ..studyplan import study_from
+from ..sweep import sweep_table
+from ..tpcc.phase import summarize
+from ..tpch import scaling
+from ..tpch.phase import arm_cores, arm_labels, runs_frame
 from . import plots  # noqa: E402  (configures the CJK fonts)
+from .diagnosis import diagnosis_table, note, study_diagnosis
+from .dm import knob_table
+from .tpcc import tpmc_table
+from .tpcc import words as tpcc_words
+from .words import SENTENCES
+from .ycsb import cells, cells_table
 
 __all__ = ["PhaseStatus", "phase_status", "study_in_progress", "build_report", "report_dir", "TEXT"]
 
@@ -190,8 +207,6 @@ def study_in_progress(study: str) -> int | None:
 
 
 def _load_study(study: str):
-    from ..studyplan import study_from
-
     try:
         return study_from(study)
     except ParamsError:
@@ -237,11 +252,14 @@ def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Tab
     vname = verdict_col or T.labels(lang)["verdict"]
     vi = cols.index(vname) if vname in cols else None
     wrap = {i for i, c in enumerate(cols) if c in _wrapped(lang)}
+    status = {i for i, c in enumerate(cols) if c in (T.labels(lang)["status"], "status")}
     rows = []
     for r in df.itertuples(index=False):
         cells = []
         for i, v in enumerate(r):
             text = _cell(v)
+            if i in status and text != DASH:
+                text = T.status_text(text, lang)
             cls = "wrap" if i in wrap or i == vi else "" if text[:1] in _NUMERIC else "text"
             bg = ""
             if i == vi:
@@ -318,7 +336,6 @@ def _environment(c: _Ctx, sec: Section) -> None:
         head["memory_bytes"] = [T.fmt_num(x / 2**30, 1) if T._ok(x) else DASH
                                 for x in head["memory_bytes"]]  # fmt: skip
     sec.blocks.append(c.table("environment", "summary", head.rename(columns=keep)))
-    from ..envcapture import environment_tables
 
     caps = c.store.environment_captures(c.study.study)
     for arm in arms:
@@ -333,8 +350,6 @@ def _environment(c: _Ctx, sec: Section) -> None:
 
 
 def _sentences():
-    from .words import SENTENCES
-
     return SENTENCES
 
 
@@ -362,10 +377,6 @@ def _sweep_runs(c: _Ctx) -> pd.DataFrame:
 
 
 def _sweep(c: _Ctx, sec: Section) -> None:
-    from ..stats import summarize_cells
-    from ..sweep import sweep_table
-    from .diagnosis import diagnosis_table, note, study_diagnosis
-
     runs = _sweep_runs(c)
     if not len(runs):
         return
@@ -388,8 +399,6 @@ def _sweep(c: _Ctx, sec: Section) -> None:
 
 
 def _compare(c: _Ctx, sec: Section) -> None:
-    from ..compare import compare_arms_table
-
     runs = _sweep_runs(c)
     if len(c.study.arms) < 2:
         sec.note = say("f_one_arm", c.lang)
@@ -401,7 +410,9 @@ def _compare(c: _Ctx, sec: Section) -> None:
     for (a, b), g in cmp.groupby(["baseline", "candidate"], sort=False):
         t = T.compare_table(g, c.lang)
         cap = say("f_pair", c.lang, cand=b, base=a)
-        keep = [x for x in (c.L["notes"], c.L["imp_adj"], c.L["method"]) if x in t]
+        # the simultaneous interval stays: the verdict is read from it; latency goes to details
+        p95 = [c.L["p95"].format(arm=x) for x in (a, b)]
+        keep = [x for x in (c.L["notes"], c.L["method"], *p95) if x in t]
         sec.blocks.append(c.table("compare", f"{a}_vs_{b}", _without(t, *keep), cap))
         fig = plots.improvement_bars(g, delta_pct=c.study.compare.delta_pct, lang=c.lang)
         sec.blocks.append(c.figure("compare", fig, c.T["fig_cmp"]))
@@ -409,8 +420,6 @@ def _compare(c: _Ctx, sec: Section) -> None:
 
 
 def _numa(c: _Ctx, sec: Section) -> None:
-    from ..numa import analyze
-
     if not len(c.store.runs(c.study.study, phase="numa")):
         return
     rows = F._quiet(analyze, c.study, c.store)
@@ -421,9 +430,6 @@ def _numa(c: _Ctx, sec: Section) -> None:
 
 
 def _tpch(c: _Ctx, sec: Section) -> None:
-    from ..tpch import scaling
-    from ..tpch.phase import arm_cores, arm_labels, runs_frame
-
     runs = runs_frame(c.store, c.study)
     if not len(runs):
         return
@@ -451,10 +457,6 @@ def _impossible(rows: pd.DataFrame, base: str) -> int:
 
 
 def _dm(c: _Ctx, sec: Section) -> None:
-    from ..dm.analysis import result_rows, unit_rows
-    from ..dm.phase import planned_runs
-    from .dm import knob_table
-
     if not len(c.store.read("dm_runs", c.study.study)):
         return
     rows = F._quiet(result_rows, unit_rows(planned_runs(c.store, c.study)))
@@ -468,8 +470,6 @@ def _dm(c: _Ctx, sec: Section) -> None:
 
 
 def _ycsb(c: _Ctx, sec: Section) -> None:
-    from .ycsb import cells, cells_table
-
     runs = c.store.runs(c.study.study, phase="ycsb")
     if not len(runs):
         return
@@ -480,10 +480,6 @@ def _ycsb(c: _Ctx, sec: Section) -> None:
 
 
 def _tpcc(c: _Ctx, sec: Section) -> None:
-    from ..tpcc.phase import summarize
-    from .tpcc import tpmc_table
-    from .tpcc import words as tpcc_words
-
     rows = F._quiet(summarize, c.study, c.store)
     if not len(rows):
         return
@@ -494,8 +490,9 @@ def _tpcc(c: _Ctx, sec: Section) -> None:
         bad = [T._ok(x) and float(x) > 100 for x in rows["efficiency_pct"]]
         c.withheld["tpcc"] = sum(bad)
         t[eff] = [DASH if b else v for b, v in zip(bad, t[eff], strict=True)]
-    notes = tpcc_words(c.lang)["h"]["notes"]
-    sec.blocks.append(c.table("tpcc", "tpmc", _without(t, notes)))
+    H = tpcc_words(c.lang)["h"]
+    # p99 and the notes stay in the details: the main table fits the page
+    sec.blocks.append(c.table("tpcc", "tpmc", _without(t, H["notes"], H["no99"])))
     sec.details.append({"summary": c.T["every_row"].format(what="TPC-C", n=len(t)),
                         "table": as_table(t, c.lang)})  # fmt: skip
 
@@ -556,8 +553,8 @@ ul.findings { padding-left: 1.2em; } ul.findings li { margin: .25em 0; }
 .v-rising, .v-saturated, .v-bottleneck, .v-info { background: #9e9e9e; }
 table { border-collapse: collapse; margin: .6em 0 1em; font-size: .9em; }
 th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; vertical-align: top; }
-th { background: #f5f5f5; text-align: left; white-space: nowrap; min-width: 4em; }
-td { white-space: nowrap; } td.wrap { white-space: normal; min-width: 12em; max-width: 28em;
+th { background: #f5f5f5; text-align: left; min-width: 4em; word-break: keep-all; }
+td { white-space: nowrap; } td.wrap { white-space: normal; min-width: 10em; max-width: 24em;
        overflow-wrap: anywhere; text-align: left; } td.text { text-align: left; }
 .scroll { overflow-x: auto; } figure { margin: .6em 0 1em; } figure img { max-width: 100%; }
 figcaption, .caption { color: #555; font-size: .88em; } details { margin: .4em 0; }

@@ -14,6 +14,7 @@ import logging
 
 import matplotlib
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib import font_manager
@@ -125,9 +126,11 @@ def use_fonts() -> str | None:
 
 def _inline_formats() -> None:
     try:
+        # import inside: IPython and its inline backend exist only within a notebook kernel
         from IPython import get_ipython
 
         if get_ipython() is not None and "inline" in matplotlib.get_backend():
+            # import inside: as above
             from matplotlib_inline.backend_inline import set_matplotlib_formats
 
             set_matplotlib_formats("png", "svg")
@@ -144,8 +147,6 @@ def clip_extremes(ax, xs, means, lows, highs) -> bool:
     margin of twice the narrowest half-width (at least a quarter of the largest mean); a bar that
     reaches beyond is cut at the axis, marked ▲/▼ with its end written beside it. Returns
     whether any bar was cut (the caller then adds the note :data:`LABELS` ``clipped``)."""
-    import numpy as np
-
     m = np.asarray(means, float)
     lo = np.asarray(lows, float)
     hi = np.asarray(highs, float)
@@ -156,6 +157,7 @@ def clip_extremes(ax, xs, means, lows, highs) -> bool:
     pad = max(2 * float(half.min()) if len(half) else 0.0, 0.25 * float(np.abs(m[ok]).max()), 1e-9)
     bottom, top = float(m[ok].min()) - pad, float(m[ok].max()) + pad
     cut = False
+    stacked: dict = {}  # ends cut at the same x and side: their labels stacked, not overprinted
     for i in range(len(m)):
         if not ok[i]:
             continue
@@ -163,9 +165,13 @@ def clip_extremes(ax, xs, means, lows, highs) -> bool:
         for end, lim, mark, va in ((hi[i], top, "^", "bottom"), (lo[i], bottom, "v", "top")):
             if np.isfinite(end) and ((mark == "^" and end > lim) or (mark == "v" and end < lim)):
                 cut = True
+                k = stacked.get((x, mark), 0)
+                stacked[(x, mark)] = k + 1
+                dy = 9 * k if mark == "^" else -9 * k
                 ax.plot([x], [lim], marker=mark, color="0.2", ms=7, clip_on=False, zorder=5)
-                ax.annotate(f"{end:,.0f}", (x, lim), textcoords="offset points", xytext=(6, 0),
-                            va=va, fontsize=7, color="0.2", annotation_clip=False)  # fmt: skip
+                ax.annotate(f"{end:,.0f}" if abs(end) >= 100 else f"{end:,.2g}", (x, lim),
+                            textcoords="offset points", xytext=(6, dy), va=va, fontsize=7,
+                            color="0.2", annotation_clip=False)  # fmt: skip
     if cut:
         lo_now, hi_now = ax.get_ylim()
         ax.set_ylim(max(lo_now, bottom), min(hi_now, top))

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..tpch.scaling import SCALING
 from . import tables as T
 from . import words
+from .display import details, say, show
 
 __all__ = [
     "SCALING_LABELS",
@@ -61,7 +63,6 @@ def _lang(lang: str) -> str:
 
 def verdict_counts(summary: pd.DataFrame) -> pd.DataFrame:
     """Per mode and arm: how many queries are faster, slower, with no detectable change."""
-    from ..tpch.scaling import SCALING
 
     d = summary[summary["scaling"].notna()]
     if not len(d):
@@ -112,7 +113,6 @@ def verdict_table(summary: pd.DataFrame, lang: str = "en", only=None) -> pd.Data
 def tpch_verdicts(summary: pd.DataFrame, base: str, lang: str = "en") -> None:
     """Notebook section: the counts in a sentence, the significantly slower queries in a table
     (never hidden among "did not scale"), every compared query collapsed."""
-    from .sections import details, say, show
 
     lang = _lang(lang)
     say(verdict_sentence(summary, base, lang))

@@ -4,67 +4,40 @@ a notebook's checks need."""
 
 from __future__ import annotations
 
-import html
-import warnings
-
 import pandas as pd
 
+from .. import paths
+from ..binding import format_cpulist, numa_nodes
+from ..envcapture import config_diff as capture_diff
+from ..envcapture import environment_tables
+from ..findings import render, sweep_findings
+from ..notebook import current_lang, run_command, shown_path
+from ..numa import cpu_table, memory_table, policies
+from ..phases import failed_runs_summary
+from ..rounds import round_effects, round_notes
+from ..saturation import saturation as find_saturation
+from ..stability import dip_events, stability_by_run
+from ..stats import summarize_cells, summarize_improvement
+from ..steady import steady_state_table
+from ..store import Store
+from ..sweep import sweep_table
+from ..topology import binding_snippet, check_block_cache, topology_instances
+from ..tpch import phase as tpch_phase
+from ..tpch import scaling as tpch_scaling
+from ..warmup import warmup_summary, warmup_table
+from . import plots
 from . import tables as T
 from . import words as W
-
-
-def _display(*objs) -> None:
-    from IPython.display import display
-
-    display(*objs)
-
-
-def say(text: str) -> None:
-    """A sentence (Markdown) in the notebook."""
-    from IPython.display import Markdown
-
-    _display(Markdown(text))
-
-
-def show(table: pd.DataFrame, lang: str = "en", empty: str | None = None) -> None:
-    """A formatted table in full (every row and column), or ``empty`` (default: "Nothing to
-    show." in ``lang``) when it has no rows."""
-    if table is None or not len(table):
-        say(empty or W.say("nothing", lang))
-        return
-    _display(T.styled(table, lang))
-
-
-def details(summary: str, frame: pd.DataFrame, empty: str | None = None, lang: str = "en") -> None:
-    """A collapsed block holding a raw table (for the curious), shown in full when opened;
-    a ``warnings`` column of lists is shown as notes in ``lang``."""
-    from IPython.display import HTML
-
-    if len(frame) and "warnings" in frame:
-        frame = frame.assign(warnings=[T.fmt_notes(w, lang) for w in frame["warnings"]])
-    body = (
-        frame.to_html(index=False, na_rep="", max_rows=None, max_cols=None)
-        if len(frame)
-        else f"<p>{html.escape(empty or W.say('none', lang))}</p>"
-    )
-    _display(HTML(f"<details><summary>{html.escape(summary)}</summary>{body}</details>"))
-
-
-def quiet(fn, *a, **kw):
-    """Call ``fn`` with numpy's floating-point warnings (overflow in a fit's search) silenced:
-    the functions report what matters about a fit in their own warnings."""
-    import numpy as np
-
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return fn(*a, **kw)
-
+from .comparison import export as export_tables
+from .diagnosis import study_diagnosis
+from .display import details, quiet, say, show
+from .scaling import tpch_verdicts
 
 # -- 00 environment ----------------------------------------------------------------------------
+
+
 def environment(session, summary: pd.DataFrame) -> dict:
     """Each arm's server and the client host; the reports' environment tables below."""
-    from ..envcapture import environment_tables
-    from ..store import Store
 
     lang = session.lang
     L = T.labels(lang)
@@ -150,9 +123,6 @@ def prepare(session, steps: pd.DataFrame) -> None:
 # -- 02 sweep ----------------------------------------------------------------------------------
 def sweep(session, runs: pd.DataFrame, all_runs: pd.DataFrame) -> pd.DataFrame:
     """The reports' table with intervals, throughput and latency against threads."""
-    from ..stats import summarize_cells
-    from ..sweep import sweep_table
-    from . import plots
 
     lang = session.lang
     counts = runs["status"].value_counts() if len(runs) else pd.Series(dtype=int)
@@ -180,9 +150,6 @@ def sweep(session, runs: pd.DataFrame, all_runs: pd.DataFrame) -> pd.DataFrame:
 
 def sweep_diagnostics(session, all_runs: pd.DataFrame) -> None:
     """Interval TPS of the first repeats, and MSER-5 / batch means inside each run."""
-    from ..steady import steady_state_table
-    from ..store import Store
-    from . import plots
 
     lang = session.lang
     catalog = Store.for_study(session.study)
@@ -207,9 +174,6 @@ def sweep_diagnostics(session, all_runs: pd.DataFrame) -> None:
 def rounds_and_warmup(session, all_runs: pd.DataFrame) -> pd.DataFrame:
     """Whether a round (one pass over every cell) ran apart from the others — warm-up or drift
     on a shared host moves a whole round — and how each arm opening was warmed up."""
-    from ..rounds import round_effects, round_notes
-    from ..store import Store
-    from ..warmup import warmup_summary, warmup_table
 
     lang = session.lang
     ok = all_runs[all_runs["status"] == "ok"] if len(all_runs) else all_runs
@@ -237,8 +201,6 @@ def rounds_and_warmup(session, all_runs: pd.DataFrame) -> pd.DataFrame:
 def failed_runs(runs: pd.DataFrame, session=None, phase: str = "sweep") -> None:
     """Failed and degenerate runs in words (how many, the first error, the command that
     retries them), the list below; retried runs are counted by their ``attempts``."""
-    from ..notebook import current_lang, run_command, shown_path
-    from ..phases import failed_runs_summary
 
     lang = session.lang if session is not None else current_lang()
     bad = runs[runs["status"] != "ok"] if len(runs) else runs
@@ -278,11 +240,6 @@ def pairs_of(cmp: pd.DataFrame) -> list[tuple[str, str]]:
 def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
     """Per pair: the summary sentence, the reports' table per workload, the plots; each table
     also written as CSV and Markdown under ``results/compare/`` (``export``)."""
-    from .. import paths
-    from ..stats import summarize_cells, summarize_improvement
-    from ..store import Store
-    from . import plots
-    from .comparison import export as write
 
     lang = session.lang
     delta = session.study.compare.delta_pct
@@ -314,7 +271,7 @@ def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
             table = T.compare_table(rows, lang)
             show(table, lang)
             if export:
-                write(
+                export_tables(
                     T.plain(table, lang),
                     paths.compare_export(session.study.study, f"{a}_vs_{b}_{w}"),
                 )
@@ -332,8 +289,6 @@ def compare(session, cmp: pd.DataFrame, export: bool = True) -> None:
 
 def saturation(session, cmp: pd.DataFrame) -> None:
     """Each arm's saturation, one sentence per workload, step tables collapsed."""
-    from ..saturation import saturation as find
-    from ..store import Store
 
     runs = Store.for_study(session.study).runs(session.study.study, phase="sweep")
     arms = list(dict.fromkeys(x for p in pairs_of(cmp) for x in p))
@@ -341,24 +296,29 @@ def saturation(session, cmp: pd.DataFrame) -> None:
     if not arms or not len(runs):
         say(W.say("sat_none", lang))
         return
+    # the sentence the report's findings say, read off the diagnosis (one computed state), so
+    # saturation here and the diagnosis never disagree; the curve's steps below
+    said = {
+        (f.values["workload"], f.values["arm"]): render(f, lang)
+        for f in sweep_findings(quiet(study_diagnosis, session.study, lang="en"))
+        if f.key.startswith("f_sat")
+    }
     for arm in arms:
         for w in session.study.workloads:
-            f = quiet(find, runs, workload=w, arm=arm, lang=lang)
-            text = f["sentence"]
-            say(f"**{w}, `{arm}`** — {text}")
+            f = quiet(find_saturation, runs, workload=w, arm=arm, lang=lang)
+            say(said.get((w, arm)) or f"**{w}, `{arm}`** — {f['sentence']}")
             details(W.say("sat_steps", lang), f["steps"], lang=lang)
             if f["warnings"]:
                 say("\n".join(f"- {W.note(x, lang)}" for x in f["warnings"]))
 
 
 def config_diff(session, cmp: pd.DataFrame) -> None:
-    from ..envcapture import config_diff as diff
-    from ..store import Store
-
     captures = Store.for_study(session.study).environment_captures(session.study.study)
     for a, b in pairs_of(cmp):
         if a in captures and b in captures:
-            d = diff(captures, a, b).rename(columns={"setting": T.labels(session.lang)["setting"]})
+            d = capture_diff(captures, a, b).rename(
+                columns={"setting": T.labels(session.lang)["setting"]}
+            )
             say(W.say("cfg_differ", session.lang, a=a, b=b, n=len(d)))
             show(d.astype(str), session.lang, empty=W.say("cfg_equal", session.lang))
         else:
@@ -369,7 +329,6 @@ def config_diff(session, cmp: pd.DataFrame) -> None:
 # -- 04 numa -----------------------------------------------------------------------------------
 def numa_machine(session, sys_root: str = "/sys") -> None:
     """What node binding can show on this machine, in words."""
-    from ..binding import format_cpulist, numa_nodes
 
     lang = session.lang
     nodes = numa_nodes(sys_root)
@@ -383,10 +342,6 @@ def numa_machine(session, sys_root: str = "/sys") -> None:
 
 def numa(session, rows: pd.DataFrame) -> pd.DataFrame:
     """Each policy against unbound (table, sentence, TPS plot); bindings, memory and CPU below."""
-    from ..numa import cpu_table, memory_table, policies
-    from ..stats import summarize_cells
-    from ..store import Store
-    from . import plots
 
     lang = session.lang
     catalog = Store.for_study(session.study)
@@ -417,9 +372,6 @@ def numa(session, rows: pd.DataFrame) -> pd.DataFrame:
 
 def numa_stability(session, runs: pd.DataFrame) -> pd.DataFrame:
     """Dips, floors and level shifts of every run; the two worst runs drawn."""
-    from ..stability import dip_events, stability_by_run
-    from ..store import Store
-    from . import plots
 
     lang = session.lang
     if not len(runs):
@@ -444,8 +396,6 @@ def numa_stability(session, runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def topology(session) -> None:
-    from ..topology import binding_snippet, check_block_cache, topology_instances
-
     n = session.study.numa
     if not n.topology_file:
         say(W.say("topo_none", session.lang))
@@ -482,34 +432,31 @@ def tpch_description(session) -> str:
 
 def tpch(session, rows: pd.DataFrame) -> dict:
     """Every arm over all queries (the headline), whole query sets, per-query charts."""
-    from ..store import Store
-    from ..tpch import phase, scaling
-    from . import plots
 
     lang = session.lang
     study = session.study
-    runs = phase.runs_frame(Store.for_study(study), study)
+    runs = tpch_phase.runs_frame(Store.for_study(study), study)
     if not len(runs):
         say(W.say("tpch_none", lang, cmd=session.command))
         return {"runs": runs, "measured": runs, "order": [], "summary": pd.DataFrame()}
     measured = runs[~runs["warmup"]]
-    order = [a for a in phase.arm_labels(study) if a in set(measured["arm"])]
+    order = [a for a in tpch_phase.arm_labels(study) if a in set(measured["arm"])]
     embedded = study.target.kind == "embedded"
-    units = {a: float(phase.arm_cores(a)) for a in order} if embedded else None
-    summary = quiet(scaling.query_summary, measured, order, units=units)
-    overall = quiet(scaling.overall_summary, measured, order, units=units)
+    units = {a: float(tpch_phase.arm_cores(a)) for a in order} if embedded else None
+    summary = quiet(tpch_scaling.query_summary, measured, order, units=units)
+    overall = quiet(tpch_scaling.overall_summary, measured, order, units=units)
     base = order[0] if order else "?"
     say(W.say("tpch_overall", lang, n=summary["query"].nunique(), base=base))
     show(T.tpch_overall_table(overall, lang, base=base), lang)
     say(W.say("tpch_sets", lang))
-    elapsed = quiet(phase.elapsed_summary, measured, order)
+    elapsed = quiet(tpch_phase.elapsed_summary, measured, order)
     show(T.tpch_elapsed_table(elapsed, lang, base=base), lang)
     for mode in study.tpch_scaling.modes:
         plots.query_times(summary, mode=mode, lang=lang)
         if len(order) > 1:
             plots.query_improvement(summary, mode=mode, lang=lang)
     if len(order) > 1:
-        plots.speedup(overall, units or scaling.arm_units(order), lang=lang)
+        plots.speedup(overall, units or tpch_scaling.arm_units(order), lang=lang)
     details(
         W.say("tpch_every", lang, n=len(summary)),
         T.tpch_query_table(summary, lang, base=base),
@@ -523,7 +470,6 @@ def tpch_problems(session, found: dict) -> None:
     lang = session.lang
     if not len(runs):
         return
-    from .scaling import tpch_verdicts
 
     tpch_verdicts(summary, found["order"][0] if found["order"] else "?", lang)
     bad = runs[(runs["status"] != "ok") | (runs["verified"] == False)]  # noqa: E712
@@ -538,12 +484,10 @@ def tpch_problems(session, found: dict) -> None:
 def tpch_seed002(lang: str | None = None) -> pd.DataFrame:
     """Report 002's per-query times and improvements, recomputed (n = 1: no intervals); headers
     in ``lang``, by default the language of the notebook's study."""
-    from ..notebook import current_lang
-    from ..tpch import scaling
 
     lang = lang or current_lang()
-    seed = scaling.load_seed002()
-    s = scaling.query_summary(scaling.seed002_runs(seed), ["3", "4", "5"])
+    seed = tpch_scaling.load_seed002()
+    s = tpch_scaling.query_summary(tpch_scaling.seed002_runs(seed), ["3", "4", "5"])
     wide = s.pivot(index="query", columns="arm", values=["mean_s", "improvement_pct"])
     out = pd.DataFrame({W.say("seed_query", lang): [f"Q{q}" for q in wide.index]})
     for arm in ["3", "4", "5"]:

@@ -28,7 +28,7 @@ def method_words(method: str, lang: str = "en") -> str:
     """The estimator behind a cell's interval, in a few words."""
     m = str(method or "")
     if m.startswith("paired"):
-        return "paired within rounds (t)" if lang == "en" else "轮内配对 (t)"
+        return "paired within rounds (t)" if lang == "en" else "轮内配对（t）"
     if m.startswith("Fieller"):
         return "unpaired (Fieller)" if lang == "en" else "非配对 (Fieller)"
     if m.startswith("adaptive"):
@@ -169,6 +169,25 @@ VERDICT_COLOURS = {
 }
 
 
+#: A run's or step's status as the catalog stores it, said in Chinese.
+STATUS_ZH = {
+    "ok": "成功", "skipped": "已跳过", "failed": "失败", "degenerate": "无效", "running": "进行中",
+    "pending": "未开始", "timeout": "超时", "error": "出错", "done": "已完成",
+}  # fmt: skip
+
+
+def status_text(v, lang: str) -> str:
+    """``ok`` / ``ok, skipped`` in ``lang`` (the catalog's words stay English)."""
+    s = str(v)
+    if lang != "zh":
+        return s
+    out = []
+    for x in s.split(", "):
+        word, sep, detail = x.strip().partition(": ")  # "failed: <the error>"
+        out.append(STATUS_ZH.get(word, word) + ("：" + detail if sep else ""))
+    return "、".join(out)
+
+
 def labels(lang: str = "en") -> dict[str, str]:
     """The headers in ``lang`` ("en" or "zh")."""
     if lang not in LANGS:
@@ -210,14 +229,16 @@ def fmt_ci(x, low=None, high=None, digits: int | None = None) -> str:
     return s
 
 
-def fmt_pct_ci(est, low=None, high=None, digits: int = 1, lang: str = "en") -> str:
-    """``+4.9% [+1.6, +8.4]``; without an interval ``+4.9% (no interval)`` (``(无区间)``)."""
+def fmt_pct_ci(est, low=None, high=None, digits: int = 1, lang: str = "en", n=None) -> str:
+    """``+4.9% [+1.6, +8.4]``; without an interval ``+4.9% (no interval)`` (``(无区间)``), or
+    ``(interval unbounded)`` when ``n`` (runs per arm) was enough for one."""
     if not _ok(est):
         return "n/a"
     s = f"{float(est):+,.{digits}f}%"
     if _ok(low) and _ok(high):
         return s + f" [{float(low):+,.{digits}f}, {float(high):+,.{digits}f}]"
-    return s + " " + words.say("no_interval", lang)
+    unbounded = _ok(n) and float(n) >= 2
+    return s + " " + words.say("unbounded" if unbounded else "no_interval", lang)
 
 
 def fmt_vs_base(est, low, high, arm, base, lang: str = "en", digits: int = 1) -> str:
@@ -334,16 +355,21 @@ def compare_table(cmp: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
     if "baseline_lat_p95_ms" in d:
         out[L["p95"].format(arm=a)] = [fmt_num(x) for x in d["baseline_lat_p95_ms"]]
         out[L["p95"].format(arm=b)] = [fmt_num(x) for x in d["candidate_lat_p95_ms"]]
+
+    def n(r):  # runs per arm, where the table has them
+        return min(getattr(r, "n_baseline", 0), getattr(r, "n_candidate", 0))
+
     out[L["imp"]] = [
-        fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, lang=lang)
+        fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, lang=lang, n=n(r))
         for r in d.itertuples()
     ]
     if "ci_low_adj_pct" in d and (d["family_size"] > 1).any():
         # the interval that matches a Holm-adjusted verdict, beside the per-cell one
         out[L["imp_adj"]] = [
-            fmt_pct_ci(r.improvement_pct, r.ci_low_adj_pct, r.ci_high_adj_pct).split(" ", 1)[-1]
+            fmt_pct_ci(r.improvement_pct, r.ci_low_adj_pct, r.ci_high_adj_pct, lang=lang,
+                       n=n(r)).split(" ", 1)[-1]
             for r in d.itertuples()
-        ]
+        ]  # fmt: skip
     if "method" in d:
         out[L["method"]] = [method_words(m, lang) for m in d["method"]]
     out[L["p"]] = [fmt_p(x) for x in d["p_adjusted"]]
@@ -413,9 +439,15 @@ def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             L["tps"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_tps"]],
             L["tps"].format(arm=L["policy"]): [fmt_num(x) for x in rows["candidate_tps"]],
             L["imp"]: [
-                fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct, lang=lang)
+                fmt_pct_ci(
+                    r.improvement_pct,
+                    r.ci_low_pct,
+                    r.ci_high_pct,
+                    lang=lang,
+                    n=min(r.n_baseline, r.n_candidate),
+                )
                 for r in rows.itertuples()
-            ],
+            ],  # fmt: skip
             L["p"]: [fmt_p(x) for x in rows["p_adjusted"]],
             L["verdict"]: list(rows["verdict"]),
             L["p95"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_p95_ms"]],

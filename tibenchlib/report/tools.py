@@ -17,6 +17,8 @@ import pandas as pd
 
 from .. import registry
 from ..stats import summarize_cells
+from ..store import Store
+from .tables import fmt_ci
 
 #: Phases whose runs are one tool's throughput over a thread ladder, in the table's order.
 TOOL_PHASES = {p.name: p.tool.name for p in registry.PHASES if p.tool is not None}
@@ -97,7 +99,6 @@ def tools_rows(runs: pd.DataFrame, lang: str = "en", sat_frac: float = 0.95) -> 
 
 def study_tools_rows(study, store=None, lang: str | None = None) -> pd.DataFrame:
     """:func:`tools_rows` of a study's catalog."""
-    from ..store import Store
 
     store = store or Store.for_study(study)
     return tools_rows(store.runs(study.study), lang=lang or study.lang)
@@ -121,7 +122,6 @@ HEADERS = {
 
 def tools_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
     """:func:`tools_rows` for people: each mean with its interval, headers in ``lang``."""
-    from .tables import fmt_ci
 
     H = HEADERS["zh" if lang == "zh" else "en"]
     if not len(rows):

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..store import Store
+from ..tpcc.phase import arm_labels, latency_table, resolve_tool, runs_table, wait_effect
+from ..tpcc.runner import gotpc_tool
+from . import plots
 from . import tables as T
-from .sections import say, show
+from .display import say, show
+from .tools import study_tools_rows, tools_table
 
 WORDS = {
     "en": {
@@ -36,6 +41,7 @@ WORDS = {
         "nowait": "without keying/think times",
         "wait": "with keying/think times (--wait)",
         "eff_nowait": "none: no keying/think times",
+        "eff_scaled": "none: keying/think times shortened",
         "tpmc_intro": (
             "{n} runs ({counts}): mean tpmC per cell over the repeated runs with Student t 95% "
             "intervals (n = runs per cell; the run is the unit). tps in the catalog is every "
@@ -96,11 +102,12 @@ WORDS = {
         ),
         "wait_scaled": " 键入与思考时间为规范的 {scale:g} 倍。",
         "nowait": "无键入/思考时间",
-        "wait": "有键入/思考时间 (--wait)",
-        "eff_nowait": "无:未使用键入/思考时间",
+        "wait": "有键入/思考时间（--wait）",
+        "eff_nowait": "无：未使用键入/思考时间",
+        "eff_scaled": "无：键入/思考时间已缩短",
         "tpmc_intro": (
-            "{n} 次运行 ({counts}):每个单元各次运行 tpmC 的均值及 Student t 95% 置信区间 "
-            "(n 为每单元次数,以单次运行为单位)。目录中的 tps 为每秒提交的全部事务 "
+            "{n} 次运行 ({counts}):每个测试场景各次运行 tpmC 的均值及 Student t 95% 置信区间 "
+            "(n 为每个测试场景次数,以单次运行为单位)。目录中的 tps 为每秒提交的全部事务 "
             "(tpmTotal / 60);延迟列为 New-Order 的延迟,从 BEGIN 到 COMMIT。"
         ),
         "none": "目录中尚无 TPC-C 运行:`{cmd}` 可执行测量。",
@@ -149,8 +156,6 @@ def _mode(workload: str, W: dict) -> str:
 
 def about(session) -> str:
     """What runs the TPC-C and at which scale, in a paragraph (TPC-C-like said plainly)."""
-    from ..tpcc.phase import arm_labels, resolve_tool
-    from ..tpcc.runner import gotpc_tool
 
     s = session.study
     p = s.tpcc
@@ -200,7 +205,8 @@ def tpmc_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             H["tpmt"]: [ci(*r) for r in zip(rows["tpm_total"], rows["tpm_total_ci_low"],
                                             rows["tpm_total_ci_high"], strict=True)],
             # efficiency against the specification's ceiling needs its keying and think times
-            H["eff"]: [T.fmt_num(x, 1) if w == "tpcc_wait" else W["eff_nowait"]
+            # at their length (tpcc.phase.efficiency_pct); otherwise the reason it is absent
+            H["eff"]: [_efficiency(x, w, W)
                        for x, w in zip(rows["efficiency_pct"], rows["workload"], strict=True)],
             H["no95"]: [ci(*r) for r in zip(rows["new_order_p95_ms"],
                                             rows["new_order_p95_ms_ci_low"],
@@ -210,6 +216,12 @@ def tpmc_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             H["notes"]: [T.fmt_notes(w, lang) for w in rows["warnings"]],
         }
     )  # fmt: skip
+
+
+def _efficiency(x, workload: str, W: dict) -> str:
+    if workload != "tpcc_wait":
+        return W["eff_nowait"]
+    return T.fmt_num(x, 1) if T._ok(x) else W["eff_scaled"]
 
 
 def _cells(rows: pd.DataFrame, metric: str, lang: str) -> pd.DataFrame:
@@ -231,8 +243,6 @@ def _cells(rows: pd.DataFrame, metric: str, lang: str) -> pd.DataFrame:
 def tpmc(session, rows: pd.DataFrame) -> pd.DataFrame:
     """tpmC against threads: the sentence, the table with intervals, the figures (tpmC and
     New-Order p95). Returns the phase's runs (for the checks)."""
-    from ..tpcc.phase import runs_table
-    from . import plots
 
     lang = session.lang
     W = words(lang)
@@ -254,7 +264,6 @@ def tpmc(session, rows: pd.DataFrame) -> pd.DataFrame:
 
 def wait_vs_nowait(session) -> pd.DataFrame:
     """tpmC with keying/think times over tpmC without, per arm × warehouses × threads."""
-    from ..tpcc.phase import wait_effect
 
     lang = session.lang
     W = words(lang)
@@ -284,7 +293,6 @@ def wait_vs_nowait(session) -> pd.DataFrame:
 
 def latency(session) -> pd.DataFrame:
     """Each transaction type's latency per cell: p95 with its interval, p99, average."""
-    from ..tpcc.phase import latency_table
 
     lang = session.lang
     W = words(lang)
@@ -317,7 +325,6 @@ def latency(session) -> pd.DataFrame:
 def data_sets(session, runs: pd.DataFrame) -> pd.DataFrame:
     """The loads and checks of the data sets, and how many runs passed the consistency
     conditions afterwards."""
-    from ..store import Store
 
     lang = session.lang
     W = words(lang)
@@ -348,7 +355,6 @@ def data_sets(session, runs: pd.DataFrame) -> pd.DataFrame:
 
 def tools(session) -> pd.DataFrame:
     """The sweep's sysbench, the ycsb phase and the tpcc phase side by side per thread count."""
-    from .tools import study_tools_rows, tools_table
 
     lang = session.lang
     W = words(lang)

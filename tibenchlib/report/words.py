@@ -60,6 +60,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     "none": {"en": "none", "zh": "无"},
     "rows": {"en": "{what} ({n} rows)", "zh": "{what}({n} 行)"},
     "no_interval": {"en": "(no interval)", "zh": "(无区间)"},
+    "unbounded": {"en": "(interval unbounded)", "zh": "(置信区间无界)"},
     "reference": {"en": "reference", "zh": "基准"},
     # -- 00 environment -------------------------------------------------------------------------
     "env_none": {
@@ -125,14 +126,14 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "**Rounds that stand apart** (log TPS = cell + round, each round against the others, "
         "95% interval, Holm across rounds): {notes}. `compare.exclude_rounds` in the study file "
         "leaves a round out of the comparison.",
-        "zh": "**与其他轮次明显不同的轮次**(log TPS = 单元格 + 轮次,每轮与其余轮次比较,95% "
+        "zh": "**与其他轮次明显不同的轮次**(log TPS = 测试场景 + 轮次,每轮与其余轮次比较,95% "
         "置信区间,各轮次间 Holm 校正):{notes}。在参数文件中设置 `compare.exclude_rounds` "
         "可将某一轮排除在对比之外。",
     },
     "rounds_fine": {
         "en": "No round stands apart from the others ({n} rounds; log TPS = cell + round, 95% "
         "intervals, Holm across rounds).",
-        "zh": "没有轮次与其他轮次明显不同(共 {n} 轮;log TPS = 单元格 + 轮次,95% 置信区间,"
+        "zh": "没有轮次与其他轮次明显不同(共 {n} 轮;log TPS = 测试场景 + 轮次,95% 置信区间,"
         "各轮次间 Holm 校正)。",
     },
     "rounds_details": {"en": "round effects ({n} rounds)", "zh": "轮次效应({n} 轮)"},
@@ -224,7 +225,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     "numa_summary": {
         "en": "{n} cell(s) compared with `unbound` (TPS change with its Fieller 95% interval, "
         "Holm-adjusted Welch p, and whether each binding was verified from `/proc`): ",
-        "zh": "{n} 个单元格与 `unbound` 对比(TPS 变化及其 Fieller 95% 置信区间、Holm 校正的 "
+        "zh": "{n} 个测试场景与 `unbound` 对比(TPS 变化及其 Fieller 95% 置信区间、Holm 校正的 "
         "Welch p 值,以及每种绑定是否已从 `/proc` 核实):",
     },
     "numa_differ": {
@@ -346,11 +347,109 @@ SENTENCES: dict[str, dict[str, str]] = {
     # -- adaptive repeats (report.adaptive) ---------------------------------------------------
     "adaptive_fixed": {
         "en": "This study runs a fixed {n} rounds per cell (`repeats: {n}`).",
-        "zh": "本研究每个单元固定测 {n} 轮 (`repeats: {n}`)。",
+        "zh": "本研究每个测试场景固定测 {n} 轮 (`repeats: {n}`)。",
     },
     "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
     "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
+    # -- the bottleneck diagnosis (tibenchlib.diagnose): one sentence per workload × arm ------
+    "dg_uses": {
+        "en": "{name}{inst} uses {share} of its {cores}",
+        "zh": "{name}{inst} 使用其 {cores} 的 {share}",
+    },
+    "dg_wants": {
+        "en": "{name}{inst} wants {share} of its {cores} (threads running or waiting for a CPU; "
+        "it ran {own} itself, its CPUs were {busy} busy)",
+        "zh": "{name}{inst}的 CPU 需求(运行或等待 CPU 的线程)为其 {cores} 的 {share},"
+        "其中自身占用 {own},其 CPU 的繁忙度为 {busy}",
+    },
+    "dg_name_server": {"en": "the server", "zh": "数据库服务端"},
+    "dg_name_client": {"en": "the sysbench client", "zh": "sysbench 客户端"},
+    "dg_cores": {"en": "{c} CPUs", "zh": "{c} 个 CPU"},
+    "dg_cores_1": {"en": "{c} CPU", "zh": "{c} 个 CPU"},
+    "dg_n": {"en": " (n = {n})", "zh": "（n = {n}）"},
+    "dg_n_none": {"en": " (n = {n}, no interval)", "zh": "(n = {n},无区间)"},
+    "dg_no_interval": {"en": " (no interval)", "zh": "(无区间)"},
+    "dg_one_count": {
+        "en": "{w}: one thread count only: the diagnosis needs a thread ladder ({n_max}), so no "
+        "saturation point or bottleneck is read.",
+        "zh": "{w}:只测了 {n_max} 一个压测线程数,无法判断饱和点与瓶颈(需要线程阶梯)。",
+    },
+    "dg_step": {"en": "TPS {a}→{b} threads {chg}", "zh": "{a}→{b} 线程 TPS {chg}"},
+    "dg_rising": {
+        "en": "{w}: not saturated within the ladder; throughput still rises at {n_max} threads",
+        "zh": "{w}:测试线程范围内未饱和,到 {n_max} 线程吞吐量仍在上升",
+    },
+    "dg_head_unclear": {
+        "en": "{w}: {step}, neither shown to rise nor to level off",
+        "zh": "{w}:{step},无法确定是否已饱和",
+    },
+    "dg_head_levels": {
+        "en": "{w}: throughput levels off from {n_sat} threads",
+        "zh": "{w}:从 {n_sat} 线程起吞吐量不再增长",
+    },
+    "dg_at": {"en": "At {at} threads {cpus}.", "zh": "{at} 线程时:{cpus}。"},
+    "dg_client": {
+        "en": "client-bound: the sweep measured the sysbench client, not the database",
+        "zh": "客户端 CPU 瓶颈:测到的是 sysbench 客户端,而非数据库",
+    },
+    "dg_server": {"en": "server CPU-bound", "zh": "服务端 CPU 瓶颈"},
+    "dg_server_of": {"en": "server CPU-bound: {src}", "zh": "服务端 CPU 瓶颈({src})"},
+    "dg_bound": {
+        "en": "{head}, {what}. At {at} threads {main} (≥ {lim}){rest}.",
+        "zh": "{head},{what}。在 {at} 线程时,{main}(≥ {lim}){rest}。",
+    },
+    "dg_host_both": {
+        "en": "{head}, host CPU-bound: client and server are both at their CPU limit and their "
+        "intervals overlap, so neither can be named.",
+        "zh": "{head},主机 CPU 瓶颈:客户端与服务端都达到其 CPU 上限,二者的区间重叠,无法区分。",
+    },
+    "dg_host_shared": {
+        "en": "{head}, host CPU-bound: server and client share the same {cores} and together "
+        "use {share} of them at {at} threads.",
+        "zh": "{head},主机 CPU 瓶颈:服务端与客户端共用 {cores},在 {at} 线程时合计使用 {share}。",
+    },
+    "dg_p95": {
+        "en": "p95 latency grows {ratio} from {n_sat} to {n_max} threads",
+        "zh": "p95 延迟从 {n_sat} 到 {n_max} 线程变为原来的 {ratio}",
+    },
+    "dg_not_cpu": {
+        "en": "{head} while the CPUs have headroom at {at} threads (all below {hr}): {cpus}. The "
+        "limit is not CPU: look at locks, I/O or the network{lat}.",
+        "zh": "{head},但 {at} 线程时 CPU 仍有余量(均低于 {hr}):{cpus}。瓶颈不在 CPU,"
+        "可能是锁、I/O 或网络{lat}。",
+    },
+    "dg_undetermined": {
+        "en": "{head}; the bottleneck cannot be determined: {reason}.",
+        "zh": "{head},瓶颈无法判定:{reason}。",
+    },
+    "dg_r_between": {
+        "en": "the CPU demand of {who} lies between {hr} and {lim} (or its interval reaches "
+        "above {hr}): neither at its limit nor clearly free",
+        "zh": "{who} 的 CPU 需求介于 {hr} 与 {lim} 之间(或区间跨越 {hr}),既未达到上限,"
+        "也不明显有余量",
+    },
+    "dg_r_unclear": {
+        "en": "the throughput curve is unclear and no CPU is at its limit",
+        "zh": "吞吐量曲线不确定,且没有 CPU 达到上限",
+    },
+    "dg_r_no_server": {
+        "en": "no server CPU measured (a remote server without Prometheus, or sampling off)",
+        "zh": "未测到服务端 CPU(远程服务端且无 Prometheus,或未开启采样)",
+    },
+    "dg_r_no_count": {
+        "en": "no CPU count for {who}: pass component_cores",
+        "zh": "缺少 {who} 的 CPU 数,请提供 component_cores",
+    },
+    "dg_r_unmeasured": {
+        "en": "the CPU of {who} was not measured",
+        "zh": "未测到 {who} 的 CPU",
+    },
     # -- findings (tibenchlib.findings): one sentence per finding, one clause per reason -------
+    "f_phase_head": {"en": "**What this phase found**", "zh": "**本阶段结论**"},
+    "f_phase_none": {
+        "en": "No findings yet: nothing of this phase is in the catalog.",
+        "zh": "暂无结论:结果库中尚无此阶段的结果。",
+    },
     "f_summary": {
         "en": "{n} findings: {better} in favour, {worse} against, {same} without a difference, "
         "{open} with no answer yet, {other} descriptive.",
@@ -375,7 +474,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "f_sat_unclear": {
         "en": "{workload} on {arm}: throughput neither shown to rise nor to level off at {n_max} "
-        "threads ({fig} from {threads_from} threads).",
+        "threads (from {threads_from} threads: {fig}).",
         "zh": "{workload}({arm}):{n_max} 压测线程时吞吐既未确认仍在上升,也未确认已经饱和"
         "(较 {threads_from} 线程 {fig})。",
     },
@@ -464,11 +563,23 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "{cand} against {base} on {workload} at {threads} threads: no answer yet ({fig}).",
         "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时尚无结论({fig})。",
     },
+    "f_cmp_cell_open_sim": {
+        "en": "{cand} against {base} on {workload} at {threads} threads: no answer yet ({fig}, "
+        "95% interval simultaneous over {family} cells).",
+        "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时尚无结论({fig},"
+        "{family} 个测试场景的联合 95% 置信区间)。",
+    },
     "f_tpch_counts": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
         "{same} without a detectable change; time saved over all queries {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
         "{same} 个未检测到变化;全部查询的耗时减少 {fig}。",
+    },
+    "f_tpch_counts_longer": {
+        "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
+        "{same} without a detectable change; time over all queries longer by {fig}.",
+        "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
+        "{same} 个未检测到变化;全部查询的总耗时增加 {fig}。",
     },
     "f_dm_within": {
         "en": "DM {unit} ({workload}): {knob} = {smallest} is within 5% of the best setting "
@@ -487,6 +598,17 @@ SENTENCES: dict[str, dict[str, str]] = {
     "f_dm_open": {
         "en": "DM {unit} ({workload}): {knob}: no answer yet (best mean {fig} at {best}).",
         "zh": "DM {unit}({workload}):{knob} 尚无结论(最高均值 {fig},取值 {best})。",
+    },
+    "f_tpcc_cell": {
+        "en": "TPC-C {mode}, {wh} warehouse(s)",
+        "zh": "TPC-C {mode},{wh} 个仓库",
+    },
+    "f_tpcc_nowait": {"en": "without keying/think times", "zh": "无键入/思考时间"},
+    "f_tpcc_wait": {"en": "with keying/think times", "zh": "有键入/思考时间"},
+    "f_peak_one": {
+        "en": "{workload} on {arm}: {fig} at {threads} threads (one thread count: no peak to "
+        "locate).",
+        "zh": "{workload}({arm}):{threads} 压测线程时 {fig}(只测了一个压测线程数,无法定位峰值)。",
     },
     "f_peak": {
         "en": "{workload} on {arm}: highest throughput at {threads} threads, {fig}.",
@@ -527,6 +649,11 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "n = {n}, CV {cv}; {need} rounds needed",
         "zh": "n = {n},变异系数 {cv};需要{need}",
     },
+    "r_unbounded": {
+        "en": "n = {n}: the runs vary too much to bound it",
+        "zh": "n = {n}:各次测试波动过大",
+    },
+    "fig_unbounded": {"en": ", interval unbounded", "zh": ",置信区间无界"},
     "r_interval_wide_n": {
         "en": "n = {n}: the interval is too wide for either claim",
         "zh": "n = {n}:置信区间过宽,无法下结论",
@@ -546,6 +673,11 @@ SENTENCES: dict[str, dict[str, str]] = {
     "r_overlap_threads": {
         "en": "their intervals overlap",
         "zh": "置信区间相互重叠",
+    },
+    "r_overlap_threads_need": {
+        "en": "n = {n} runs per cell and their intervals overlap; {need} rounds would tell them "
+        "apart",
+        "zh": "每个测试场景 n = {n} 次测试,置信区间相互重叠;需要{need}才能区分",
     },
     "r_one_run": {
         "en": "one run: no interval",
@@ -571,9 +703,17 @@ def say(key: str, lang: str = "en", /, **figures) -> str:
         raise KeyError(f"no sentence '{key}' in tibenchlib.report.words.SENTENCES") from None
     if _lang(lang) != "zh":
         return entry[lang].format(**figures)
-    # the figures are names, numbers and intervals: their punctuation is not the sentence's
-    guarded = {k: _guard(v) if isinstance(v, str) else v for k, v in figures.items()}
-    return _unguard(zh_punct(entry[lang].format(**guarded)))
+    # the template's punctuation is the sentence's, full width; the figures (names, numbers,
+    # intervals, clauses already said) keep theirs: only the template is converted
+    fields: list[str] = []
+
+    def hold(m: re.Match) -> str:
+        fields.append(m.group(0))
+        return f"\ue100{len(fields) - 1}\ue101"
+
+    held = zh_punct(re.sub(r"\{[^{}]*\}", hold, entry[lang]))
+    tmpl = re.sub("\ue100(\\d+)\ue101", lambda m: fields[int(m.group(1))], held)
+    return tmpl.format(**figures)
 
 
 #: private-use stand-ins for the punctuation inside a figure while the sentence's is converted
@@ -596,8 +736,8 @@ _FULL = {",": "\uff0c", ":": "\uff1a", ";": "\uff1b", "(": "\uff08", ")": "\uff0
 def zh_punct(text: str) -> str:
     """Chinese prose with full-width punctuation: ``,:;()`` outside code spans become
     ``，：；（）`` where they punctuate the sentence; a comma inside ``[low, high]`` or between
-    digits (``1,234``), a colon between digits or in ``://``, and code in backticks stay as they
-    are. A sentence with no Chinese character is left alone."""
+    digits (``1,234``), a colon between digits or in ``://``, and code in backticks stay as
+    they are. A sentence with no Chinese character is left alone."""
     if not _CJK.search(text):
         return text
     out: list[str] = []
@@ -680,8 +820,8 @@ NOTES: list[tuple[str, str]] = [
         "Holm's step-down test (p={p}) is sharper than the simultaneous interval over the {k} "
         "cells {adj}, which still includes 0: the claim is the direction, the per-cell interval "
         "its size",
-        "Holm 逐步检验 (p={p}) 比 {k} 个单元格的联合区间 {adj} 更灵敏,后者仍包含 0:"
-        "结论只针对方向,幅度看单元格自身的区间",
+        "Holm 逐步检验 (p={p}) 比 {k} 个测试场景的联合区间 {adj} 更灵敏,后者仍包含 0:"
+        "结论只针对方向,幅度看测试场景自身的区间",
     ),
     (
         "Holm p={p} < {a}, but no bounded interval excludes 0: no claim",
@@ -694,14 +834,14 @@ NOTES: list[tuple[str, str]] = [
     (
         "the {lvl} interval excludes 0 for this cell alone; across the {k} cells of this "
         "comparison Holm p={p} and the simultaneous interval {adj} includes 0: not a claim",
-        "单看此单元格,{lvl} 置信区间不含 0;但在本次对比的 {k} 个单元格中 Holm p={p},"
+        "单看此测试场景,{lvl} 置信区间不含 0;但在本次对比的 {k} 个测试场景中 Holm p={p},"
         "且联合区间 {adj} 包含 0:不下结论",
     ),
     (
         "the {lvl} interval excludes 0 for this cell alone; across the {k} cells of this "
         "comparison Holm p={p} (Welch's test on the difference; Fieller's simultaneous interval "
         "is {adj}): not a claim",
-        "单看此单元格,{lvl} 置信区间不含 0;但在本次对比的 {k} 个单元格中 Holm p={p}"
+        "单看此测试场景,{lvl} 置信区间不含 0;但在本次对比的 {k} 个测试场景中 Holm p={p}"
         "(对差值的 Welch 检验;Fieller 联合区间为 {adj}):不下结论",
     ),
     (
@@ -1000,7 +1140,12 @@ def note(text: str, lang: str = "en") -> str:
                 if translated == fields["note"] and zh.startswith("{arm}"):
                     continue  # "a: b" where b is no known warning: not this template
                 fields["note"] = translated
-            return zh.format(**fields)
+            if "others" in fields:  # a list of rounds, "1, 3", said as Chinese lists are
+                fields["others"] = fields["others"].replace(", ", "、")
+            # the template's punctuation in full width; the fields (figures, names, a nested
+            # note already converted) keep theirs
+            guarded = {k: _guard(v) if isinstance(v, str) else v for k, v in fields.items()}
+            return _unguard(zh_punct(zh.format(**guarded)))
     return text
 
 
@@ -1011,4 +1156,4 @@ def notes(warnings, lang: str = "en") -> str:
         return ""
     items: Iterable = warnings if isinstance(warnings, list | tuple) else str(warnings).split("; ")
     items = [note(str(x), lang) for x in items if x]
-    return "; ".join(items)
+    return ("；" if lang == "zh" else "; ").join(items)

@@ -8,10 +8,20 @@ read from its HdrHistograms (all clients merged), never averaged across clients.
 
 from __future__ import annotations
 
+import json
+
+import matplotlib.pyplot as plt
 import pandas as pd
 
+from ..findings import phase_findings, render
+from ..saturation import saturation
+from ..stats import summarize_cells
+from ..store import Store
+from ..ycsb.phase import YCSB
+from . import plots
 from . import tables as T
-from .sections import details, failed_runs, quiet, say, show
+from .display import details, quiet, say, show, show_object
+from .sections import failed_runs
 from .words import say as sentence
 
 #: Headers and sentences of this notebook that :mod:`.tables` does not hold, en and zh.
@@ -80,7 +90,6 @@ def cells(runs: pd.DataFrame) -> pd.DataFrame:
     """Per workload × arm × threads: ``tps``, ``lat_p95_ms`` and ``lat_p99_ms`` as means with
     Student t 95% intervals over the ok runs (``tps_ci_low``… columns), ``n``, ``n_failed``,
     CV of the throughput and the throughput cell's warnings."""
-    from ..stats import summarize_cells
 
     if not len(runs):
         return pd.DataFrame()
@@ -125,7 +134,6 @@ def op_cells(ops: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Per workload × arm × threads × operation over the ok runs: mean calls and errors per
     run, and each latency figure's mean with its t 95% interval (``p95_ms``, ``p95_ms_ci_low``…).
     YCSB's CLEANUP (thread shutdown) is left out."""
-    from ..stats import summarize_cells
 
     if not len(ops) or not len(runs):
         return pd.DataFrame()
@@ -172,10 +180,7 @@ def op_table(oc: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:
 
 def _figure(fig) -> None:
     """Show a figure where it is made (before the tables that follow), not at the cell's end."""
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-
-    display(fig)
+    show_object(fig)
     plt.close(fig)
 
 
@@ -183,11 +188,6 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
     """Notebook 07: the throughput/latency table and figures, per-operation latency,
     saturation, failed runs. Returns ``runs``, ``cells``, ``ops`` and ``saturation`` for the
     notebook's checks."""
-    import json
-
-    from ..saturation import saturation
-    from ..store import Store
-    from . import plots
 
     lang, W = session.lang, words(session.lang)
     study = session.study
@@ -210,7 +210,6 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
     order = T.arm_order(list(full["arm"]), session.arms)
     c = cells(full)
     show(cells_table(c, lang, order), lang)
-    from ..stats import summarize_cells
 
     for metric, ylabel in (("tps", W["ops_s"]), ("lat_p95_ms", W["p95"]), ("lat_p99_ms", W["p99"])):
         cc = T.sort_by_arm(
@@ -224,6 +223,12 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
 
     say(f"**{W['sat']}**")
     found = []
+    # where the findings say a peak is (or that thread counts cannot be told apart), that
+    # sentence stands here too: one state, one wording
+    peak = {
+        (f.values["workload"], f.values["arm"]): render(f, lang)
+        for f in phase_findings(study, YCSB, store)
+    }
     ok = full[full["status"] == "ok"]
     for w in dict.fromkeys(ok["workload"]):
         for arm in order:
@@ -232,7 +237,7 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
                 continue
             f = quiet(saturation, sub, workload=w, arm=arm, lang=lang)
             found.append(f)
-            say(f"**{w}, `{arm}`** — {f['sentence']}")
+            say(peak.get((f"YCSB {w}", arm)) or f"**{w}, `{arm}`** — {f['sentence']}")
             details(sentence("ycsb_steps", lang), f["steps"])
     failed_runs(full, session, phase="ycsb")
     return {"runs": full, "cells": c, "ops": oc, "saturation": found}
