@@ -22,7 +22,7 @@ LABELS = {
     "en": {
         "pair": "Comparison",
         "rounds": "Rounds run",
-        "needed": "Rounds needed (after stage 1)",
+        "needed": "Rounds needed (estimate)",
         "half": "Half-width (%)",
         "level": "Level",
         "why": "Why it stopped",
@@ -30,7 +30,7 @@ LABELS = {
     "zh": {
         "pair": "对比",
         "rounds": "已测轮次",
-        "needed": "所需轮次 (第一阶段后)",
+        "needed": "所需轮次（估计）",
         "half": "区间半宽 (%)",
         "level": "置信水平",
         "why": "停止原因",
@@ -41,7 +41,7 @@ LABELS = {
 REASONS = {
     "en": {
         "stage 1": "first {min} rounds not complete yet",
-        "running": "still running: stage 1 asked for {needed} rounds",
+        "running": "still running: about {needed} rounds needed",
         "target width": "interval within ±{target}%",
         "above margin": "stopped early: whole interval above +{delta}%",
         "below margin": "stopped early: whole interval below −{delta}%",
@@ -50,7 +50,7 @@ REASONS = {
     },
     "zh": {
         "stage 1": "前 {min} 轮尚未完成",
-        "running": "仍在进行:第一阶段算出需要 {needed} 轮",
+        "running": "仍在进行：估计需要 {needed} 轮",
         "target width": "区间已在 ±{target}% 以内",
         "above margin": "提前停止:整个区间高于 +{delta}%",
         "below margin": "提前停止:整个区间低于 −{delta}%",
@@ -80,7 +80,7 @@ def reason_text(reason: str, study, lang: str = "en", needed=None) -> str:
 
 
 def stopping_table(cmp: pd.DataFrame, study, lang: str = "en") -> pd.DataFrame:
-    """One row per compared pair x workload x threads: rounds run, rounds stage 1 asked for,
+    """One row per compared pair x workload x threads: rounds run, rounds estimated as needed,
     the interval's half-width and level, and why the cell stopped."""
     L, A = T.labels(lang), LABELS[lang]
     if not len(cmp) or "stop_reason" not in cmp:
@@ -115,16 +115,19 @@ def stopping_summary(cmp: pd.DataFrame, study, runs_made: int, lang: str = "en")
     if lang == "zh":
         parts = "、".join(f"{n} 个{reason_text(r, study, lang)}" for r, n in counts.items())
         return (
-            f"自适应轮次:每个测试场景先测 {rep.min} 轮,由这几轮的离散程度决定还需要几轮才能使区间"
-            f"达到 ±{rep.target_halfwidth_pct:g}%(Stein 两阶段法,最终区间的自由度取自前 "
-            f"{rep.min} 轮,因此提前停止不会降低覆盖率),最多 {rep.max} 轮;第一阶段后区间若已"
-            f"整体高于、低于或落在 ±{study.compare.delta_pct:g}% 以内则提前停止。{cells} 个测试场景"
-            f"中:{parts}。共运行 {runs_made} 次,固定 {rep.max} 轮需要 {most} 次。"
+            f"自适应轮次：每个测试场景先测 {rep.min} 轮，之后每测一轮检视一次，最多 {rep.max} 轮。"
+            f"每次检视的区间是已测各轮的轮内配对 t 区间，临界值按 O'Brien–Fleming 型 α 消耗函数"
+            f"分配到各次检视（成组序贯设计），因此无论在哪一轮停止，区间的覆盖率都不低于 95%。"
+            f"区间整体高于、低于或落在 ±{study.compare.delta_pct:g}% 以内，或在 {rep.max} 轮内"
+            f"难以得出结论时提前停止。{cells} 个测试场景中：{parts}。共运行 {runs_made} 次，"
+            f"固定 {rep.max} 轮需要 {most} 次。"
         )
     parts = "; ".join(f"{n} {reason_text(r, study, lang)}" for r, n in counts.items())
     return (
-        f"Adaptive repeats: {describe_rule(study)}. The final interval keeps the {rep.min - 1} df "
-        f"of the first {rep.min} rounds, so stopping early does not lower its coverage. Of "
+        f"Adaptive repeats: {describe_rule(study)}. Each look's interval is the paired t interval "
+        f"of the rounds so far, with critical values that spend the 5% over all looks "
+        f"(group-sequential, O'Brien–Fleming type), so the interval where a cell stops covers "
+        f"at least 95% whatever made it stop. Of "
         f"{cells} cells: {parts}. {runs_made} runs made, against {most} for a fixed "
         f"{rep.max} rounds."
     )

@@ -33,7 +33,7 @@ def method_words(method: str, lang: str = "en") -> str:
         return "unpaired (Fieller)" if lang == "en" else "非配对 (Fieller)"
     if m.startswith("adaptive"):
         return (
-            "adaptive rounds (Stein two-stage t)" if lang == "en" else "自适应轮次 (Stein 两阶段 t)"
+            "adaptive rounds (group-sequential t)" if lang == "en" else "自适应轮次（成组序贯 t）"
         )
     return m
 

@@ -1043,11 +1043,6 @@ NOTES: list[tuple[str, str]] = [
         "Holm p={p} < {a},但没有有界区间在其一侧排除 0:不下结论",
     ),
     (
-        "adaptive: {r} rounds ({note}), Stein's two-stage interval at {lvl} with {df} df from "
-        "the first {m} rounds",
-        "自适应:{r} 轮 ({note}),Stein 两阶段 {lvl} 置信区间,自由度 {df},取自前 {m} 轮",
-    ),
-    (
         "adaptive: {r} rounds ({note}), group-sequential interval at nominal {lvl} with {df} df "
         "(looks after rounds {looks}, 95% over all looks)",
         "自适应:{r} 轮({note}),成组序贯置信区间,名义水平 {lvl},自由度 {df}"
