@@ -20,6 +20,7 @@ import pandas as pd
 
 from .. import paths
 from ..db import secret_config_file
+from ..hosts.runs import host_logs, run_on_hosts
 from ..record import RunRecord
 from ..tools import display_command, execute
 from .command import study_command
@@ -54,6 +55,14 @@ def client_logs(study: str, spec: RunSpec, clients: int) -> list[Path]:
     return paths.client_run_logs(study, "sysbench", spec.run_key, clients)
 
 
+def study_logs(study, spec: RunSpec) -> list[Path]:
+    """Every client's log of a run of ``study``: per host (``<run>/<host>.log``) when its
+    clients are hosts, else :func:`client_logs`."""
+    if study.client_hosts:
+        return host_logs(study, spec.run_key)
+    return client_logs(study.study, spec, study.n_clients)
+
+
 def earlier_attempts(path: Path) -> list[Path]:
     """The logs of earlier attempts of a run, set aside as ``<name>.attempt<N>.log``."""
     return sorted(
@@ -84,7 +93,7 @@ def run_one(
 
     study = ctx.study
     d = duration_s or study.duration_s
-    logs = client_logs(study.study, spec, study.n_clients)
+    logs = study_logs(study, spec)
     attempt = max(set_aside(p) for p in logs)
     timeout = study.run_timeout_s or d * 1.5 + 60
     sampler = _sampler(ctx) if (study.sample_resources if sample is None else sample) else None
@@ -105,6 +114,8 @@ def run_one(
                     sampler.stop()
         parsed = parse_sysbench_file(logs[0])
         command = display_command(cmd)
+    elif study.client_hosts:
+        parsed, outcome, command, hosts = run_on_hosts(ctx, spec, d, logs, timeout, sampler)
     else:
         parsed, outcome, command = _run_clients(ctx, spec, d, logs, timeout, sampler)
     rec, iv = record_from_parsed(
@@ -126,6 +137,9 @@ def run_one(
     if sampler is not None:
         samples = sampler.samples
         rec.warnings += sampler.warnings
+        if study.client_hosts and len(hosts.samples):
+            samples = pd.concat([samples, hosts.samples], ignore_index=True)
+            rec.warnings += hosts.warnings
         from ..resources import client_bottleneck
 
         cb = client_bottleneck(samples)
@@ -155,8 +169,8 @@ def _run_clients(ctx, spec: RunSpec, d: int, logs: list[Path], timeout: float, s
     (:mod:`tibenchlib.multiclient`) and one outcome spanning them all (the first failed
     client's exit when one failed). Every client's log stays where it was written."""
     from ..clients import endpoint_conns, execute_together, failed_clients, split_threads
-    from ..multiclient import merge_histograms, merge_summaries, summed_intervals
-    from ..parse.sysbench import SysbenchResult, parse_sysbench_file
+    from ..multiclient import merge_parsed
+    from ..parse.sysbench import parse_sysbench_file
 
     study = ctx.study
     conns = endpoint_conns(ctx.conn, study.clients)
@@ -175,19 +189,8 @@ def _run_clients(ctx, spec: RunSpec, d: int, logs: list[Path], timeout: float, s
             if sampler is not None:
                 sampler.stop()
     each = [parse_sysbench_file(p) for p in logs]
-    summary = merge_summaries([p.summary for p in each])
-    first = each[0].summary
-    for key in ("workload", "percentile", "report_interval_s", "sysbench_version"):
-        if key in first:
-            summary[key] = first[key]
-    summary["fatal"] = [f for p in each for f in (p.summary.get("fatal") or [])]
-    summary["client_logs"] = [str(p) for p in logs]
-    summary["client_tps"] = [p.summary.get("tps") for p in each]
-    parsed = SysbenchResult(
-        summary=summary,
-        intervals=summed_intervals(each, [o.started_at for o in outcomes]),
-        histogram=merge_histograms([p.histogram for p in each if p.histogram is not None]),
-    )
+    parsed = merge_parsed(each, [o.started_at for o in outcomes], logs)
+    summary = parsed.summary
     failed = failed_clients(outcomes)
     base = outcomes[failed[0]] if failed else outcomes[0]
     outcome = dataclasses.replace(
