@@ -212,9 +212,11 @@ class _Remote:
                 pass
 
 
-def _local(job: ClientJob, agreed: float, timeout_s, on_start) -> ClientResult:
+def _local(job: ClientJob, agreed: float, timeout_s, on_start, on_end) -> ClientResult:
     time.sleep(max(0.0, agreed - time.time()))
     out = execute(job.argv, job.log, timeout_s=timeout_s, on_start=on_start)
+    if on_end is not None:
+        on_end()
     err = None
     if out.missing or out.timed_out or out.returncode != 0:
         why = (
@@ -235,12 +237,15 @@ def run_clients(
     name: str,
     timeout_s: float | None = None,
     on_local_start=None,
+    on_local_end=None,
 ) -> list[ClientResult]:
     """Run ``jobs`` together (one per client) and return their results in order.
 
     ``name`` names the run's files in the hosts' private directories. Every remote host gets
-    its credentials file first; then all start at :func:`agreed_start`. Raises only on an abort
-    (after killing every client); a failed client is a result with ``error`` set."""
+    its credentials file first; then all start at :func:`agreed_start`. ``on_local_start(pid)``
+    and ``on_local_end()`` are called around each local client (its resource sampling).
+    Raises only on an abort (after killing every client); a failed client is a result with
+    ``error`` set."""
     remotes = {i: _Remote(j, study, name) for i, j in enumerate(jobs) if not j.check.local}
     pids: list[int] = []
 
@@ -257,7 +262,7 @@ def run_clients(
             if i in remotes:
                 tasks.append(remotes[i].run(agreed, timeout_s))
             else:
-                tasks.append(asyncio.to_thread(_local, j, agreed, timeout_s, started))
+                tasks.append(asyncio.to_thread(_local, j, agreed, timeout_s, started, on_local_end))
         try:
             return list(await asyncio.gather(*tasks))
         finally:

@@ -125,11 +125,20 @@ def run_on_hosts(ctx, spec, d: int, logs: list, timeout: float, sampler):
             if sampler is not None:
                 sampler.watch("client", pid)
 
+        def local_ended() -> None:
+            if sampler is not None:
+                sampler.unwatch("client")
+
         if sampler is not None:
             sampler.start()
         try:
             results = run_clients(
-                jobs, study=study.study, name=name, timeout_s=timeout, on_local_start=local_started
+                jobs,
+                study=study.study,
+                name=name,
+                timeout_s=timeout,
+                on_local_start=local_started,
+                on_local_end=local_ended,
             )
         finally:
             if sampler is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import shlex
 import threading
 import time
@@ -20,6 +21,9 @@ import asyncssh
 from .spec import Destination
 
 __all__ = ["HostError", "SshHost", "call", "remote_dir"]
+
+# asyncssh logs every channel at INFO: only its warnings reach tibench's log
+logging.getLogger("asyncssh").setLevel(logging.WARNING)
 
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_lock = threading.Lock()
