@@ -206,8 +206,10 @@ class _Remote:
             if p is not None:
                 p.close()
         if self.alive:
+            pid = self.readings.split("\n", 1)[0].removeprefix("PID ").strip()
+            kill = f"; kill {pid} 2>/dev/null; true" if pid.isdigit() else ""
             try:
-                await self.ssh.arun(f"rm -rf {shlex.quote(self.dir)}", timeout=10)
+                await self.ssh.arun(f"rm -rf {shlex.quote(self.dir)}{kill}", timeout=10)
             except Exception:  # noqa: BLE001 - removed by the next pre-flight instead
                 pass
 
