@@ -307,3 +307,29 @@ class _listening:
 
     def __exit__(self, *exc):
         self.sock.close()
+
+
+def test_the_environment_captures_every_client_host(hosts, tmp_path, data_dir):
+    from tibenchlib import phases
+    from tibenchlib.envcapture import host_summary, list_unavailable
+    from tibenchlib.store import Store
+
+    study = parse_study(_study("hostenv", hosts, phases=["environment"]))
+    phases.run_phase(study, "environment", progress=False)
+    cap = Store.for_study(study, record=False).environment_captures("hostenv")["a"]
+    labels = [parse_destination(e["host"]).label for e in hosts.client_entries()]
+    assert sorted(cap["client_hosts"]) == sorted(labels)
+    here = host_summary(cap["host"])
+    for lab in labels:
+        c = cap["client_hosts"][lab]
+        row = host_summary(c)
+        # the loopback hosts are this machine: the same CPU, memory and kernel, read remotely
+        for key in ("cpu_model", "logical_cpus", "kernel", "os", "sysbench"):
+            assert row[key] == here[key], key
+        assert (
+            abs(row["memory_bytes"] - os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+            < 2**20
+        )
+        assert abs(c["clock_offset_ms"]) < 1000
+        assert not [u for u in list_unavailable(c) if "cpu" in u[0] or "memory" in u[0]]
+    close_all()
