@@ -8,10 +8,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import psutil
 import pytest
 
 from tibenchlib import paths
+from tibenchlib.diagnose import cpu_per_run, diagnose
 from tibenchlib.hosts.execute import ClientResult, agreed_start, start_spread_ms
 from tibenchlib.hosts.preflight import HostCheck
 from tibenchlib.hosts.proc import parse_readings, sample_rows, sampler_script
@@ -153,3 +156,52 @@ def test_start_spread_is_latest_minus_earliest():
     rs = [res(100.004), res(100.001), res(100.030)]
     assert start_spread_ms(rs) == pytest.approx(29.0)
     assert rs[2].start_delay_ms == pytest.approx(30.0)
+
+
+LADDER = [1, 2, 4, 8, 16]
+FLAT = {1: 1000.0, 2: 1900.0, 4: 3000.0, 8: 3050.0, 16: 3020.0}
+
+
+def _sweep(shares: dict, cores: dict):
+    """Runs levelling off from 4 threads and per-second samples at ``shares`` of ``cores``
+    per source (a known truth for the diagnosis)."""
+    rng = np.random.default_rng(1)
+    runs, samples = [], []
+    for t in LADDER:
+        for r in (1, 2, 3):
+            key = f"a/w/t{t}/r{r}"
+            runs.append(
+                {"run_key": key, "workload": "w", "arm": "a", "threads": t, "repeat": r,
+                 "status": "ok", "tps": FLAT[t] * (1 + 0.01 * rng.standard_normal()),
+                 "lat_p95_ms": t * (1 + 0.02 * rng.standard_normal())}
+            )  # fmt: skip
+            for src, share in shares.items():
+                level = share * (1 + 0.01 * rng.standard_normal())
+                for s in range(1, 11):
+                    samples.append(
+                        {"run_key": key, "source": src, "t": float(s),
+                         "cpu_pct": 100 * cores[src] * level, "cores_allowed": cores[src]}
+                    )  # fmt: skip
+    return pd.DataFrame(runs), pd.DataFrame(samples)
+
+
+def test_the_diagnosis_names_a_starved_client_host():
+    runs, samples = _sweep(
+        {"server": 0.45, "client": 0.30, "client:bench2": 0.97, "client:bench3": 0.35},
+        {"server": 2, "client": 2, "client:bench2": 2, "client:bench3": 2},
+    )
+    (d,) = diagnose(runs, cpu_per_run(samples)).to_dict("records")
+    assert d["verdict"] == "client_cpu" and d["resource"] == "client:bench2"
+    assert "client host bench2 CPU-bound" in d["sentence_en"]
+    assert "sysbench on client host bench2 uses 97%" in d["sentence_en"]
+    assert "客户端主机 bench2 CPU 瓶颈" in d["sentence_zh"]
+
+
+def test_client_hosts_with_headroom_are_not_the_limit():
+    runs, samples = _sweep(
+        {"server": 0.96, "client": 0.30, "client:bench2": 0.35},
+        {"server": 2, "client": 2, "client:bench2": 4},
+    )
+    (d,) = diagnose(runs, cpu_per_run(samples)).to_dict("records")
+    assert d["verdict"] == "server_cpu" and d["resource"] == "server"
+    assert "sysbench on client host bench2 uses 35%" in d["sentence_en"]

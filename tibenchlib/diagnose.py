@@ -197,7 +197,20 @@ _NAMES = {
 }
 
 
+def is_client(source: str) -> bool:
+    """A client's source: the local sysbench client (``client``) or one on a client host
+    (``client:<host>``, sampled over SSH by :mod:`tibenchlib.hosts.proc`)."""
+    return source == "client" or source.startswith("client:")
+
+
 def _name(source: str, lang: str) -> str:
+    if source.startswith("client:"):
+        host = source.split(":", 1)[1]
+        return (
+            f"客户端主机 {host} 上的 sysbench"
+            if lang == "zh"
+            else f"sysbench on client host {host}"
+        )
     if source in COMPONENTS:
         return f"{source}-server" if source in ("tidb", "pd") else source
     return _NAMES[lang].get(source, source)
@@ -309,15 +322,15 @@ def diagnosis_row(
 
     judged = {k: v for k, v in shares.items() if v["demand"]["mean"] is not None}
     full = sorted((k for k in judged if mean(k) >= limit), key=lambda k: -mean(k))
-    server_full = [k for k in full if k != "client"]
+    server_full = [k for k in full if not is_client(k)]
     if full:
         first = full[0]
         second = full[1] if len(full) > 1 else None
-        if second is not None and "client" in full[:2] and not dominates(first, second):
+        if second is not None and any(map(is_client, full[:2])) and not dominates(first, second):
             # client and server starve together: neither can be named
             row.update(verdict="host_cpu", resource="+".join(sorted(full[:2])))
-        elif first == "client":
-            row.update(verdict="client_cpu", resource="client")
+        elif is_client(first):
+            row.update(verdict="client_cpu", resource=first)
         else:
             row.update(verdict="server_cpu", resource=first)
         if len(server_full) > 1 or (row["verdict"] != "host_cpu" and second):
@@ -331,8 +344,8 @@ def diagnosis_row(
     if n_sat is None:
         row["reason"] = "unclear"
         return row
-    server_side = [k for k in judged if k != "client"]
-    unshared = [k for k in shares if k != "client" and k not in judged]
+    server_side = [k for k in judged if not is_client(k)]
+    unshared = [k for k in shares if not is_client(k) and k not in judged]
     if not server_side:
         row["reason"] = (
             "no server CPU measured (a remote server without Prometheus, or sampling off)"
@@ -475,7 +488,15 @@ def _sentence(row: dict, lang: str, limit: float, headroom: float) -> str:
         src = row["resource"]
         main = share_of(src)
         rest = [share_of(s) for s in cpu if s != src and cpu[s]["share"]["mean"] is not None]
-        if v == "client_cpu":
+        if v == "client_cpu" and src != "client":
+            host = src.split(":", 1)[1]
+            what = (
+                f"客户端主机 {host} CPU 瓶颈:测到的是这台客户端主机,而非数据库;增加或更换客户端主机"
+                if zh
+                else f"client host {host} CPU-bound: the sweep measured that client host, not "
+                "the database; add or change client hosts"
+            )
+        elif v == "client_cpu":
             what = (
                 "客户端 CPU 瓶颈:测到的是 sysbench 客户端,而非数据库"
                 if zh
@@ -579,7 +600,7 @@ def _flat(row: dict) -> dict:
     cpu = ev.get("cpu", {})
     src = row["resource"] if row["resource"] in cpu else None
     if src is None and cpu:
-        judged = [k for k in cpu if k != "client" and cpu[k]["demand"]["mean"] is not None]
+        judged = [k for k in cpu if not is_client(k) and cpu[k]["demand"]["mean"] is not None]
         src = max(judged, key=lambda k: cpu[k]["demand"]["mean"]) if judged else None
     out: dict = {}
     for name, key in (("cpu", src), ("client", "client"), ("server", "server")):
