@@ -333,3 +333,40 @@ def test_the_environment_captures_every_client_host(hosts, tmp_path, data_dir):
         assert abs(c["clock_offset_ms"]) < 1000
         assert not [u for u in list_unavailable(c) if "cpu" in u[0] or "memory" in u[0]]
     close_all()
+
+
+@pytest.mark.slow
+def test_sigterm_kills_the_clients_on_every_host(hosts, tmp_path, data_dir):
+    from tibenchlib import phases
+
+    name = "hostterm"
+    d = _study(name, hosts, workloads=["oltp_point_select"], duration_s=20, repeats=1)
+    phases.run_phase(parse_study(d), "prepare", progress=False)
+    p = tmp_path / "study.yaml"
+    p.write_text(yaml.safe_dump(d))
+    env = {**os.environ, "TIBENCH_DATA": str(data_dir)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--in-process", "--phase", "sweep"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    private = Path.home() / ".tibench" / name
+    end = time.monotonic() + 240
+    try:
+        while len(list(private.glob("*/*.pid"))) < 2:  # both hosts' clients under way
+            assert proc.poll() is None and time.monotonic() < end
+            time.sleep(0.05)
+        time.sleep(2)
+        assert len(_leftovers(name)) >= 3  # the local client and both hosts' (and samplers)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    # nothing left on any host the moment tibench is gone, the credentials files removed
+    assert not _leftovers(name), _leftovers(name)
+    assert not list(private.glob("*/*"))

@@ -30,7 +30,7 @@ import pandas as pd
 from ..tools import Outcome, execute
 from .preflight import HostCheck
 from .proc import parse_readings, sample_rows, sampler_script
-from .ssh import call, remote_dir
+from .ssh import call, remote_dir, stop_script
 
 __all__ = ["ClientJob", "ClientResult", "agreed_start", "run_clients", "start_spread_ms"]
 
@@ -78,9 +78,12 @@ def start_spread_ms(results: list[ClientResult]) -> float:
 
 
 def _wrapper(directory: str, name: str, argv: list[str], start_remote: float) -> str:
-    d = shlex.quote(directory)
+    """The client's shell on the host: its pid noted (the directory spelled out, so that
+    :func:`~tibenchlib.hosts.ssh.stop_script` knows it while it waits), a sleep until the agreed
+    instant on the host's clock, the actual start on stderr, then ``exec`` of the tool."""
+    pid = shlex.quote(f"{directory}/{name}.pid")
     return (
-        f'D={d}; echo $$ > "$D/{name}.pid"; n=$(date +%s.%N); '
+        f"echo $$ > {pid}; n=$(date +%s.%N); "
         f's=$(awk -v t={start_remote:.6f} -v n="$n" \'BEGIN{{d=t-n; if (d<0) d=0; '
         f'printf "%.6f", d}}\'); sleep "$s"; date +%s.%N >&2; '
         f"exec {shlex.join(argv)} 2>&1"
@@ -156,7 +159,7 @@ class _Remote:
                 except TimeoutError:
                     timed_out = True
                     error = f"client host {self.ssh}: still running after {timeout_s:g} s"
-                    await self.kill()
+                    await self.stop()
                 finally:
                     sampling.cancel()
             except (OSError, asyncssh.Error) as e:
@@ -187,31 +190,18 @@ class _Remote:
         except (OSError, asyncssh.Error):
             pass
 
-    async def kill(self) -> None:
-        """Kill the client through its pid file (and its sampler)."""
-        if not self.alive:
-            return
-        d = shlex.quote(self.dir)
-        try:
-            await self.ssh.arun(
-                f'p=$(cat {d}/{self.name}.pid 2>/dev/null) && kill -TERM "$p" 2>/dev/null; '
-                f'sleep 0.5; [ -n "$p" ] && kill -KILL "$p" 2>/dev/null; true',
-                timeout=10,
-            )
-        except Exception:  # noqa: BLE001 - a host that is gone has nothing left to kill
-            pass
-
-    async def cleanup(self) -> None:
+    async def stop(self) -> None:
+        """Stop the client and its sampling loop if still running, remove the private directory
+        (credentials file included), close the sessions. Idempotent; a host that is gone has
+        nothing left to stop (the next pre-flight cleans what a lost connection left)."""
+        if self.alive:
+            try:
+                await self.ssh.arun(stop_script(self.dir), timeout=15)
+            except Exception:  # noqa: BLE001 - see above
+                pass
         for p in (self.sampler, self.proc):
             if p is not None:
                 p.close()
-        if self.alive:
-            pid = self.readings.split("\n", 1)[0].removeprefix("PID ").strip()
-            kill = f"; kill {pid} 2>/dev/null; true" if pid.isdigit() else ""
-            try:
-                await self.ssh.arun(f"rm -rf {shlex.quote(self.dir)}{kill}", timeout=10)
-            except Exception:  # noqa: BLE001 - removed by the next pre-flight instead
-                pass
 
 
 def _local(job: ClientJob, agreed: float, timeout_s, on_start, on_end) -> ClientResult:
@@ -268,7 +258,7 @@ def run_clients(
         try:
             return list(await asyncio.gather(*tasks))
         finally:
-            await asyncio.gather(*(r.cleanup() for r in remotes.values()))
+            await asyncio.gather(*(r.stop() for r in remotes.values()))
 
     try:
         return call(main())
@@ -280,8 +270,7 @@ def run_clients(
                 pass
 
         async def abort():
-            await asyncio.gather(*(r.kill() for r in remotes.values()))
-            await asyncio.gather(*(r.cleanup() for r in remotes.values()))
+            await asyncio.gather(*(r.stop() for r in remotes.values()))
 
         try:
             call(abort(), timeout=20)

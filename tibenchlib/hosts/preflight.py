@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 
 from .spec import LOCAL, host_labels, parse_destination
-from .ssh import HostError, SshHost, call, remote_dir
+from .ssh import HostError, SshHost, call, remote_dir, stop_script
 
 __all__ = ["HostCheck", "check_hosts", "check_rows", "clock_offset", "problems"]
 
@@ -52,17 +52,11 @@ class HostCheck:
 
 
 def _probe_script(directory: str, tool: str, target_host: str, target_port: int) -> str:
-    d, t = shlex.quote(directory), shlex.quote(tool)
-    comm = shlex.quote(tool.rsplit("/", 1)[-1][:15])
+    t = shlex.quote(tool)
     th, tp = shlex.quote(target_host), shlex.quote(str(target_port))
-    return f"""D={d}; T={t}
-if [ -d "$D" ]; then
-  for f in "$D"/*.pid; do
-    [ -f "$f" ] || continue; p=$(cat "$f")
-    if [ "$(cat /proc/$p/comm 2>/dev/null)" = {comm} ]; then kill -KILL "$p" && echo "killed=$p"; fi
-  done
-  rm -rf "$D"
-fi
+    return (
+        stop_script(directory)
+        + f"""T={t}
 if command -v "$T" >/dev/null 2>&1; then echo "version=$("$T" --version 2>&1 | head -n 1)"
 else echo "version="; fi
 if command -v bash >/dev/null 2>&1; then
@@ -71,6 +65,7 @@ if command -v bash >/dev/null 2>&1; then
 else echo target=unknown; fi
 echo "cores=$(nproc)"; echo "clk_tck=$(getconf CLK_TCK)"; echo "pagesize=$(getconf PAGESIZE)"
 """
+    )
 
 
 def _kv(text: str) -> dict[str, str]:

@@ -21,13 +21,14 @@ __all__ = ["parse_readings", "sample_rows", "sampler_script"]
 
 
 def sampler_script(directory: str, pid_file: str, interval_s: float = 1.0) -> str:
-    """The host's sampling loop: its own pid first (``PID <pid>``), then one block
-    ``T <epoch>`` / ``cpu …`` / ``<pid stat>`` / ``E`` per ``interval_s``; it ends when its
-    session is closed, ``directory`` is removed or it is killed."""
+    """The host's sampling loop (its pid in ``<pid_file>.sampler.pid`` of ``directory``, so
+    :func:`tibenchlib.hosts.ssh.stop_script` stops it): one block ``T <epoch>`` / ``cpu …`` /
+    ``<pid stat>`` / ``E`` per ``interval_s``; it ends when its session is closed, ``directory``
+    is removed or it is killed."""
     d = shlex.quote(directory)
     p = shlex.quote(f"{directory}/{pid_file}")
     return (
-        f'echo "PID $$"; P={p}; while [ -d {d} ]; do '
+        f"echo $$ > {p}.sampler.pid; P={p}; while [ -d {d} ]; do "
         """printf 'T %s\\n' "$(date +%s.%N)"; head -n 1 /proc/stat; """
         'if [ -f "$P" ]; then cat "/proc/$(cat "$P")/stat" 2>/dev/null; fi; echo E; '
         f"sleep {interval_s:g}; done"

@@ -20,7 +20,7 @@ import asyncssh
 
 from .spec import Destination
 
-__all__ = ["HostError", "SshHost", "call", "remote_dir"]
+__all__ = ["HostError", "SshHost", "call", "remote_dir", "stop_script"]
 
 # asyncssh logs every channel at INFO: only its warnings reach tibench's log
 logging.getLogger("asyncssh").setLevel(logging.WARNING)
@@ -77,6 +77,33 @@ def remote_dir(study: str, label: str) -> str:
     """The host's private directory of one study's client (relative to the login's home):
     ``.tibench/<study>/<label>``, mode 0700, removed after each run."""
     return f".tibench/{study}/{label}"
+
+
+def stop_script(directory: str) -> str:
+    """Stop what runs from a private directory and remove it: every process whose pid is in a
+    ``*.pid`` file there and whose command line names the directory (a client, a client still
+    waiting for the start barrier, a sampling loop; never an unrelated process that reused the
+    pid) gets SIGTERM, then SIGKILL after up to 2 s; prints ``killed=<pid>`` for each."""
+    d = shlex.quote(directory)
+    return f"""D={d}
+if [ -d "$D" ]; then
+  ps=""
+  for f in "$D"/*.pid; do
+    [ -f "$f" ] || continue; p=$(cat "$f")
+    case "$p" in ''|*[!0-9]*) continue;; esac
+    if tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -qF -- "$D/"; then
+      kill -TERM "$p" 2>/dev/null && ps="$ps $p" && echo "killed=$p"
+    fi
+  done
+  i=0
+  for p in $ps; do
+    while [ -d /proc/$p ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+    kill -KILL "$p" 2>/dev/null
+  done
+  rm -rf "$D"
+fi
+true
+"""
 
 
 class SshHost:
