@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -101,8 +102,8 @@ def _readings_from_this_host(seconds: int = 2, cpu: list | None = None) -> str:
     time.sleep(seconds)
     if cpu is not None:
         cpu.append(sum(proc.cpu_times()[:2]))
-    (d / "c.pid").unlink()
-    d.rmdir()  # the loop ends when its directory is gone
+    assert (d / "c.pid.sampler.pid").read_text().strip() == str(loop.pid)  # stop_script's
+    shutil.rmtree(d)  # the loop ends when its directory is gone
     out, _ = loop.communicate(timeout=10)
     busy.kill()
     busy.wait()

@@ -7,10 +7,12 @@ Skipped with the reason only where sshd is not installed (make setup installs op
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -26,6 +28,18 @@ from tibenchlib.hosts.runs import close_all, open_hosts
 from tibenchlib.hosts.spec import parse_destination
 from tibenchlib.hosts.ssh import HostError, SshHost
 from tibenchlib.params import ClientHost, parse_study
+from tibenchlib.server import embedded
+
+
+@pytest.fixture
+def data_dir(monkeypatch):
+    """A private data directory on a short path (under pytest-xdist the usual one can make
+    mariadbd's socket path longer than the 107 characters it accepts)."""
+    d = Path(tempfile.mkdtemp(prefix="tbh-"))
+    monkeypatch.setenv("TIBENCH_DATA", str(d))
+    yield d
+    embedded().stop()
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture
