@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
+from scipy import stats as st
 
 from tibenchlib import paths
 from tibenchlib.diagnose import cpu_per_run, diagnose
@@ -20,6 +21,7 @@ from tibenchlib.hosts.execute import ClientResult, agreed_start, start_spread_ms
 from tibenchlib.hosts.preflight import HostCheck
 from tibenchlib.hosts.proc import parse_readings, sample_rows, sampler_script
 from tibenchlib.hosts.spec import Destination, host_labels, parse_destination
+from tibenchlib.hosts.tables import contributions
 from tibenchlib.params import ParamsError, parse_study
 from tibenchlib.tools import Outcome
 
@@ -206,3 +208,38 @@ def test_client_hosts_with_headroom_are_not_the_limit():
     (d,) = diagnose(runs, cpu_per_run(samples)).to_dict("records")
     assert d["verdict"] == "server_cpu" and d["resource"] == "server"
     assert "sysbench on client host bench2 uses 35%" in d["sentence_en"]
+
+
+def test_per_host_contributions_share_and_cpu_demand():
+    runs = pd.DataFrame(
+        {"run_key": ["a/w/t6/r1", "a/w/t6/r2", "a/w/t6/r3"], "arm": "a", "workload": "w",
+         "threads": 6, "status": ["ok", "ok", "failed"]}
+    )  # fmt: skip
+    tps = {"a/w/t6/r1": (100, 200, 100), "a/w/t6/r2": (120, 180, 100), "a/w/t6/r3": (1, 1, 1)}
+    hosts = ["local", "h2", "h3"]
+    run_hosts = pd.DataFrame(
+        [{"run_key": k, "host": h, "tps": v[i], "threads": 2} for k, v in tps.items()
+         for i, h in enumerate(hosts)]
+    )  # fmt: skip
+    samples = pd.DataFrame(
+        [{"run_key": k, "source": src, "t": float(s), "cpu_pct": pct, "cores_allowed": 2}
+         for k in tps for src, pct in (("client", 50.0), ("client:h2", 190.0), ("client:h3", 20.0),
+                                       ("server", 150.0)) for s in (1, 2)]
+    )  # fmt: skip
+    c = contributions(runs, run_hosts, samples).set_index("host")
+    assert list(c.index) == hosts and (c["n"] == 2).all()  # the failed run left out
+    m, lo, hi = _t_plain([200 / 400, 180 / 400])
+    assert c.loc["h2", "tps_share"] == pytest.approx(m)
+    assert (c.loc["h2", "tps_share_ci_low"], c.loc["h2", "tps_share_ci_high"]) == pytest.approx(
+        (lo, hi)
+    )
+    assert c["tps_share"].sum() == pytest.approx(1.0)
+    assert c.loc["h2", "cpu_demand"] == pytest.approx(0.95)
+    assert c.loc["local", "cpu_demand"] == pytest.approx(0.25)
+    assert contributions(runs, run_hosts)["cpu_demand"].isna().all()
+
+
+def _t_plain(values):
+    v = np.asarray(values, float)
+    half = st.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
+    return v.mean(), v.mean() - half, v.mean() + half
