@@ -128,6 +128,8 @@ def test_host_cpu_demand_from_proc(data_dir):
     assert 0.3 * cpu[0] < seconds <= cpu[0] + 0.05
     assert (rows["cpus_busy_pct"] > 0).all() and (rows["cpus_busy_pct"] <= 100).all()
     assert (rows["rss_bytes"] > 0).all()
+    # the run-queue wait of its threads, as the local sampler reads it (never negative)
+    assert rows["cpu_wait_pct"].notna().all() and (rows["cpu_wait_pct"] >= 0).all()
     # an offset of the host's clock moves the samples onto this machine's clock
     shifted = sample_rows(with_pid, source="client:h", t0=t0, offset_s=2.0, cores=1)
     assert (shifted["t"] == (rows["t"] - 2.0).round(3)).all()

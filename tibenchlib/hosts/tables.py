@@ -2,8 +2,9 @@
 throughput and its CPU demand, per arm × workload × threads, beside the merged figures.
 
 Estimator: per run, a host's TPS share = its client's TPS / the sum over the run's clients
-(from ``run_hosts``) and its CPU demand = mean sampled CPU of its client / (100 × its cores)
-(from ``samples``, source ``client`` for ``local`` and ``client:<host>`` for the others); then
+(from ``run_hosts``) and its CPU demand as the diagnosis reads it
+(:func:`tibenchlib.diagnose.cpu_per_run`: (CPU + run-queue wait) / its cores, from ``samples``,
+source ``client`` for ``local`` and ``client:<host>`` for the others); then
 the mean over the repeated runs (the unit of replication) with a Student t 95 % interval
 (:func:`tibenchlib.stats.t_interval`). Only runs whose status is ``ok`` count. Pure: DataFrames
 in, a DataFrame out.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..diagnose import cpu_per_run, is_client
 from ..stats import t_interval
 
 __all__ = ["contributions"]
@@ -35,12 +37,9 @@ def contributions(
     total = rh.groupby("run_key")["tps"].transform("sum")
     rh = rh.assign(share=rh["tps"] / total)
     if samples is not None and len(samples):
-        s = samples[samples["source"].str.startswith("client")]
-        s = s.assign(host=s["source"].str.removeprefix("client:").replace("client", "local"))
-        per = s.groupby(["run_key", "host"]).agg(
-            cpu=("cpu_pct", "mean"), cores=("cores_allowed", "max")
-        )
-        per = (per["cpu"] / (100.0 * per["cores"])).rename("demand").reset_index()
+        cpu = cpu_per_run(samples[samples["source"].map(is_client)])
+        host = cpu["source"].str.removeprefix("client:").replace("client", "local")
+        per = cpu.assign(host=host)[["run_key", "host", "demand"]]
         rh = rh.merge(per, on=["run_key", "host"], how="left")
     else:
         rh = rh.assign(demand=float("nan"))
