@@ -384,3 +384,33 @@ def test_sigterm_kills_the_clients_on_every_host(hosts, tmp_path, data_dir):
     # nothing left on any host the moment tibench is gone, the credentials files removed
     assert not _leftovers(name), _leftovers(name)
     assert not list(private.glob("*/*"))
+
+
+@pytest.mark.slow
+def test_one_ssh_client_alone(hosts, data_dir, sysbench_bin):
+    from tibenchlib import phases
+    from tibenchlib.sysbench.runner import RunSpec, run_one, study_logs
+    from tibenchlib.target import open_arm
+
+    entry = hosts.client_entries()[0]
+    study = parse_study(
+        _study("hostone", hosts, workloads=["oltp_point_select"], threads=[2], clients=[entry])
+    )
+    phases.run_phase(study, "prepare", progress=False)
+    ctx = open_arm(study, "a")
+    rec = run_one(ctx, RunSpec("a", "oltp_point_select", 2, 1))
+    assert rec.status == "ok", rec.error
+    (log,) = study_logs(study, RunSpec("a", "oltp_point_select", 2, 1))
+    assert log.name == f"{parse_destination(entry['host']).label}.log" and rec.tps > 0
+    assert "more clients" not in rec.command
+    samples = ctx.store.read("samples", "hostone")
+    remote = samples[samples["source"] == f"client:{parse_destination(entry['host']).label}"]
+    server = samples[samples["source"] == "server"]
+    assert len(remote) and len(server)
+    # both on one time axis: the host's samples within the server's span, give or take a second
+    assert (
+        server["t"].min() - 1.5 <= remote["t"].min()
+        and remote["t"].max() <= server["t"].max() + 1.5
+    )
+    assert not _leftovers("hostone")
+    close_all()

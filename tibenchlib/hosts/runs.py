@@ -184,12 +184,17 @@ def run_on_hosts(ctx, spec, d: int, logs: list, timeout: float, sampler):
     extras = HostExtras()
     remote = [r.samples for r in results if len(r.samples)]
     if sampler is not None and remote:
+        # the hosts' samples count from the agreed start, the local sampler's from its own t0
+        shift = results[0].agreed - (sampler.t0 or results[0].agreed)
         extras.samples = pd.concat(remote, ignore_index=True)
+        extras.samples["t"] = (extras.samples["t"] + shift).round(3)
         for r in results:
             if len(r.samples):
                 cb = client_bottleneck(r.samples, source=f"client:{r.job.check.label}")
                 if cb["warning"]:
                     extras.warnings.append(cb["warning"])
     n = len(jobs) - 1
-    command = display_command(jobs[0].argv) + f"  (and {n} more clients started with it)"
+    command = display_command(jobs[0].argv)
+    if n:
+        command += f"  (and {n} more clients started with it)"
     return parsed, outcome, command, extras

@@ -104,7 +104,9 @@ def run_one(
             sampler.t0 = time.time()
             sampler.start()
 
-    if len(logs) == 1:
+    if study.client_hosts:  # one or more clients on hosts, this machine ("local") or SSH
+        parsed, outcome, command, hosts = run_on_hosts(ctx, spec, d, logs, timeout, sampler)
+    elif len(logs) == 1:
         with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
             cmd = study_command(study, ctx.conn, spec.workload, spec.threads, d, cfg)
             try:
@@ -114,8 +116,6 @@ def run_one(
                     sampler.stop()
         parsed = parse_sysbench_file(logs[0])
         command = display_command(cmd)
-    elif study.client_hosts:
-        parsed, outcome, command, hosts = run_on_hosts(ctx, spec, d, logs, timeout, sampler)
     else:
         parsed, outcome, command = _run_clients(ctx, spec, d, logs, timeout, sampler)
     rec, iv = record_from_parsed(
