@@ -11,8 +11,9 @@ rounds of the per-round ratio hosts / local (log scale, Student t 95% interval, 
 the start barrier's spread (latest minus earliest client start of a run) as its median over the
 runs on hosts.
 
-Exit code 0 when the ratio's mean is at least 0.97 and the spread's median under 50 ms (issue
-24's targets); skipped (exit 0, a line saying why) without sshd or sysbench.
+Exit code 0 when the ratio's interval lies at or above 0.97 and the spread's median is under
+50 ms (issue 24's targets); an interval containing 0.97 decides nothing and says so (exit 1).
+Skipped (exit 0, a line saying why) without sshd or sysbench.
 
 On one machine the loopback hosts are not separate machines: with the kernel's CFS autogroup on
 (``/proc/sys/kernel/sched_autogroup_enabled`` = 1, printed), every SSH session is a scheduling
@@ -114,8 +115,14 @@ def main() -> int:
         f"start barrier spread: median {med:.1f} ms, max {max(spread):.1f} ms "
         f"over {len(spread)} runs"
     )
-    ok = ratio >= 0.97 and med < 50
-    print("targets (ratio >= 0.97, median spread < 50 ms):", "met" if ok else "NOT met")
+    if lo >= 0.97:
+        verdict = "met"
+    elif hi < 0.97:
+        verdict = "NOT met"
+    else:
+        verdict = "not decided (the interval contains 0.97: more rounds or a quieter machine)"
+    print(f"ratio >= 0.97: {verdict}; median spread < 50 ms: {'met' if med < 50 else 'NOT met'}")
+    ok = verdict == "met" and med < 50
     return 0 if ok else 1
 
 

@@ -99,7 +99,6 @@ class _Remote:
         self.proc = None
         self.sampler = None
         self.readings = ""
-        self.start_remote: float | None = None
 
     @property
     def alive(self) -> bool:
