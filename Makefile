@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PARAMS ?= params/demo.yaml
 
 .DEFAULT_GOAL := help
-.PHONY: help setup demo test test-fast lint format lab bench clean-data server-stop ycsb
+.PHONY: help setup demo demo-hosts test test-fast lint format lab bench clean-data server-stop ycsb
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -36,6 +36,9 @@ demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB (
 	@# the findings were printed by the run; the report's path comes last
 	@set -o pipefail; $(BIN)/tibench report $$(basename $(PARAMS) .yaml) 2>/dev/null \
 		| sed 's/^/report: /' || echo "report: tibench report $$(basename $(PARAMS) .yaml) failed" >&2
+
+demo-hosts: setup ## a sweep from this machine and two SSH client hosts (sshd on 127.0.0.2/.3)
+	$(BIN)/python -m tibenchlib.hosts.demo
 
 # pytest-xdist: two workers, each test file on one worker in file order (module fixtures and
 # the order of tests inside a file hold); each worker has its own data directory and server

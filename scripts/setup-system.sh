@@ -24,6 +24,8 @@ have mvn || need+=(maven)
 if ! have chromium && ! have chromium-browser && grep -qs "^ID=debian" /etc/os-release; then
   need+=(chromium)
 fi
+# OpenSSH's server runs two loopback client hosts for the SSH client-host tests and demo
+have sshd || need+=(openssh-server)
 # Debian's own python3 needs python3-venv for `python3 -m venv` (ensurepip)
 python3 -c "import ensurepip" >/dev/null 2>&1 || need+=(python3-venv)
 

@@ -25,7 +25,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "foundation": (
         "paths", "phasenames", "texttable", "cpulist", "ycsb_workload", "lock", "db", "record",
         "store", "tools", "safety", "terminal", "server", "parse", "params", "runorder",
-        "httpclient",
+        "httpclient", "hosts", "hosts.spec",
     ),
     "statistics": (
         "stats", "steady", "warmup", "rounds", "saturation", "stability", "adaptive",
@@ -33,7 +33,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "tools": (
         "sysbench", "ycsb", "tpcc", "tpch", "dm", "envcapture", "binding", "clients",
-        "prometheus", "resources", "topology", "compare",
+        "prometheus", "resources", "topology", "compare", "hosts.ssh", "hosts.preflight",
+        "hosts.proc", "hosts.execute", "hosts.runs", "hosts.capture", "hosts.loopback",
+        "hosts.demo",
     ),
     "run": ("phase", "target", "runloop"),
     "phases": (
@@ -41,7 +43,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "dm.phase", "dm.real", "dm.plan", "ycsb.phase", "tpcc.phase",
     ),
     "study": ("registry", "phases", "studyplan"),
-    "people": ("findings", "report", "diagnose", "published", "notebook"),
+    "people": ("findings", "report", "diagnose", "hosts.tables", "published", "notebook"),
     "command line": ("cli", ""),  # "": the package itself, its lazily loaded public API
 }  # fmt: skip
 RANK = {name: i for i, name in enumerate(LAYERS)}

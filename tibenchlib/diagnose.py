@@ -196,7 +196,15 @@ def _ratio_text(r: dict, lang: str) -> str:
     return s + _say("dg_no_interval", lang)
 
 
+def is_client(source: str) -> bool:
+    """A client's source: the local sysbench client (``client``) or one on a client host
+    (``client:<host>``, sampled over SSH by :mod:`tibenchlib.hosts.proc`)."""
+    return source == "client" or source.startswith("client:")
+
+
 def _name(source: str, lang: str) -> str:
+    if source.startswith("client:"):
+        return _say("dg_name_client_host", lang, host=source.split(":", 1)[1])
     if source in COMPONENTS:
         return f"{source}-server" if source in ("tidb", "pd") else source
     if source in LOCAL:
@@ -328,13 +336,17 @@ def _at_limit(row: dict, shares: dict, limit: float) -> bool:
     if not full:
         return False
     first, second = full[0], (full[1] if len(full) > 1 else None)
-    if second is not None and "client" in full[:2] and not _dominates(shares, first, second):
+    if (
+        second is not None
+        and any(map(is_client, full[:2]))
+        and not _dominates(shares, first, second)
+    ):
         row.update(verdict="host_cpu", resource="+".join(sorted(full[:2])))
-    elif first == "client":
-        row.update(verdict="client_cpu", resource="client")
+    elif is_client(first):  # the local sysbench client or one on a client host
+        row.update(verdict="client_cpu", resource=first)
     else:
         row.update(verdict="server_cpu", resource=first)
-    server_full = [k for k in full if k != "client"]
+    server_full = [k for k in full if not is_client(k)]
     if len(server_full) > 1 or (row["verdict"] != "host_cpu" and second):
         row["evidence"]["also_at_limit"] = [k for k in full if k != row["resource"]]
     return True
@@ -370,8 +382,8 @@ def _why_not_named(row: dict, shares: dict, headroom: float) -> dict:
     if row["n_sat"] is None:
         return {"reason": "unclear"}
     judged = {k: v for k, v in shares.items() if v["demand"]["mean"] is not None}
-    unshared = [k for k in shares if k != "client" and k not in judged]
-    if not [k for k in judged if k != "client"]:
+    unshared = [k for k in shares if not is_client(k) and k not in judged]
+    if not [k for k in judged if not is_client(k)]:
         return (
             {"reason": "no_count", "reason_who": unshared} if unshared else {"reason": "no_server"}
         )
@@ -499,7 +511,9 @@ def _bound(row: dict, lang: str, head: str, limit: float) -> str:
     """Client or server at its CPU limit: that source first, then the others."""
     src, v = row["resource"], row["verdict"]
     cpu = row["evidence"].get("cpu", {})
-    if v == "client_cpu":
+    if v == "client_cpu" and src != "client":
+        what = _say("dg_client_host", lang, host=src.split(":", 1)[1])
+    elif v == "client_cpu":
         what = _say("dg_client", lang)
     elif src in COMPONENTS:
         what = _say("dg_server_of", lang, src=src)
@@ -579,7 +593,7 @@ def _flat(row: dict) -> dict:
     cpu = ev.get("cpu", {})
     src = row["resource"] if row["resource"] in cpu else None
     if src is None and cpu:
-        judged = [k for k in cpu if k != "client" and cpu[k]["demand"]["mean"] is not None]
+        judged = [k for k in cpu if not is_client(k) and cpu[k]["demand"]["mean"] is not None]
         src = max(judged, key=lambda k: cpu[k]["demand"]["mean"]) if judged else None
     out: dict = {}
     for name, key in (("cpu", src), ("client", "client"), ("server", "server")):

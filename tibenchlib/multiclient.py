@@ -25,11 +25,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .parse.sysbench import histogram_percentiles
+from .parse.sysbench import SysbenchResult, histogram_percentiles
 
 __all__ = [
     "align_series",
     "merge_histograms",
+    "merge_parsed",
     "merge_summaries",
     "merged_percentiles",
     "sum_series",
@@ -233,3 +234,24 @@ def summed_intervals(parsed: Sequence, started: Sequence[float]) -> pd.DataFrame
     out = out[out["n"] == len(ivs)].drop(columns="n").reset_index()
     out["t"] = (out["slot"] + 1) * period
     return out.drop(columns="slot")
+
+
+def merge_parsed(each: Sequence, started: Sequence[float], logs: Sequence) -> SysbenchResult:
+    """Several clients' parsed logs (``parse.sysbench`` results, one per client, ``started`` =
+    each one's start, epoch seconds) as one run's result: summaries merged
+    (:func:`merge_summaries`, with the first client's workload, percentile, interval and
+    version, every client's fatal lines, logs and TPS), intervals aligned and summed
+    (:func:`summed_intervals`), histograms merged (:func:`merge_histograms`)."""
+    summary = merge_summaries([p.summary for p in each])
+    first = each[0].summary
+    for key in ("workload", "percentile", "report_interval_s", "sysbench_version"):
+        if key in first:
+            summary[key] = first[key]
+    summary["fatal"] = [f for p in each for f in (p.summary.get("fatal") or [])]
+    summary["client_logs"] = [str(p) for p in logs]
+    summary["client_tps"] = [p.summary.get("tps") for p in each]
+    return SysbenchResult(
+        summary=summary,
+        intervals=summed_intervals(each, list(started)),
+        histogram=merge_histograms([p.histogram for p in each if p.histogram is not None]),
+    )

@@ -25,6 +25,7 @@ from pydantic import (
 
 from . import phasenames
 from .db import env_secret, keep_from_children, mask_url, mask_urls, url_has_password
+from .hosts.spec import LOCAL, parse_destination
 from .paths import RESERVED_NAMES, params_examples_dir
 from .ycsb_workload import Workload as YcsbWorkload
 
@@ -467,9 +468,65 @@ class YcsbParams(_Model):
 _ENDPOINT = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
 
 
+class ClientHost(_Model):
+    """One client of a sweep run: ``local`` (this machine) or an SSH destination
+    ``user@host[:port]``. ``sysbench``: the tool's path on that host (default: its PATH);
+    ``key``: the private key file on this machine (default: the SSH agent and ``~/.ssh``);
+    ``known_hosts``: the file holding the host's key (default: ``~/.ssh/known_hosts``)."""
+
+    host: str
+    sysbench: str | None = None
+    key: str | None = None
+    known_hosts: str | None = None
+
+    @field_validator("host")
+    @classmethod
+    def _destination(cls, v: str) -> str:
+        if v != LOCAL:
+            parse_destination(v)
+        return v
+
+    @property
+    def local(self) -> bool:
+        return self.host == LOCAL
+
+
+def _is_host_entry(e) -> bool:
+    return isinstance(e, dict) or e == LOCAL or (isinstance(e, str) and "@" in e)
+
+
+def client_hosts_before(v, field: str = "clients"):
+    """A ``clients`` list naming hosts (``local``, ``user@host[:port]`` or a mapping with
+    ``host``) as :class:`ClientHost` mappings; a password anywhere is refused naming its field."""
+    if not isinstance(v, list) or not any(_is_host_entry(e) for e in v):
+        return v
+    out = []
+    for i, e in enumerate(v):
+        if not _is_host_entry(e):
+            raise ValueError(
+                f"{field}[{i}]: {e!r} is an endpoint among client hosts: give every client as "
+                "'local' or user@host[:port]"
+            )
+        e = {"host": e} if isinstance(e, str) else dict(e)
+        secret = [k for k in e if "pass" in str(k).lower() or "secret" in str(k).lower()]
+        if secret:
+            raise ValueError(
+                f"{field}[{i}].{secret[0]}: a password never goes in the study file; give key: "
+                "<private key file> or let the SSH agent authenticate"
+            )
+        host = e.get("host")
+        if isinstance(host, str) and host != LOCAL:
+            try:
+                parse_destination(host)
+            except ValueError as err:
+                raise ValueError(f"{field}[{i}].host: {err}") from None
+        out.append(e)
+    return out
+
+
 def check_endpoints(v):
     """A ``clients`` value: a number, or a non-empty list of ``host:port`` endpoints."""
-    if isinstance(v, list):
+    if isinstance(v, list) and not any(isinstance(e, ClientHost) for e in v):
         if not v:
             raise ValueError("clients: give a number or at least one host:port endpoint")
         bad = [e for e in v if not _ENDPOINT.match(e)]
@@ -541,7 +598,13 @@ class Study(_Model):
     threads_by_workload: dict[Workload, Annotated[list[ThreadCount], Field(min_length=1)]] = {}
     #: sysbench clients per sweep run: a number (the target that many times) or host:port
     #: endpoints (one client each); ``threads`` stay the run's total, shared among them
-    clients: ClientCount | Annotated[list[str], Field(max_length=MAX_CLIENTS)] = 1
+    clients: (
+        ClientCount
+        | Annotated[list[ClientHost], Field(min_length=1, max_length=MAX_CLIENTS)]
+        | Annotated[list[str], Field(max_length=MAX_CLIENTS)]
+    ) = 1
+    #: client hosts whose sysbench versions differ may run together (else pre-flight refuses)
+    allow_mixed_versions: bool = False
     duration_s: Seconds = 10
     report_interval_s: Seconds = 1
     percentile: Annotated[float, Field(gt=0, lt=100)] = 95
@@ -663,10 +726,24 @@ class Study(_Model):
         """The most rounds (repeats) the sweep may run: ``repeats``, or its adaptive ``max``."""
         return self.repeats.max if isinstance(self.repeats, AdaptiveRepeats) else self.repeats
 
+    @field_validator("clients", mode="before")
+    @classmethod
+    def _sweep_hosts(cls, v):
+        return client_hosts_before(v)
+
     @field_validator("clients")
     @classmethod
     def _sweep_endpoints(cls, v):
         return check_endpoints(v)
+
+    @property
+    def client_hosts(self) -> list[ClientHost] | None:
+        """The sweep's clients as hosts (``local`` or SSH), or None when ``clients`` is a number
+        or a list of target endpoints."""
+        if isinstance(self.clients, list) and self.clients:
+            if isinstance(self.clients[0], ClientHost):
+                return list(self.clients)
+        return None
 
     @property
     def n_clients(self) -> int:
@@ -676,7 +753,9 @@ class Study(_Model):
     @model_validator(mode="after")
     def _sweep_clients_consistent(self) -> Study:
         threads = [t for ts in [self.threads, *self.threads_by_workload.values()] for t in ts]
-        _check_clients("", threads, self.n_clients, self.clients, self.target.kind)
+        # client hosts (SSH destinations) are given in the same list: no endpoint check for them
+        clients = self.clients if self.client_hosts is None else None
+        _check_clients("", threads, self.n_clients, clients, self.target.kind)
         return self
 
     @model_validator(mode="after")

@@ -172,6 +172,12 @@ def client_run_logs(study: str, tool: str, run_key: str, clients: int) -> list[P
     return [raw_log(study, tool, f"{base.stem}.c{i}") for i in range(clients)]
 
 
+def host_run_logs(study: str, tool: str, run_key: str, hosts: list[str]) -> list[Path]:
+    """The raw output of one run's clients on named hosts (``local``, ``10.0.1.21_2222``):
+    ``<host>.log`` in a folder named like :func:`run_log` (``raw/<tool>/<run>/<host>.log``)."""
+    return [raw_run_dir(study, tool, run_key) / f"{h}.log" for h in hosts]
+
+
 def raw_run_dir(study: str, tool: str, name: str) -> Path:
     """A folder of raw output for one run or step of a tool whose output is several files
     (mydumper's dump, a replica's set-up), named like :func:`run_log` (``/`` as ``__``)."""

@@ -152,6 +152,12 @@ class ProcessSampler:
             self._wait[source] = _run_delay_s(pid)
             self._last[source] = (time.monotonic(), ct.user, ct.system)
 
+    def unwatch(self, source: str) -> None:
+        """Stop sampling a process that ended on purpose (no "stopped being sampled" warning)."""
+        with self._lock:
+            self._procs.pop(source, None)
+            self._last.pop(source, None)
+
     def start(self) -> ProcessSampler:
         """Start the sampling thread."""
         now_wall, now_mono = time.time(), time.monotonic()

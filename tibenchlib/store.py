@@ -28,6 +28,10 @@ Tables (documented in docs/catalog.md):
 ``dm_lag``         phase dm: the replica's lag behind the source over time, per sync run.
 ``ycsb_ops``       per YCSB run × operation (READ, UPDATE, INSERT…, and ALL): calls, errors,
                    avg/min/max/p95/p99 latency (ms) and where the figures come from.
+``client_hosts``   pre-flight of each client host per arm: tool version, clock offset and its
+                   round trip, whether it reaches the target, cores, problems found.
+``run_hosts``      each client of a run on several hosts: host, threads, actual start (and its
+                   delay after the agreed instant), end, exit, TPS, raw log, failure.
 ``tpcc_runs``      the TPC-C figures of each ``tpcc`` run (keyed like ``runs``): tool, warehouses,
                    wait, clients, tpmC, tpmTotal, efficiency, New-Orders, per-transaction mix and
                    latency (JSON), the consistency checks after the run, the clients' logs.
@@ -352,6 +356,40 @@ tpcc_runs = sa.Table(
     sa.Column("consistency_json", sa.Text),
     sa.Column("client_logs_json", sa.Text),
     sa.Column("at", sa.Float),
+)
+
+client_hosts = sa.Table(
+    "client_hosts",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("arm", _S),
+    sa.Column("host", _S),
+    sa.Column("destination", _S),
+    sa.Column("checked_at", sa.Float),
+    sa.Column("tool_version", _S),
+    sa.Column("clock_offset_ms", sa.Float),
+    sa.Column("clock_rtt_ms", sa.Float),
+    sa.Column("reaches_target", sa.Boolean),
+    sa.Column("cores", sa.Integer),
+    sa.Column("session_ms", sa.Float),
+    sa.Column("problems", sa.Text),
+)
+run_hosts = sa.Table(
+    "run_hosts",
+    meta,
+    sa.Column("study", _S, index=True),
+    sa.Column("run_key", _S, index=True),
+    sa.Column("host", _S),
+    sa.Column("destination", _S),
+    sa.Column("threads", sa.Integer),
+    sa.Column("agreed_start", sa.Float),
+    sa.Column("started_at", sa.Float),
+    sa.Column("start_delay_ms", sa.Float),
+    sa.Column("finished_at", sa.Float),
+    sa.Column("returncode", sa.Integer),
+    sa.Column("tps", sa.Float),
+    sa.Column("log_path", sa.Text),
+    sa.Column("error", sa.Text),
 )
 
 _RUN_COLS = {c.name for c in runs.columns}

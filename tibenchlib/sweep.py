@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .adaptive import cell_decisions, describe_rule, open_cells
+from .hosts.runs import check_arm
 from .params import WRITE_WORKLOADS, Study
 from .phase import Phase, RunContext, Tool
 from .record import result_rows
@@ -159,6 +160,7 @@ def sweep(
             return opened[-1]
         ctx = open_arm(study, spec.arm, yes=yes, store=store)
         ensure_ready(ctx)
+        check_arm(ctx)  # client hosts' pre-flight, before any warm-up or run
         if study.warmup_s:
             warmup_runs(ctx)
         opened.append(ctx)

@@ -392,6 +392,16 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "client-bound: the sweep measured the sysbench client, not the database",
         "zh": "客户端 CPU 瓶颈:测到的是 sysbench 客户端,而非数据库",
     },
+    "dg_name_client_host": {
+        "en": "sysbench on client host {host}",
+        "zh": "客户端主机 {host} 上的 sysbench",
+    },
+    "dg_client_host": {
+        "en": "client host {host} CPU-bound: the sweep measured that client host, not the "
+        "database; add or change client hosts",
+        "zh": "客户端主机 {host} CPU 瓶颈：测到的是这台客户端主机，而非数据库；"
+        "增加或更换客户端主机",
+    },
     "dg_server": {"en": "server CPU-bound", "zh": "服务端 CPU 瓶颈"},
     "dg_server_of": {"en": "server CPU-bound: {src}", "zh": "服务端 CPU 瓶颈({src})"},
     "dg_bound": {

@@ -21,8 +21,9 @@ import pandas as pd
 from .. import paths
 from ..clients import endpoint_conns, execute_together, failed_clients, split_threads
 from ..db import secret_config_file
-from ..multiclient import merge_histograms, merge_summaries, summed_intervals
-from ..parse.sysbench import SysbenchResult, parse_sysbench_file
+from ..hosts.runs import host_logs, run_on_hosts
+from ..multiclient import merge_parsed
+from ..parse.sysbench import parse_sysbench_file
 from ..prometheus import collect_run_metrics
 from ..record import RunRecord
 from ..resources import ProcessSampler, client_bottleneck
@@ -60,6 +61,14 @@ def client_logs(study: str, spec: RunSpec, clients: int) -> list[Path]:
     return paths.client_run_logs(study, "sysbench", spec.run_key, clients)
 
 
+def study_logs(study, spec: RunSpec) -> list[Path]:
+    """Every client's log of a run of ``study``: per host (``<run>/<host>.log``) when its
+    clients are hosts, else :func:`client_logs`."""
+    if study.client_hosts:
+        return host_logs(study, spec.run_key)
+    return client_logs(study.study, spec, study.n_clients)
+
+
 def earlier_attempts(path: Path) -> list[Path]:
     """The logs of earlier attempts of a run, set aside as ``<name>.attempt<N>.log``."""
     return sorted(
@@ -88,7 +97,7 @@ def run_one(
     """Run one sysbench run on an open arm and record it. Returns its record."""
     study = ctx.study
     d = duration_s or study.duration_s
-    logs = client_logs(study.study, spec, study.n_clients)
+    logs = study_logs(study, spec)
     attempt = max(set_aside(p) for p in logs)
     timeout = study.run_timeout_s or d * 1.5 + 60
     sampler = _sampler(ctx) if (study.sample_resources if sample is None else sample) else None
@@ -99,7 +108,9 @@ def run_one(
             sampler.t0 = time.time()
             sampler.start()
 
-    if len(logs) == 1:
+    if study.client_hosts:  # one or more clients on hosts, this machine ("local") or SSH
+        parsed, outcome, command, hosts = run_on_hosts(ctx, spec, d, logs, timeout, sampler)
+    elif len(logs) == 1:
         with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
             cmd = study_command(study, ctx.conn, spec.workload, spec.threads, d, cfg)
             try:
@@ -130,6 +141,9 @@ def run_one(
     if sampler is not None:
         samples = sampler.samples
         rec.warnings += sampler.warnings
+        if study.client_hosts and len(hosts.samples):
+            samples = pd.concat([samples, hosts.samples], ignore_index=True)
+            rec.warnings += hosts.warnings
 
         cb = client_bottleneck(samples)
         if cb["warning"] and cb["n"]:
@@ -175,19 +189,8 @@ def _run_clients(ctx, spec: RunSpec, d: int, logs: list[Path], timeout: float, s
             if sampler is not None:
                 sampler.stop()
     each = [parse_sysbench_file(p) for p in logs]
-    summary = merge_summaries([p.summary for p in each])
-    first = each[0].summary
-    for key in ("workload", "percentile", "report_interval_s", "sysbench_version"):
-        if key in first:
-            summary[key] = first[key]
-    summary["fatal"] = [f for p in each for f in (p.summary.get("fatal") or [])]
-    summary["client_logs"] = [str(p) for p in logs]
-    summary["client_tps"] = [p.summary.get("tps") for p in each]
-    parsed = SysbenchResult(
-        summary=summary,
-        intervals=summed_intervals(each, [o.started_at for o in outcomes]),
-        histogram=merge_histograms([p.histogram for p in each if p.histogram is not None]),
-    )
+    parsed = merge_parsed(each, [o.started_at for o in outcomes], logs)
+    summary = parsed.summary
     failed = failed_clients(outcomes)
     base = outcomes[failed[0]] if failed else outcomes[0]
     outcome = dataclasses.replace(

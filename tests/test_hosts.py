@@ -1,0 +1,247 @@
+"""Client hosts without a network: the study file's destinations, labels, log paths, the
+/proc readings of a host's CPU demand, the start barrier's instant and spread."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import psutil
+import pytest
+from scipy import stats as st
+
+from tibenchlib import paths
+from tibenchlib.diagnose import cpu_per_run, diagnose
+from tibenchlib.hosts.execute import ClientResult, agreed_start, start_spread_ms
+from tibenchlib.hosts.preflight import HostCheck
+from tibenchlib.hosts.proc import parse_readings, sample_rows, sampler_script
+from tibenchlib.hosts.spec import Destination, host_labels, parse_destination
+from tibenchlib.hosts.tables import contributions
+from tibenchlib.params import ParamsError, parse_study
+from tibenchlib.tools import Outcome
+
+
+def test_destinations_parse_with_and_without_port():
+    assert parse_destination("bench@10.0.1.21") == Destination("bench", "10.0.1.21", 22)
+    d = parse_destination("root@127.0.0.2:2222")
+    assert (d.user, d.host, d.port, d.label) == ("root", "127.0.0.2", 2222, "127.0.0.2_2222")
+    assert str(d) == "root@127.0.0.2:2222"
+    assert parse_destination("u@[::1]:2200").host == "::1"
+
+
+@pytest.mark.parametrize("bad", ["10.0.1.21", "bench@", "@host", "a b@host", "u@h:99999"])
+def test_bad_destination_is_one_clear_error(bad):
+    with pytest.raises(ValueError) as e:
+        parse_destination(bad)
+    assert bad in str(e.value) and "\n" not in str(e.value)
+
+
+def test_labels_are_distinct_file_names():
+    hosts = ["local", "a@10.0.0.1", "b@10.0.0.1", "a@10.0.0.2:2222", "local"]
+    assert host_labels(hosts) == ["local", "10.0.0.1", "10.0.0.1-2", "10.0.0.2_2222", "local-2"]
+
+
+def test_clients_as_hosts_in_the_study_file():
+    s = parse_study(
+        {
+            "study": "t",
+            "threads": [3, 6],
+            "clients": [
+                "local",
+                "bench@10.0.1.21:2222",
+                {"host": "bench@10.0.1.22", "sysbench": "/opt/sysbench", "key": "~/.ssh/k"},
+            ],
+        }
+    )
+    assert s.n_clients == 3
+    assert [h.host for h in s.client_hosts] == ["local", "bench@10.0.1.21:2222", "bench@10.0.1.22"]
+    assert s.client_hosts[2].sysbench == "/opt/sysbench" and s.client_hosts[0].local
+    assert not s.allow_mixed_versions
+    # endpoints keep their meaning
+    assert parse_study({"study": "t", "clients": 2, "threads": [2]}).client_hosts is None
+
+
+@pytest.mark.parametrize(
+    "clients, where",
+    [
+        (["local", {"host": "bench@h", "password": "s3cret"}], "clients[1].password"),
+        (["local", {"host": "bench@h", "ssh_pass": "s3cret"}], "clients[1].ssh_pass"),
+        (["bench:s3cret@h"], "a password never goes in the study file"),
+        (["local", "10.0.0.1:4000"], "clients[1]: '10.0.0.1:4000' is an endpoint"),
+        (["local", "bench@"], "clients[1].host"),
+        (["local", {"host": "bench@h", "port": 22}], "port"),
+    ],
+)
+def test_bad_client_hosts_name_the_field_and_never_show_a_password(clients, where):
+    with pytest.raises(ParamsError) as e:
+        parse_study({"study": "t", "threads": [2], "clients": clients})
+    assert where in str(e.value)
+    assert "s3cret" not in str(e.value)
+
+
+def test_host_logs_sit_in_one_folder_per_run(data_dir):
+    logs = paths.host_run_logs("s", "sysbench", "a/oltp_read_only/t4/r1", ["local", "h_2222"])
+    run = paths.raw_dir("s", "sysbench") / "a__oltp_read_only__t4__r1"
+    assert logs == [run / "local.log", run / "h_2222.log"]
+
+
+def _readings_from_this_host(seconds: int = 2, cpu: list | None = None) -> str:
+    """The sampling loop run here, for real, against a busy child process (its CPU seconds
+    as psutil reads them appended to ``cpu``)."""
+    busy = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    proc = psutil.Process(busy.pid)
+    d = Path(os.environ["TIBENCH_DATA"]) / "probe"
+    d.mkdir(parents=True)
+    (d / "c.pid").write_text(f"{busy.pid}\n")
+    loop = subprocess.Popen(
+        ["sh", "-c", sampler_script(str(d), "c.pid", 0.5)], stdout=subprocess.PIPE, text=True
+    )
+    time.sleep(seconds)
+    if cpu is not None:
+        cpu.append(sum(proc.cpu_times()[:2]))
+    assert (d / "c.pid.sampler.pid").read_text().strip() == str(loop.pid)  # stop_script's
+    shutil.rmtree(d)  # the loop ends when its directory is gone
+    out, _ = loop.communicate(timeout=10)
+    busy.kill()
+    busy.wait()
+    return out
+
+
+def test_host_cpu_demand_from_proc(data_dir):
+    cpu: list = []
+    readings = parse_readings(_readings_from_this_host(cpu=cpu))
+    with_pid = [r for r in readings if r.get("utime") is not None]
+    assert len(with_pid) >= 3
+    t0 = readings[0]["ts"]
+    rows = sample_rows(with_pid, source="client:h", t0=t0, offset_s=0.0, cores=os.cpu_count())
+    assert list(rows["source"].unique()) == ["client:h"]
+    assert (rows["t"].diff().dropna() > 0).all()
+    # the spinning shell's CPU seconds between the first and last reading: what psutil saw
+    # over its whole life at most, and a fair part of it (the machine may be busy)
+    dt = with_pid[-1]["ts"] - with_pid[0]["ts"]
+    seconds = float((rows["cpu_pct"] / 100 * dt / len(rows)).sum())
+    assert 0.3 * cpu[0] < seconds <= cpu[0] + 0.05
+    assert (rows["cpus_busy_pct"] > 0).all() and (rows["cpus_busy_pct"] <= 100).all()
+    assert (rows["rss_bytes"] > 0).all()
+    # the run-queue wait of its threads, as the local sampler reads it (never negative)
+    assert rows["cpu_wait_pct"].notna().all() and (rows["cpu_wait_pct"] >= 0).all()
+    # an offset of the host's clock moves the samples onto this machine's clock
+    shifted = sample_rows(with_pid, source="client:h", t0=t0, offset_s=2.0, cores=1)
+    assert (shifted["t"] == (rows["t"] - 2.0).round(3)).all()
+
+
+def test_an_incomplete_last_block_is_dropped(data_dir):
+    text = _readings_from_this_host(1)
+    cut = text[: text.rstrip("\n").rfind("\nE")]  # the last block without its end marker
+    assert len(parse_readings(cut)) == len(parse_readings(text)) - 1
+
+
+def _check(label, session_s=0.0, local=False):
+    return HostCheck(label=label, host="local" if local else f"u@{label}", tool="sysbench",
+                     session_s=session_s)  # fmt: skip
+
+
+def test_agreed_start_leaves_time_for_the_slowest_session():
+    now = 1000.0
+    fast = agreed_start([_check("a", 0.01), _check("b", 0.02)], now)
+    slow = agreed_start([_check("a", 0.01), _check("b", 0.8)], now)
+    assert now < fast < slow and slow - now >= 1.2
+    assert agreed_start([_check("local", local=True)], now) > now
+
+
+def test_start_spread_is_latest_minus_earliest():
+    def res(start):
+        return ClientResult(None, Outcome(0, Path("x"), start, start + 5), agreed=100.0)
+
+    rs = [res(100.004), res(100.001), res(100.030)]
+    assert start_spread_ms(rs) == pytest.approx(29.0)
+    assert rs[2].start_delay_ms == pytest.approx(30.0)
+
+
+LADDER = [1, 2, 4, 8, 16]
+FLAT = {1: 1000.0, 2: 1900.0, 4: 3000.0, 8: 3050.0, 16: 3020.0}
+
+
+def _sweep(shares: dict, cores: dict):
+    """Runs levelling off from 4 threads and per-second samples at ``shares`` of ``cores``
+    per source (a known truth for the diagnosis)."""
+    rng = np.random.default_rng(1)
+    runs, samples = [], []
+    for t in LADDER:
+        for r in (1, 2, 3):
+            key = f"a/w/t{t}/r{r}"
+            runs.append(
+                {"run_key": key, "workload": "w", "arm": "a", "threads": t, "repeat": r,
+                 "status": "ok", "tps": FLAT[t] * (1 + 0.01 * rng.standard_normal()),
+                 "lat_p95_ms": t * (1 + 0.02 * rng.standard_normal())}
+            )  # fmt: skip
+            for src, share in shares.items():
+                level = share * (1 + 0.01 * rng.standard_normal())
+                for s in range(1, 11):
+                    samples.append(
+                        {"run_key": key, "source": src, "t": float(s),
+                         "cpu_pct": 100 * cores[src] * level, "cores_allowed": cores[src]}
+                    )  # fmt: skip
+    return pd.DataFrame(runs), pd.DataFrame(samples)
+
+
+def test_the_diagnosis_names_a_starved_client_host():
+    runs, samples = _sweep(
+        {"server": 0.45, "client": 0.30, "client:bench2": 0.97, "client:bench3": 0.35},
+        {"server": 2, "client": 2, "client:bench2": 2, "client:bench3": 2},
+    )
+    (d,) = diagnose(runs, cpu_per_run(samples)).to_dict("records")
+    assert d["verdict"] == "client_cpu" and d["resource"] == "client:bench2"
+    assert "client host bench2 CPU-bound" in d["sentence_en"]
+    assert "sysbench on client host bench2 uses 97%" in d["sentence_en"]
+    assert "客户端主机 bench2 CPU 瓶颈" in d["sentence_zh"]
+
+
+def test_client_hosts_with_headroom_are_not_the_limit():
+    runs, samples = _sweep(
+        {"server": 0.96, "client": 0.30, "client:bench2": 0.35},
+        {"server": 2, "client": 2, "client:bench2": 4},
+    )
+    (d,) = diagnose(runs, cpu_per_run(samples)).to_dict("records")
+    assert d["verdict"] == "server_cpu" and d["resource"] == "server"
+    assert "sysbench on client host bench2 uses 35%" in d["sentence_en"]
+
+
+def test_per_host_contributions_share_and_cpu_demand():
+    runs = pd.DataFrame(
+        {"run_key": ["a/w/t6/r1", "a/w/t6/r2", "a/w/t6/r3"], "arm": "a", "workload": "w",
+         "threads": 6, "status": ["ok", "ok", "failed"]}
+    )  # fmt: skip
+    tps = {"a/w/t6/r1": (100, 200, 100), "a/w/t6/r2": (120, 180, 100), "a/w/t6/r3": (1, 1, 1)}
+    hosts = ["local", "h2", "h3"]
+    run_hosts = pd.DataFrame(
+        [{"run_key": k, "host": h, "tps": v[i], "threads": 2} for k, v in tps.items()
+         for i, h in enumerate(hosts)]
+    )  # fmt: skip
+    samples = pd.DataFrame(
+        [{"run_key": k, "source": src, "t": float(s), "cpu_pct": pct, "cores_allowed": 2}
+         for k in tps for src, pct in (("client", 50.0), ("client:h2", 190.0), ("client:h3", 20.0),
+                                       ("server", 150.0)) for s in (1, 2)]
+    )  # fmt: skip
+    c = contributions(runs, run_hosts, samples).set_index("host")
+    assert list(c.index) == hosts and (c["n"] == 2).all()  # the failed run left out
+    m, lo, hi = _t_plain([200 / 400, 180 / 400])
+    assert c.loc["h2", "tps_share"] == pytest.approx(m)
+    assert (c.loc["h2", "tps_share_ci_low"], c.loc["h2", "tps_share_ci_high"]) == pytest.approx(
+        (lo, hi)
+    )
+    assert c["tps_share"].sum() == pytest.approx(1.0)
+    assert c.loc["h2", "cpu_demand"] == pytest.approx(0.95)
+    assert c.loc["local", "cpu_demand"] == pytest.approx(0.25)
+    assert contributions(runs, run_hosts)["cpu_demand"].isna().all()
+
+
+def _t_plain(values):
+    v = np.asarray(values, float)
+    half = st.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
+    return v.mean(), v.mean() - half, v.mean() + half

@@ -1,0 +1,421 @@
+"""Client hosts for real: two OpenSSH servers on 127.0.0.2 and 127.0.0.3 (each its own sshd,
+generated host key, generated user key, non-default port), the embedded MariaDB as target.
+
+Skipped with the reason only where sshd is not installed (make setup installs openssh-server).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+from helpers import ROOT
+
+from tibenchlib.hosts.loopback import LoopbackSshd, sshd_missing
+from tibenchlib.hosts.preflight import check_hosts, problems
+from tibenchlib.hosts.runs import close_all, open_hosts
+from tibenchlib.hosts.spec import parse_destination
+from tibenchlib.hosts.ssh import HostError, SshHost
+from tibenchlib.params import ClientHost, parse_study
+from tibenchlib.server import embedded
+
+
+@pytest.fixture
+def data_dir(monkeypatch):
+    """A private data directory on a short path (under pytest-xdist the usual one can make
+    mariadbd's socket path longer than the 107 characters it accepts)."""
+    d = Path(tempfile.mkdtemp(prefix="tbh-"))
+    monkeypatch.setenv("TIBENCH_DATA", str(d))
+    yield d
+    embedded().stop()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def hosts(tmp_path):
+    why = sshd_missing()
+    if why:
+        pytest.skip(why)
+    with LoopbackSshd(tmp_path / "sshd") as sshd:
+        yield sshd
+    close_all()
+
+
+def _study(name: str, sshd: LoopbackSshd, **over) -> dict:
+    """The CI study's sizes (params/ci.yaml) with one local and two SSH clients."""
+    d = {
+        "study": name,
+        "target": {"kind": "embedded"},
+        "dataset": {"tables": 2, "table_size": 1000, "prepare_threads": 2},
+        "workloads": ["oltp_point_select", "oltp_update_non_index"],
+        "threads": [3, 6],
+        "duration_s": 2,
+        "report_interval_s": 1,
+        "repeats": 2,
+        "arms": [{"label": "a"}],
+        "clients": ["local", *sshd.client_entries()],
+    }
+    d.update(over)
+    return d
+
+
+def _leftovers(study: str) -> list[str]:
+    """Processes of this machine (every loopback host's too) running a study's client."""
+    out = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if f".tibench/{study}/" in cmd or f"/{study}/.private/" in cmd:
+            out.append(cmd)
+    return out
+
+
+def _connect(entry: dict) -> SshHost:
+    return SshHost(
+        parse_destination(entry["host"]), key=entry["key"], known_hosts=entry["known_hosts"]
+    ).connect()
+
+
+class _Watch(threading.Thread):
+    """Reads every host's process list (``ps`` over its own SSH session, and this machine's)
+    and the modes of the hosts' private files, until stopped."""
+
+    def __init__(self, sshd: LoopbackSshd, study: str):
+        super().__init__(daemon=True)
+        self.hosts = [_connect(e) for e in sshd.client_entries()]
+        self.study = study
+        self.lists: list[str] = []
+        self.modes: list[str] = []
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            for h in self.hosts:
+                self.lists.append(str(h.run(["ps", "-eo", "args"]).stdout))
+                r = h.run(f"stat -c '%a %n' .tibench/{self.study}/* .tibench/{self.study}/*/*")
+                self.modes.append(str(r.stdout))
+            here = psutil.process_iter(["cmdline"])
+            self.lists.append("\n".join(" ".join(p.info["cmdline"] or []) for p in here))
+
+
+@pytest.mark.slow
+def test_sweep_with_one_local_and_two_ssh_clients(hosts, data_dir, sysbench_bin):
+    from tibenchlib import phases
+    from tibenchlib.multiclient import merged_percentiles
+    from tibenchlib.parse.sysbench import parse_sysbench_file
+    from tibenchlib.store import Store
+    from tibenchlib.target import open_arm
+
+    study = parse_study(_study("hostsweep", hosts))
+    phases.run_phase(study, "prepare", progress=False)
+    password = open_arm(study, "a").conn.password
+    assert password
+    watch = _Watch(hosts, "hostsweep")
+    watch.start()
+    try:
+        phases.run_phase(study, "sweep", progress=False)
+    finally:
+        watch.stop.set()
+        watch.join()
+    store = Store.for_study(study, record=False)
+    runs = store.runs("hostsweep", phase="sweep")
+    assert len(runs) == 8 and (runs["status"] == "ok").all(), runs[["run_key", "error"]]
+    per_host = store.read("run_hosts", "hostsweep")
+    labels = [parse_destination(e["host"]).label for e in hosts.client_entries()]
+    assert sorted(per_host["host"].unique()) == sorted(["local", *labels])
+    spreads = []
+    for _, run in runs.iterrows():
+        mine = per_host[per_host["run_key"] == run["run_key"]]
+        logs = [Path(p) for p in mine["log_path"]]
+        assert [p.name for p in logs] == ["local.log", *(f"{lab}.log" for lab in labels)]
+        assert all(p.parent.parent.name == "sysbench" for p in logs)
+        each = [parse_sysbench_file(p) for p in logs]
+        assert all(p.summary["status"] == "ok" for p in each)
+        assert [p.summary["threads"] for p in each] == list(mine["threads"])
+        assert sum(mine["threads"]) == run["threads"]
+        # TPS: the clients' sum; p95: read off the merged histogram, not a mean of p95s
+        assert run["tps"] == pytest.approx(sum(p.summary["tps"] for p in each), rel=1e-6)
+        assert run["lat_p95_ms"] == pytest.approx(
+            merged_percentiles([p.histogram for p in each], [95])[95]
+        )
+        spreads.append(mine["started_at"].max() - mine["started_at"].min())
+    # the start barrier: every client of a run starts at the agreed instant
+    assert statistics.median(spreads) < 0.050, spreads
+    checks = store.read("client_hosts", "hostsweep")
+    remote = checks[checks["host"] != "local"]
+    assert len(remote) == 2 and remote["problems"].isna().all()
+    assert (remote["clock_offset_ms"].abs() < 1000).all() and (remote["clock_rtt_ms"] > 0).all()
+    assert set(checks["tool_version"]) == {
+        subprocess.run([sysbench_bin, "--version"], capture_output=True, text=True).stdout.strip()
+    }
+    samples = store.read("samples", "hostsweep")
+    assert {f"client:{lab}" for lab in labels} <= set(samples["source"])
+    assert (samples[samples["source"].str.startswith("client:")]["cpu_pct"] >= 0).all()
+    # the password: in no host's process list during the runs, in no file of the study; the
+    # remote credentials files were 0600 in 0700 folders, and are gone
+    seen = "\n".join(watch.lists)
+    assert ".tibench/hostsweep/" in seen and "--config-file=" in seen  # we did look mid-run
+    assert password not in seen
+    modes = [line.split() for m in watch.modes for line in m.splitlines()]
+    cfg_modes = {mode for mode, name in modes if name.endswith(".cfg")}
+    dir_modes = {mode for mode, name in modes if not name.endswith((".cfg", ".pid"))}
+    assert cfg_modes == {"600"} and dir_modes == {"700"}, modes
+    files = (data_dir / "hostsweep").rglob("*")  # the embedded server's own credentials aside
+    leaks = [p for p in files if p.is_file() and password.encode() in p.read_bytes()]
+    assert not leaks
+    assert not list((Path.home() / ".tibench" / "hostsweep").glob("*/*"))
+    assert not _leftovers("hostsweep")
+
+
+@pytest.mark.slow
+def test_a_host_killed_mid_run_fails_that_run_naming_it(hosts, data_dir, sysbench_bin):
+    from tibenchlib import phases
+    from tibenchlib.parse.sysbench import parse_sysbench_file
+    from tibenchlib.sysbench.runner import RunSpec, run_one, study_logs
+    from tibenchlib.target import open_arm
+
+    study = parse_study(
+        _study("hostkill", hosts, workloads=["oltp_point_select"], duration_s=6, repeats=1)
+    )
+    phases.run_phase(study, "prepare", progress=False)
+    ctx = open_arm(study, "a")
+    open_hosts(study, ctx.conn, store=ctx.store, arm="a")
+    spec = RunSpec("a", "oltp_point_select", 3, 1)
+    logs = study_logs(study, spec)
+    out = {}
+    t = threading.Thread(target=lambda: out.update(rec=run_one(ctx, spec)))
+    t.start()
+    end = time.monotonic() + 60
+    while "[ 2s ]" not in (logs[2].read_text() if logs[2].exists() else ""):
+        assert time.monotonic() < end, "the third client never reported"
+        time.sleep(0.1)
+    victim = hosts.addresses[1]
+    hosts.kill_host(victim)
+    t.join(120)
+    rec = out["rec"]
+    dest = hosts.client_entries()[1]["host"]
+    assert rec.status == "failed"
+    assert rec.error.startswith(f"client host {dest}:") and "\n" not in rec.error
+    # every log kept: the two others complete, the victim's up to its death
+    assert all(p.is_file() for p in logs)
+    assert parse_sysbench_file(logs[0]).summary["status"] == "ok"
+    assert parse_sysbench_file(logs[1]).summary["status"] == "ok"
+    assert "[ 2s ]" in logs[2].read_text()
+    rows = ctx.store.read("run_hosts", "hostkill")
+    assert rec.error.startswith(rows.set_index("destination").loc[dest, "error"]), rec.error
+    assert "connection lost" in rec.error
+    assert not _leftovers("hostkill")
+
+
+def test_a_missing_tool_is_one_line_naming_host_and_tool(hosts, tmp_path):
+    entries = hosts.client_entries()
+    clients = [
+        ClientHost(host="local"),
+        ClientHost(**entries[0]),
+        ClientHost(**entries[1], sysbench=str(tmp_path / "no" / "sysbench")),
+    ]
+    with _listening() as target:
+        checks = check_hosts("hostmiss", clients, target, report_interval_s=1)
+    assert problems(checks) == [
+        f"client host {entries[1]['host']}: {tmp_path / 'no' / 'sysbench'} not found "
+        "(install it there or give its path (sysbench:))"
+    ]
+    assert checks[1].version and checks[1].target_ok and checks[1].cores
+    assert abs(checks[1].offset_s) < 1 and checks[1].rtt_s > 0
+    for c in checks:
+        if c.ssh:
+            c.ssh.close()
+
+
+def test_a_version_mismatch_is_refused_unless_allowed(hosts, tmp_path, data_dir):
+    fake = tmp_path / "fake" / "sysbench"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'sysbench 1.1.0-fake'\n")
+    fake.chmod(0o755)
+    entries = hosts.client_entries()
+    base = {
+        "study": "hostver",
+        "threads": [3],
+        "clients": ["local", entries[0], {**entries[1], "sysbench": str(fake)}],
+    }
+    with _listening() as (host, port):
+        conn = type("C", (), {"host": host, "port": port})
+        with pytest.raises(HostError) as e:
+            open_hosts(parse_study(base), conn)
+        (line,) = str(e.value).splitlines()
+        assert "versions differ" in line and "1.1.0-fake" in line
+        assert "allow_mixed_versions: true" in line
+        checks = open_hosts(parse_study({**base, "allow_mixed_versions": True}), conn)
+        assert checks[2].version == "sysbench 1.1.0-fake"
+    close_all()
+
+
+def test_an_unreachable_host_is_one_line(hosts):
+    bad = ClientHost(host="nobody@127.0.0.9:1", known_hosts=str(hosts.known_hosts))
+    with _listening() as target:
+        checks = check_hosts(
+            "hostgone", [ClientHost(host="local"), bad], target, report_interval_s=1
+        )
+    (line,) = problems(checks)
+    assert line.startswith("client host nobody@127.0.0.9:1: unreachable:")
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_leaves_nothing_running_on_the_hosts(hosts, tmp_path, data_dir):
+    name = "hostresume"
+    p = tmp_path / "study.yaml"
+    p.write_text(yaml.safe_dump(_study(name, hosts, workloads=["oltp_point_select"], duration_s=3)))
+    env = {**os.environ, "TIBENCH_DATA": str(data_dir)}
+    cmd = [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--in-process"]
+    first = subprocess.Popen(
+        [*cmd, "--phase", "prepare", "--phase", "sweep"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    private = Path.home() / ".tibench" / name
+    end = time.monotonic() + 240
+    try:
+        while not list(private.glob("*/*.pid")):  # a run is under way on the hosts
+            assert first.poll() is None and time.monotonic() < end
+            time.sleep(0.05)
+        time.sleep(0.5)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    finally:
+        if first.poll() is None:
+            first.kill()
+    r = subprocess.run(
+        [*cmd, "--phase", "sweep"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    from tibenchlib.store import Store
+
+    runs = Store.for_study(parse_study(yaml.safe_load(p.read_text())), record=False).runs(name)
+    # every planned run measured by the second invocation; none failed. On a 2-core machine
+    # loaded by other work a 3-second run may print too few intervals (degenerate): that is the
+    # machine, not the resume, and the phase then says so (exit 1)
+    assert len(runs) == 4 and (runs["status"] != "failed").all(), runs[["run_key", "error"]]
+    if r.returncode != 0:
+        assert (runs["status"] == "degenerate").any() and "degenerate" in r.stderr, r.stderr
+    assert (runs["status"] == "ok").sum() >= 3
+    assert not _leftovers(name)
+    assert not list(private.glob("*/*"))
+
+
+class _listening:
+    """A TCP port on 127.0.0.1 that accepts (a target the pre-flight can reach)."""
+
+    def __enter__(self):
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        return ("127.0.0.1", self.sock.getsockname()[1])
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+
+def test_the_environment_captures_every_client_host(hosts, tmp_path, data_dir):
+    from tibenchlib import phases
+    from tibenchlib.envcapture import host_summary, list_unavailable
+    from tibenchlib.store import Store
+
+    study = parse_study(_study("hostenv", hosts, phases=["environment"]))
+    phases.run_phase(study, "environment", progress=False)
+    cap = Store.for_study(study, record=False).environment_captures("hostenv")["a"]
+    labels = [parse_destination(e["host"]).label for e in hosts.client_entries()]
+    assert sorted(cap["client_hosts"]) == sorted(labels)
+    here = host_summary(cap["host"])
+    for lab in labels:
+        c = cap["client_hosts"][lab]
+        row = host_summary(c)
+        # the loopback hosts are this machine: the same CPU, memory and kernel, read remotely
+        for key in ("cpu_model", "logical_cpus", "kernel", "os", "sysbench"):
+            assert row[key] == here[key], key
+        assert (
+            abs(row["memory_bytes"] - os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+            < 2**20
+        )
+        assert abs(c["clock_offset_ms"]) < 1000
+        assert not [u for u in list_unavailable(c) if "cpu" in u[0] or "memory" in u[0]]
+    close_all()
+
+
+@pytest.mark.slow
+def test_sigterm_kills_the_clients_on_every_host(hosts, tmp_path, data_dir):
+    from tibenchlib import phases
+
+    name = "hostterm"
+    d = _study(name, hosts, workloads=["oltp_point_select"], duration_s=20, repeats=1)
+    phases.run_phase(parse_study(d), "prepare", progress=False)
+    p = tmp_path / "study.yaml"
+    p.write_text(yaml.safe_dump(d))
+    env = {**os.environ, "TIBENCH_DATA": str(data_dir)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--in-process", "--phase", "sweep"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    private = Path.home() / ".tibench" / name
+    end = time.monotonic() + 240
+    try:
+        while len(list(private.glob("*/*.pid"))) < 2:  # both hosts' clients under way
+            assert proc.poll() is None and time.monotonic() < end
+            time.sleep(0.05)
+        time.sleep(2)
+        assert len(_leftovers(name)) >= 3  # the local client and both hosts' (and samplers)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    # nothing left on any host the moment tibench is gone, the credentials files removed
+    assert not _leftovers(name), _leftovers(name)
+    assert not list(private.glob("*/*"))
+
+
+@pytest.mark.slow
+def test_one_ssh_client_alone(hosts, data_dir, sysbench_bin):
+    from tibenchlib import phases
+    from tibenchlib.sysbench.runner import RunSpec, run_one, study_logs
+    from tibenchlib.target import open_arm
+
+    entry = hosts.client_entries()[0]
+    study = parse_study(
+        _study("hostone", hosts, workloads=["oltp_point_select"], threads=[2], clients=[entry])
+    )
+    phases.run_phase(study, "prepare", progress=False)
+    ctx = open_arm(study, "a")
+    rec = run_one(ctx, RunSpec("a", "oltp_point_select", 2, 1))
+    assert rec.status == "ok", rec.error
+    (log,) = study_logs(study, RunSpec("a", "oltp_point_select", 2, 1))
+    assert log.name == f"{parse_destination(entry['host']).label}.log" and rec.tps > 0
+    assert "more clients" not in rec.command
+    samples = ctx.store.read("samples", "hostone")
+    remote = samples[samples["source"] == f"client:{parse_destination(entry['host']).label}"]
+    server = samples[samples["source"] == "server"]
+    assert len(remote) and len(server)
+    # both on one time axis: the host's samples within the server's span, give or take a second
+    assert (
+        server["t"].min() - 1.5 <= remote["t"].min()
+        and remote["t"].max() <= server["t"].max() + 1.5
+    )
+    assert not _leftovers("hostone")
+    close_all()

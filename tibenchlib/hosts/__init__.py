@@ -1,0 +1,11 @@
+"""Sysbench clients on several hosts: ``local`` and SSH destinations driven together.
+
+- :mod:`.spec`: the study file's ``user@host[:port]`` (pure);
+- :mod:`.ssh`: one asyncssh connection per host behind a small synchronous facade;
+- :mod:`.preflight`: reachable, tool present at one version, target reachable, clock offset;
+- :mod:`.proc`: each host's CPU demand read from ``/proc`` over the same connection;
+- :mod:`.execute`: one run's clients started at one agreed instant (the start barrier), raw
+  logs streamed back, remote processes killed on failure or abort.
+
+Series and histograms are merged by :mod:`tibenchlib.multiclient` like local clients'.
+"""
