@@ -438,6 +438,89 @@ def test_lock_is_reentrant_in_process_and_for_children(tmp_path, monkeypatch):
     assert r.returncode == 0, r.stderr
 
 
+# -- the server lease across a whole tibench run -------------------------------------------------
+LEASE = """
+import sys
+from tibenchlib.lock import study_lock
+from tibenchlib.server import EmbeddedServer
+with study_lock(sys.argv[1]), EmbeddedServer(root=sys.argv[2]).lease():
+    print("held", flush=True)
+"""
+
+
+def _other_study_takes_the_lease(data: Path) -> subprocess.CompletedProcess:
+    """Another study, in a process that is no descendant of the run, asks for the lease of the
+    embedded server and waits for it no longer than 0.2 s."""
+    return subprocess.run(
+        [sys.executable, "-c", LEASE, "study-b", str(data / "server" / "embedded")],
+        capture_output=True,
+        text=True,
+        env={
+            **{k: v for k, v in os.environ.items() if k != "TIBENCH_STUDY_LOCK"},
+            "TIBENCH_DATA": str(data),
+            "TIBENCH_SERVER_WAIT_S": "0.2",
+        },
+    )
+
+
+def test_a_run_holds_the_server_lease_from_its_first_phase_to_its_last(tmp_path, monkeypatch):
+    """Between two notebooks (no kernel alive, none holding a lease of its own) the run still
+    holds the embedded server: another study is refused with the run named; a kernel of the run
+    (a child of the holder, same study) is not. After the run, the other study gets it."""
+    from tibenchlib import notebook, phases
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("TIBENCH_DATA", str(data))
+    params = tmp_path / "lease.yaml"
+    params.write_text("study: study-a\nphases: [environment, prepare]\n")
+    seen: dict[str, tuple] = {}
+
+    def kernel(study, phase, params_path, **kw):
+        # the kernel: a child of the run, under its lock, takes the lease at once
+        own = subprocess.run(
+            [sys.executable, "-c", LEASE, study, str(data / "server" / "embedded")],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TIBENCH_SERVER_WAIT_S": "0"},
+        )
+        seen[phase] = (own, _other_study_takes_the_lease(data))
+
+    monkeypatch.setattr(notebook, "execute_phase_notebook", kernel)
+    monkeypatch.setattr(phases, "read_results", lambda study, phase: [])
+    r = tibench("run", str(params), env={"TIBENCH_DATA": str(data)})
+    assert r.returncode == 0, r.stderr
+    assert list(seen) == ["environment", "prepare"]
+    for phase, (own, other) in seen.items():
+        assert own.returncode == 0 and own.stdout.strip() == "held", (phase, own.stderr)
+        assert other.returncode == 1, (phase, other.stdout)
+        line = other.stderr.strip().splitlines()[-1]
+        assert (
+            f"ServerBusy: embedded server 'embedded' is in use by study 'study-a' (pid "
+            f"{os.getpid()}); waited 0.2s (TIBENCH_SERVER_WAIT_S)" in line
+        ), line
+    after = _other_study_takes_the_lease(data)
+    assert after.returncode == 0 and after.stdout.strip() == "held", after.stderr
+
+
+@pytest.mark.parametrize(
+    "target,phases,names",
+    [
+        ({"kind": "embedded"}, ["sweep"], ["embedded"]),
+        ({"kind": "url", "url": "mysql+pymysql://root@10.0.0.5:4000/sbtest"}, ["sweep"], []),
+        (
+            {"kind": "url", "url": "mysql+pymysql://root@10.0.0.5:4000/sbtest"},
+            ["dm"],
+            ["embedded", "dm-target"],
+        ),
+    ],
+)
+def test_the_servers_a_run_leases(target, phases, names):
+    from tibenchlib.studyplan import embedded_servers
+
+    study = parse_study({"study": "lease", "target": target})
+    assert embedded_servers(study, phases) == names
+
+
 # -- sysbench's credentials file -----------------------------------------------------------------
 def test_credentials_file_lives_in_the_study_private_dir(tmp_path, monkeypatch):
     from tibenchlib.db import ConnInfo, remove_stale_configs, secret_config_file

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths, registry
+from .dm.servers import TARGET_NAME as DM_TARGET
 from .params import PHASES, ParamsError, Study, load_study, parse_study
 from .store import Store, default_url
 
@@ -56,6 +57,19 @@ def arms_for(study: Study, phase: str, arms: list[str] | None) -> list[str] | No
         return None
     labels = phase_arms(study, phase)
     return [a for a in arms if a in labels]
+
+
+def embedded_servers(study: Study, phases: list[str]) -> list[str]:
+    """The embedded servers a run of ``phases`` may measure on, by name: ``embedded`` when an
+    arm's target is the embedded server or the DM phase replicates between private servers,
+    and the DM target then too. A run holds their leases from its first phase to its last."""
+    dm = "dm" in phases and not study.dm.master_url
+    names = []
+    if dm or study.is_embedded() or any(study.is_embedded(a) for a in study.arms):
+        names.append("embedded")
+    if dm:
+        names.append(DM_TARGET)
+    return names
 
 
 # -- dry run -----------------------------------------------------------------------------------
