@@ -1068,7 +1068,9 @@ def _kill_embedded_when(data: Path, ready, timeout_s: float = 300):
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and not ready():
             time.sleep(0.05)
-        st = json.loads((data / "server" / "embedded" / "state.json").read_text())
+        if not ready():
+            return
+        st = json.loads((data / "server" / "embedded" / "private" / "state.json").read_text())
         os.kill(st["pid"], signal.SIGKILL)
         killed["pid"] = st["pid"]
 
@@ -1108,6 +1110,187 @@ def test_server_killed_during_a_tpcc_run_fails_that_run_only(measured, monkeypat
     assert len(failed) == 1 and "\n" not in failed["error"].iloc[0]
     assert "stopped answering" in failed["error"].iloc[0], failed["error"].iloc[0]
     assert (runs["status"] == "ok").sum() == 2  # on the restarted server
+
+
+@pytest.fixture
+def short_data(monkeypatch):
+    """A data directory (``TIBENCH_DATA``) with a path short enough for mariadbd's socket (at
+    most 107 bytes; pytest's per-test folders under xdist are longer)."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="tbk-"))
+    d.chmod(0o755)  # mariadbd's user reaches its datadir through it
+    monkeypatch.setenv("TIBENCH_DATA", str(d / "data"))
+    yield d / "data"
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _rows(db: Path, sql: str, *args) -> list[tuple]:
+    c = sqlite3.connect(db)
+    try:
+        return c.execute(sql, args).fetchall()
+    finally:
+        c.close()
+
+
+def _embedded_pid(data: Path) -> int | None:
+    from tibenchlib.server import EmbeddedServer
+
+    return EmbeddedServer(root=data / "server" / "embedded").pid
+
+
+def _one_failed_run(runs, killed: dict, data: Path, n: int) -> str:
+    """The runs of a phase whose server was killed in one run: ``n`` runs, that one failed with
+    one line, the others ok, and the server running again (restarted once): the failed run's
+    error."""
+    assert killed and len(runs) == n, runs[["run_key", "status", "error"]]
+    failed = runs[runs["status"] != "ok"]
+    assert len(failed) == 1, runs[["run_key", "status", "error"]]
+    err = failed["error"].iloc[0]
+    assert err and "\n" not in err and "Traceback" not in err, err
+    pid = _embedded_pid(data)
+    assert pid is not None and pid != killed["pid"], "restarted, and running"
+    return err
+
+
+@pytest.mark.slow
+def test_server_killed_during_a_ycsb_run_fails_that_run_only(tmp_path, short_data, caplog):
+    import re
+    import shutil
+
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+
+    if not (shutil.which("java") and shutil.which("mvn")):
+        pytest.skip("java and mvn are not installed (make setup installs them)")
+    data = short_data
+    p = tmp_path / "ycsb-killed.yaml"
+    p.write_text(
+        "study: ycsbkill\nphases: [ycsb]\nsample_resources: false\n"
+        "ycsb: {workloads: {ru: {recordcount: 1000, maxexecutiontime_s: 3}}, threads: [1],"
+        " repeats: 5}\n"
+    )
+    study = load_study(p)
+    db = data / "ycsbkill" / "results.sqlite"
+    raw = data / "ycsbkill" / "raw" / "ycsb"
+    going = re.compile(r" sec: [1-9]\d* operations")
+
+    def first_run_going():
+        logs = list(raw.glob("*r1.log")) if raw.exists() else []
+        return any(going.search(x.read_text(errors="replace")) for x in logs)
+
+    t, killed = _kill_embedded_when(data, first_run_going)
+    try:
+        phases.run_phase(study, "ycsb", progress=False)
+        t.join(timeout=5)
+        before = _counts(db)
+        runs = Store.for_study(study).runs("ycsbkill").sort_values("seq")
+        ops_before = _rows(
+            db,
+            "SELECT * FROM ycsb_ops WHERE run_key != ? ORDER BY run_key, operation",
+            runs["run_key"].iloc[0],
+        )
+        assert len(ops_before) >= 4 * 2  # READ and UPDATE at least, for each good run
+        err = _one_failed_run(runs, killed, data, 5)
+        assert runs["status"].tolist()[0] == "failed", runs[["run_key", "status"]]
+        assert "stopped answering" in err, err
+        assert "restarting it once" in caplog.text
+        # resumed: only the failed run runs again; nothing recorded is lost
+        again = phases.run_phase(study, "ycsb", progress=False)
+        assert (again["status"] == "ok").all(), again[["run_key", "status", "error"]]
+        after = _counts(db)
+        assert after["runs"] == before["runs"] == 5
+        assert after["run_attempts"] == before["run_attempts"] + 1  # the failed attempt kept
+        kept = "SELECT * FROM ycsb_ops WHERE run_key != ? ORDER BY run_key, operation"
+        failed_key = runs["run_key"].iloc[0]
+        assert _rows(db, kept, failed_key) == ops_before  # the good runs' figures untouched
+    finally:
+        _tibench("server", "stop", data=data)
+
+
+@pytest.mark.slow
+def test_server_killed_during_a_tpch_block_fails_that_block_only(tmp_path, short_data):
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+
+    data = short_data
+    p = tmp_path / "tpch-killed.yaml"
+    p.write_text(
+        "study: tpchkill\nphases: [tpch_scaling]\nsample_resources: false\n"
+        "tpch_scaling: {scale_factor: 0.01, repeats: 3, queries: [1, 3, 6, 10, 12, 14],"
+        " arms: [unbound], modes: [power, throughput]}\n"
+    )
+    study = load_study(p)
+    db = data / "tpchkill" / "results.sqlite"
+
+    def first_block_going():
+        return _counts(db).get("tpch_queries", 0) >= 8
+
+    t, killed = _kill_embedded_when(data, first_block_going)
+    try:
+        phases.run_phase(study, "tpch_scaling", progress=False)
+        t.join(timeout=5)
+        runs = Store.for_study(study).runs("tpchkill").sort_values("seq")
+        err = _one_failed_run(runs, killed, data, 2)
+        assert runs["status"].tolist() == ["failed", "ok"], runs[["run_key", "status", "error"]]
+        assert "stopped answering" in err, err
+        before = _counts(db)
+        phases.run_phase(study, "tpch_scaling", progress=False)  # the failed block again
+        assert _embedded_pid(data) is not None
+        runs = Store.for_study(study).runs("tpchkill")
+        assert (runs["status"] == "ok").all(), runs[["run_key", "status", "error"]]
+        after = _counts(db)
+        assert after["runs"] >= before["runs"] and after["tpch_queries"] >= 6 * 4
+    finally:
+        _tibench("server", "stop", data=data)
+
+
+@pytest.mark.slow
+def test_source_killed_during_a_dm_sync_run_fails_that_run_only(tmp_path, short_data):
+    """SIGKILL of the source's mariadbd while sysbench writes on it in a sync run: that run
+    fails with one line, the source is restarted and the replica set up again before the next
+    run, which replicates and verifies."""
+    import shutil
+    import time
+
+    from tibenchlib import phases
+    from tibenchlib.dm.servers import target_server
+    from tibenchlib.params import load_study
+
+    for tool in ("mydumper", "myloader", "sysbench"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed (make setup installs it)")
+    data = short_data
+    p = tmp_path / "dm-killed.yaml"
+    p.write_text(
+        "study: dmsynckill\nphases: [dm]\nsample_resources: false\n"
+        "dm: {tables: 1, table_size: 2000, repeats: 3, load: {threads: [1]}, dump: {threads: [1]},"
+        " sync: {workers: [1], workloads: [oltp_insert], duration_s: 3, lag: false}}\n"
+    )
+    study = load_study(p)
+    db = data / "dmsynckill" / "results.sqlite"
+    raw = data / "dmsynckill" / "raw" / "dm"
+
+    def first_sync_writing():
+        logs = [x for x in raw.glob("sync*r1*/sysbench.log")] if raw.exists() else []
+        return any(x.stat().st_size > 0 for x in logs) and time.sleep(1.0) is None
+
+    t, killed = _kill_embedded_when(data, first_sync_writing)
+    try:
+        phases.run_phase(study, "dm", progress=False)
+        t.join(timeout=5)
+        runs = Store.for_study(study).runs("dmsynckill")
+        sync = runs[runs["workload"] == "sync"].sort_values("seq")
+        err = _one_failed_run(sync, killed, data, 3)
+        print("ERR", err)
+        assert sync["status"].tolist()[0] == "failed", sync[["run_key", "status", "error"]]
+        assert (runs[runs["workload"] != "sync"]["status"] == "ok").all()
+        dm_runs = _counts(db)["dm_runs"]
+        assert dm_runs == len(runs), "one dm_runs row per run, the failed one too"
+    finally:
+        _tibench("server", "stop", data=data)
+        target_server().stop()
 
 
 @pytest.mark.slow
@@ -1165,7 +1348,7 @@ def test_dm_target_killed_during_myloader_fails_that_run_only(tmp_path, monkeypa
 
     monkeypatch.setattr(migrate, "load", load_killing_the_second)
     try:
-        run_dm_phase(study, progress=False)
+        run_dm_phase(study, progress=False, store=Store.for_study(study))
         runs = Store.for_study(study).runs("dmloadkill").sort_values("seq")
         assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
         assert list(runs["status"]) == ["ok", "failed", "ok"], runs[["status", "error"]]
