@@ -1102,7 +1102,7 @@ def test_server_killed_during_a_tpcc_run_fails_that_run_only(measured, monkeypat
         return any(x.stat().st_size > 0 for x in logs) and time.sleep(1.0) is None
 
     t, killed = _kill_embedded_when(data, first_run_going)
-    run_tpcc_phase(study, yes=True, progress=False)
+    run_tpcc_phase(study, yes=True, progress=False, store=Store.for_study(study))
     t.join(timeout=5)
     runs = runs_table(study, Store.for_study(study))
     assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
@@ -1294,7 +1294,7 @@ def test_source_killed_during_a_dm_sync_run_fails_that_run_only(tmp_path, short_
 
 
 @pytest.mark.slow
-def test_dm_target_killed_during_myloader_fails_that_run_only(tmp_path, monkeypatch):
+def test_dm_target_killed_during_myloader_fails_that_run_only(short_data, monkeypatch):
     """SIGKILL of the DM target's mariadbd while myloader loads: that run fails with one line,
     the target is restarted before the next run, the phase goes on."""
     import shutil
@@ -1310,7 +1310,6 @@ def test_dm_target_killed_during_myloader_fails_that_run_only(tmp_path, monkeypa
     for tool in ("mydumper", "myloader"):
         if not shutil.which(tool):
             pytest.skip(f"{tool} is not installed (make setup installs it)")
-    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path / "data"))
     study = parse_study(
         {
             "study": "dmloadkill",
