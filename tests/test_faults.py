@@ -521,6 +521,59 @@ def test_the_servers_a_run_leases(target, phases, names):
     assert embedded_servers(study, phases) == names
 
 
+@pytest.mark.slow
+def test_two_studies_on_one_server_the_second_waits_then_is_refused(short_data, tmp_path):
+    """Study A's ``tibench run`` (its phases in notebook kernels) measures on the embedded
+    server; study B's, on the same data directory, waits ``TIBENCH_SERVER_WAIT_S`` and is
+    refused with one line naming A, its catalog untouched; A ends as if alone."""
+    import shutil
+    import time
+
+    if not shutil.which("sysbench"):
+        pytest.skip("sysbench is not installed (make setup installs it)")
+    data = short_data
+    common = (
+        "workloads: [oltp_point_select]\nthreads: [1]\nrepeats: 3\nduration_s: 2\n"
+        "sample_resources: false\ndataset: {tables: 1, table_size: 1000}\n"
+    )
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text("study: study-a\n" + common)
+    b.write_text("study: study-b\n" + common)
+    env = {**os.environ, "TIBENCH_DATA": str(data)}
+    cmd = [sys.executable, "-m", "tibenchlib.cli", "run"]
+    proc = subprocess.Popen(
+        [*cmd, str(a), "--phase", "prepare", "--phase", "sweep"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stderr.readline().startswith("tibench: [1/2] prepare")
+        t0 = time.monotonic()
+        other = _tibench(
+            "run", str(b), "--phase", "prepare", data=data, env={"TIBENCH_SERVER_WAIT_S": "2"}
+        )
+        waited = time.monotonic() - t0
+        assert other.returncode == 1, other.stderr
+        assert _error_line(other) == (
+            f"tibench: error: ServerBusy: embedded server 'embedded' is in use by study "
+            f"'study-a' (pid {proc.pid}); waited 2s (TIBENCH_SERVER_WAIT_S): run again when it "
+            "has finished"
+        )
+        assert waited >= 2
+        assert _counts(data / "study-b" / "results.sqlite").get("runs", 0) == 0
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+        runs = _rows(data / "study-a" / "results.sqlite", "SELECT status FROM runs")
+        assert [r[0] for r in runs] == ["ok"] * 3
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _tibench("server", "stop", data=data)
+
+
 # -- sysbench's credentials file -----------------------------------------------------------------
 def test_credentials_file_lives_in_the_study_private_dir(tmp_path, monkeypatch):
     from tibenchlib.db import ConnInfo, remove_stale_configs, secret_config_file
