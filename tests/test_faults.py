@@ -972,6 +972,62 @@ def test_missing_or_broken_java_is_found_before_any_run(tmp_path, monkeypatch):
         build.build_binding(home)
 
 
+BAD_INPUT = [
+    # (what, params text or None for the folder itself, extra args, exit code, in the line)
+    ("params folder", None, (), 2, "is a directory, not a params file"),
+    ("utf-16 params", "utf-16", (), 2, "variant.yaml: UTF-16 text: save the params file as UTF-8"),
+    ("binary params", "binary", (), 2, "variant.yaml: not UTF-8"),
+    ("study twice", "study: corpus\n", (), 2, "key 'study' given twice"),
+    ("reserved name", "study: ycsb\n", (), 2, "- study: Value error, 'ycsb' is reserved"),
+    ("server nosuch", None, ("server", "stop", "--name", "nosuch"), 2, "no such embedded server"),
+    (
+        "java missing",
+        "phases: [ycsb]\nycsb: {workloads: {r: {maxexecutiontime_s: 1}}, threads: [1]}\n",
+        ("--phase", "ycsb", "--in-process"),
+        1,
+        "java is not installed (YCSB runs on it): apt-get install default-jre-headless",
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what,text,args,code,shown", BAD_INPUT, ids=[b[0] for b in BAD_INPUT])
+def test_bad_input_is_one_line_and_the_catalog_stays_as_it_was(
+    measured, tmp_path, what, text, args, code, shown
+):
+    """Issue 21 §12's bad inputs against a study with a catalog: the exit code, one line naming
+    the file or field, and every catalog table's row count unchanged."""
+    data, params, db = measured
+    before = _counts(db)
+    env = {}
+    if args[:1] == ("server",):
+        r = _tibench(*args, data=data)
+    else:
+        if text is None:
+            target = tmp_path / "params.yaml"
+            target.mkdir()
+        elif text in ("utf-16", "binary"):
+            target = _variant(measured, "")
+            raw = params.read_text()
+            target.write_bytes(raw.encode("utf-16") if text == "utf-16" else b"\x00\xff\xfe" * 50)
+        elif what == "study twice":
+            target = data.parent / "variant.yaml"
+            target.write_text(params.read_text() + text)
+        else:
+            target = _variant(measured, text)
+        if what == "java missing":
+            empty = tmp_path / "bin"
+            empty.mkdir()
+            env["PATH"] = str(empty)  # no java; the running server needs no tool
+        r = _tibench("run", str(target), *args, data=data, env=env)
+    assert r.returncode == code, (r.stdout, r.stderr)
+    # one error line; a params file's problems follow it, one line per field
+    errors = [x for x in r.stderr.splitlines() if "tibench: error:" in x]
+    assert len(errors) == 1 and shown in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert _counts(db) == before
+
+
 # -- YCSB's own defaults for the operation mix ---------------------------------------------------
 def test_ycsb_proportions_not_given_take_ycsbs_defaults_and_are_named(tmp_path):
     from tibenchlib.ycsb.runner import Workload
