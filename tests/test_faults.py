@@ -999,6 +999,7 @@ def test_bad_input_is_one_line_and_the_catalog_stays_as_it_was(
     the file or field, and every catalog table's row count unchanged."""
     data, params, db = measured
     before = _counts(db)
+    server_before = _embedded_pid(data)
     env = {}
     if args[:1] == ("server",):
         r = _tibench(*args, data=data)
@@ -1026,6 +1027,7 @@ def test_bad_input_is_one_line_and_the_catalog_stays_as_it_was(
     assert len(errors) == 1 and shown in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
     assert _counts(db) == before
+    assert _embedded_pid(data) == server_before  # a server the run started is stopped again
 
 
 # -- YCSB's own defaults for the operation mix ---------------------------------------------------
@@ -1509,7 +1511,9 @@ def test_sigterm_during_a_dm_sync_run_leaves_the_replica_applying(short_data, tm
     )
     db = data / "dmterm" / "results.sqlite"
     env = {**os.environ, "TIBENCH_DATA": str(data)}
-    cmd = [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--phase", "dm"]
+    # --keep-server: the replica's state is read afterwards (without it the servers this run
+    # started are stopped, as they were found; the bad-input tests check that)
+    cmd = [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--phase", "dm", "--keep-server"]
     cmd += [how] if how.startswith("--") else []
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     try:

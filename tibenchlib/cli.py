@@ -7,6 +7,7 @@ stderr, so ``tibench run params/ci.yaml --phase sweep --json | jq …`` works.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import logging
@@ -66,7 +67,11 @@ def cmd_run(a) -> int:
     t_run = time.monotonic()
     # one lock for every phase, and the leases of its servers from the first phase to the last
     # (no other study changes their settings between notebooks); the kernels run under both
-    with study_lock(study.study), leases(embedded_servers(study, selected)):
+    with (
+        study_lock(study.study),
+        leases(embedded_servers(study, selected)),
+        _stopped_on_error(before, a.keep_server),  # interrupted or failed: servers as found
+    ):
         remove_stale_configs(private_dir(study.study))
         for k, p in enumerate(selected, start=1):
             print(f"tibench: [{k}/{len(selected)}] {p}", file=sys.stderr, flush=True)
@@ -113,6 +118,16 @@ def _servers() -> list[dict]:
     top = paths.data_dir() / "server"
     names = sorted(d.name for d in top.iterdir() if d.is_dir()) if top.is_dir() else []
     return [embedded(n).status() for n in names]
+
+
+@contextlib.contextmanager
+def _stopped_on_error(before: set[str], keep: bool):
+    """Stop the servers this run started when it ends by an error or an interruption."""
+    try:
+        yield
+    except BaseException:
+        _stop_servers(before, keep)
+        raise
 
 
 def _stop_servers(before: set[str], keep: bool) -> list[str]:
