@@ -13,7 +13,6 @@ from pathlib import Path
 import pandas as pd
 
 from . import paths, registry
-from .dm.servers import TARGET_NAME as DM_TARGET
 from .params import PHASES, ParamsError, Study, load_study, parse_study
 from .store import Store, default_url
 
@@ -60,15 +59,12 @@ def arms_for(study: Study, phase: str, arms: list[str] | None) -> list[str] | No
 
 
 def embedded_servers(study: Study, phases: list[str]) -> list[str]:
-    """The embedded servers a run of ``phases`` may measure on, by name: ``embedded`` when an
-    arm's target is the embedded server or the DM phase replicates between private servers,
-    and the DM target then too. A run holds their leases from its first phase to its last."""
-    dm = "dm" in phases and not study.dm.master_url
-    names = []
-    if dm or study.is_embedded() or any(study.is_embedded(a) for a in study.arms):
-        names.append("embedded")
-    if dm:
-        names.append(DM_TARGET)
+    """The embedded servers a run of ``phases`` may measure on, by name, each once (each
+    phase's :meth:`~tibenchlib.phase.Phase.embedded_servers`). A run holds their leases from
+    its first phase to its last."""
+    names: list[str] = []
+    for p in phases:
+        names += [n for n in registry.get(p).embedded_servers(study) if n not in names]
     return names
 
 

@@ -40,7 +40,7 @@ from .dump import DumpSettings, dump
 from .load import LoadSettings, load
 from .migrate import migrate_once
 from .plan import DmSpec, arm_labels, estimate, plan, settings_for
-from .servers import source_server, target_server
+from .servers import TARGET_NAME, source_server, target_server
 from .verify import verify
 
 log = logging.getLogger(__name__)
@@ -535,6 +535,10 @@ class Dm(Phase):
 
     def arms(self, study) -> list[str]:
         return arm_labels(study)
+
+    def embedded_servers(self, study) -> list[str]:
+        """Source and target, unless the study drives a real DM."""
+        return [] if study.dm.master_url else ["embedded", TARGET_NAME]
 
     def estimate(self, study, arms=None) -> dict:
         return estimate(study, arms)
