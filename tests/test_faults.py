@@ -1486,6 +1486,51 @@ def _children_left(data: Path) -> list[str]:
 
 
 @pytest.mark.slow
+def test_sigterm_stops_the_server_the_run_started(short_data, tmp_path):
+    """SIGTERM to ``tibench run`` mid-sweep: exit 130 and one line, the runs measured so far kept,
+    and the embedded server it started stopped again (it was not running before)."""
+    import shutil
+    import signal
+    import time
+
+    if not shutil.which("sysbench"):
+        pytest.skip("sysbench is not installed (make setup installs it)")
+    data = short_data
+    p = tmp_path / "sw.yaml"
+    p.write_text(
+        "study: swterm\nworkloads: [oltp_point_select]\nthreads: [1]\nrepeats: 6\n"
+        "duration_s: 2\nsample_resources: false\ndataset: {tables: 1, table_size: 1000}\n"
+    )
+    db = data / "swterm" / "results.sqlite"
+    assert _embedded_pid(data) is None
+    cmd = [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--in-process"]
+    env = {**os.environ, "TIBENCH_DATA": str(data)}
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if _counts(db).get("runs", 0) >= 1:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        assert [x for x in err.splitlines() if "tibench: error:" in x] == [
+            "tibench: error: interrupted: measured runs are in the catalog; run again to resume"
+        ], err
+        assert "Traceback" not in err
+        kept = _rows(db, "SELECT status FROM runs")
+        assert kept and all(r[0] == "ok" for r in kept)
+        assert _embedded_pid(data) is None, "the server this run started is stopped"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _tibench("server", "stop", data=data)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["--in-process", "notebook"])
 def test_sigterm_during_a_dm_sync_run_leaves_the_replica_applying(short_data, tmp_path, how):
     """SIGTERM to ``tibench run`` while sysbench writes on the source with the replica's SQL
