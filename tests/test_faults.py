@@ -770,8 +770,15 @@ def test_server_killed_mid_sweep_is_restarted_once_and_resume_retries(measured, 
     assert killed and len(df) == 6
     assert 1 <= (df["status"] != "ok").sum() <= 1, df[["run_key", "status", "error"]]
     assert (df["status"] == "ok").sum() == 5  # the later runs ran on the restarted server
+    failed = df[df["status"] != "ok"]["error"].iloc[0]
+    assert failed and "\n" not in failed and "Traceback" not in failed, failed
+    db = data / "killed" / "results.sqlite"
+    before = _counts(db)
     # resume: only the failed run runs again, its first log kept
     again = phases.run_phase(study, "sweep", progress=False)
+    after = _counts(db)
+    assert after["runs"] == before["runs"] == 6
+    assert after["run_attempts"] == before["run_attempts"] + 1  # the failed attempt kept
     assert (again["status"] == "ok").all()
     assert sorted(again["attempts"].fillna(1).astype(int)) == [1, 1, 1, 1, 1, 2]
     ok_before = df[df["status"] == "ok"].set_index("run_key")["tps"]
@@ -1221,6 +1228,9 @@ def test_server_killed_during_a_tpcc_run_fails_that_run_only(measured, monkeypat
     assert len(failed) == 1 and "\n" not in failed["error"].iloc[0]
     assert "stopped answering" in failed["error"].iloc[0], failed["error"].iloc[0]
     assert (runs["status"] == "ok").sum() == 2  # on the restarted server
+    db = data / "tpcckill" / "results.sqlite"
+    counts = _counts(db)
+    assert counts["runs"] == counts["run_attempts"] == 3  # the failed run's row kept as well
 
 
 @pytest.fixture
@@ -1464,6 +1474,8 @@ def test_dm_target_killed_during_myloader_fails_that_run_only(short_data, monkey
         assert list(runs["status"]) == ["ok", "failed", "ok"], runs[["status", "error"]]
         err = runs["error"].iloc[1]
         assert "\n" not in err and "Traceback" not in err and "load failed" in err, err
+        counts = _counts(short_data / "dmloadkill" / "results.sqlite")
+        assert counts["runs"] == counts["dm_runs"] == 3  # the failed run recorded too
     finally:
         embedded().stop()
         target_server().stop()
