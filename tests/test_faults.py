@@ -712,6 +712,8 @@ def test_unreachable_and_wrong_password_targets(measured):
     assert r.returncode == 1
     assert f"cannot connect to mysql+pymysql://root@127.0.0.1:{closed}/sbtest" in _error_line(r)
 
+    # running, whatever the tests before left (a run stops the servers it started)
+    assert _tibench("server", "start", data=data).returncode == 0
     st = json.loads(_tibench("server", "status", "--json", data=data).stdout)
     p = _variant(
         measured,
