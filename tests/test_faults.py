@@ -441,6 +441,142 @@ def test_lock_is_reentrant_in_process_and_for_children(tmp_path, monkeypatch):
     assert r.returncode == 0, r.stderr
 
 
+# -- the server lease across a whole tibench run -------------------------------------------------
+LEASE = """
+import sys
+from tibenchlib.lock import study_lock
+from tibenchlib.server import EmbeddedServer
+with study_lock(sys.argv[1]), EmbeddedServer(root=sys.argv[2]).lease():
+    print("held", flush=True)
+"""
+
+
+def _other_study_takes_the_lease(data: Path) -> subprocess.CompletedProcess:
+    """Another study, in a process that is no descendant of the run, asks for the lease of the
+    embedded server and waits for it no longer than 0.2 s."""
+    return subprocess.run(
+        [sys.executable, "-c", LEASE, "study-b", str(data / "server" / "embedded")],
+        capture_output=True,
+        text=True,
+        env={
+            **{k: v for k, v in os.environ.items() if k != "TIBENCH_STUDY_LOCK"},
+            "TIBENCH_DATA": str(data),
+            "TIBENCH_SERVER_WAIT_S": "0.2",
+        },
+    )
+
+
+def test_a_run_holds_the_server_lease_from_its_first_phase_to_its_last(tmp_path, monkeypatch):
+    """Between two notebooks (no kernel alive, none holding a lease of its own) the run still
+    holds the embedded server: another study is refused with the run named; a kernel of the run
+    (a child of the holder, same study) is not. After the run, the other study gets it."""
+    from tibenchlib import notebook, phases
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("TIBENCH_DATA", str(data))
+    params = tmp_path / "lease.yaml"
+    params.write_text("study: study-a\nphases: [environment, prepare]\n")
+    seen: dict[str, tuple] = {}
+
+    def kernel(study, phase, params_path, **kw):
+        # the kernel: a child of the run, under its lock, takes the lease at once
+        own = subprocess.run(
+            [sys.executable, "-c", LEASE, study, str(data / "server" / "embedded")],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "TIBENCH_SERVER_WAIT_S": "0"},
+        )
+        seen[phase] = (own, _other_study_takes_the_lease(data))
+
+    monkeypatch.setattr(notebook, "execute_phase_notebook", kernel)
+    monkeypatch.setattr(phases, "read_results", lambda study, phase: [])
+    r = tibench("run", str(params), env={"TIBENCH_DATA": str(data)})
+    assert r.returncode == 0, r.stderr
+    assert list(seen) == ["environment", "prepare"]
+    for phase, (own, other) in seen.items():
+        assert own.returncode == 0 and own.stdout.strip() == "held", (phase, own.stderr)
+        assert other.returncode == 1, (phase, other.stdout)
+        line = other.stderr.strip().splitlines()[-1]
+        assert (
+            f"ServerBusy: embedded server 'embedded' is in use by study 'study-a' (pid "
+            f"{os.getpid()}); waited 0.2s (TIBENCH_SERVER_WAIT_S)" in line
+        ), line
+    after = _other_study_takes_the_lease(data)
+    assert after.returncode == 0 and after.stdout.strip() == "held", after.stderr
+
+
+@pytest.mark.parametrize(
+    "target,phases,names",
+    [
+        ({"kind": "embedded"}, ["sweep"], ["embedded"]),
+        ({"kind": "url", "url": "mysql+pymysql://root@10.0.0.5:4000/sbtest"}, ["sweep"], []),
+        (
+            {"kind": "url", "url": "mysql+pymysql://root@10.0.0.5:4000/sbtest"},
+            ["dm"],
+            ["embedded", "dm-target"],
+        ),
+    ],
+)
+def test_the_servers_a_run_leases(target, phases, names):
+    from tibenchlib.studyplan import embedded_servers
+
+    study = parse_study({"study": "lease", "target": target})
+    assert embedded_servers(study, phases) == names
+
+
+@pytest.mark.slow
+def test_two_studies_on_one_server_the_second_waits_then_is_refused(short_data, tmp_path):
+    """Study A's ``tibench run`` (its phases in notebook kernels) measures on the embedded
+    server; study B's, on the same data directory, waits ``TIBENCH_SERVER_WAIT_S`` and is
+    refused with one line naming A, its catalog untouched; A ends as if alone."""
+    import shutil
+    import time
+
+    if not shutil.which("sysbench"):
+        pytest.skip("sysbench is not installed (make setup installs it)")
+    data = short_data
+    common = (
+        "workloads: [oltp_point_select]\nthreads: [1]\nrepeats: 3\nduration_s: 2\n"
+        "sample_resources: false\ndataset: {tables: 1, table_size: 1000}\n"
+    )
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text("study: study-a\n" + common)
+    b.write_text("study: study-b\n" + common)
+    env = {**os.environ, "TIBENCH_DATA": str(data)}
+    cmd = [sys.executable, "-m", "tibenchlib.cli", "run"]
+    proc = subprocess.Popen(
+        [*cmd, str(a), "--phase", "prepare", "--phase", "sweep"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stderr.readline().startswith("tibench: [1/2] prepare")
+        t0 = time.monotonic()
+        other = _tibench(
+            "run", str(b), "--phase", "prepare", data=data, env={"TIBENCH_SERVER_WAIT_S": "2"}
+        )
+        waited = time.monotonic() - t0
+        assert other.returncode == 1, other.stderr
+        assert _error_line(other) == (
+            f"tibench: error: ServerBusy: embedded server 'embedded' is in use by study "
+            f"'study-a' (pid {proc.pid}); waited 2s (TIBENCH_SERVER_WAIT_S): run again when it "
+            "has finished"
+        )
+        assert waited >= 2
+        assert _counts(data / "study-b" / "results.sqlite").get("runs", 0) == 0
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+        runs = _rows(data / "study-a" / "results.sqlite", "SELECT status FROM runs")
+        assert [r[0] for r in runs] == ["ok"] * 3
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _tibench("server", "stop", data=data)
+
+
 # -- sysbench's credentials file -----------------------------------------------------------------
 def test_credentials_file_lives_in_the_study_private_dir(tmp_path, monkeypatch):
     from tibenchlib.db import ConnInfo, remove_stale_configs, secret_config_file
@@ -579,6 +715,8 @@ def test_unreachable_and_wrong_password_targets(measured):
     assert r.returncode == 1
     assert f"cannot connect to mysql+pymysql://root@127.0.0.1:{closed}/sbtest" in _error_line(r)
 
+    # running, whatever the tests before left (a run stops the servers it started)
+    assert _tibench("server", "start", data=data).returncode == 0
     st = json.loads(_tibench("server", "status", "--json", data=data).stdout)
     p = _variant(
         measured,
@@ -637,8 +775,15 @@ def test_server_killed_mid_sweep_is_restarted_once_and_resume_retries(measured, 
     assert killed and len(df) == 6
     assert 1 <= (df["status"] != "ok").sum() <= 1, df[["run_key", "status", "error"]]
     assert (df["status"] == "ok").sum() == 5  # the later runs ran on the restarted server
+    failed = df[df["status"] != "ok"]["error"].iloc[0]
+    assert failed and "\n" not in failed and "Traceback" not in failed, failed
+    db = data / "killed" / "results.sqlite"
+    before = _counts(db)
     # resume: only the failed run runs again, its first log kept
     again = phases.run_phase(study, "sweep", progress=False)
+    after = _counts(db)
+    assert after["runs"] == before["runs"] == 6
+    assert after["run_attempts"] == before["run_attempts"] + 1  # the failed attempt kept
     assert (again["status"] == "ok").all()
     assert sorted(again["attempts"].fillna(1).astype(int)) == [1, 1, 1, 1, 1, 2]
     ok_before = df[df["status"] == "ok"].set_index("run_key")["tps"]
@@ -839,6 +984,64 @@ def test_missing_or_broken_java_is_found_before_any_run(tmp_path, monkeypatch):
         build.build_binding(home)
 
 
+BAD_INPUT = [
+    # (what, params text or None for the folder itself, extra args, exit code, in the line)
+    ("params folder", None, (), 2, "is a directory, not a params file"),
+    ("utf-16 params", "utf-16", (), 2, "variant.yaml: UTF-16 text: save the params file as UTF-8"),
+    ("binary params", "binary", (), 2, "variant.yaml: not UTF-8"),
+    ("study twice", "study: corpus\n", (), 2, "key 'study' given twice"),
+    ("reserved name", "study: ycsb\n", (), 2, "- study: Value error, 'ycsb' is reserved"),
+    ("server nosuch", None, ("server", "stop", "--name", "nosuch"), 2, "no such embedded server"),
+    (
+        "java missing",
+        "phases: [ycsb]\nycsb: {workloads: {r: {maxexecutiontime_s: 1}}, threads: [1]}\n",
+        ("--phase", "ycsb", "--in-process"),
+        1,
+        "java is not installed (YCSB runs on it): apt-get install default-jre-headless",
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what,text,args,code,shown", BAD_INPUT, ids=[b[0] for b in BAD_INPUT])
+def test_bad_input_is_one_line_and_the_catalog_stays_as_it_was(
+    measured, tmp_path, what, text, args, code, shown
+):
+    """Issue 21 §12's bad inputs against a study with a catalog: the exit code, one line naming
+    the file or field, and every catalog table's row count unchanged."""
+    data, params, db = measured
+    before = _counts(db)
+    server_before = _embedded_pid(data)
+    env = {}
+    if args[:1] == ("server",):
+        r = _tibench(*args, data=data)
+    else:
+        if text is None:
+            target = tmp_path / "params.yaml"
+            target.mkdir()
+        elif text in ("utf-16", "binary"):
+            target = _variant(measured, "")
+            raw = params.read_text()
+            target.write_bytes(raw.encode("utf-16") if text == "utf-16" else b"\x00\xff\xfe" * 50)
+        elif what == "study twice":
+            target = data.parent / "variant.yaml"
+            target.write_text(params.read_text() + text)
+        else:
+            target = _variant(measured, text)
+        if what == "java missing":
+            empty = tmp_path / "bin"
+            empty.mkdir()
+            env["PATH"] = str(empty)  # no java; the running server needs no tool
+        r = _tibench("run", str(target), *args, data=data, env=env)
+    assert r.returncode == code, (r.stdout, r.stderr)
+    # one error line; a params file's problems follow it, one line per field
+    errors = [x for x in r.stderr.splitlines() if "tibench: error:" in x]
+    assert len(errors) == 1 and shown in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert _counts(db) == before
+    assert _embedded_pid(data) == server_before  # a server the run started is stopped again
+
+
 # -- YCSB's own defaults for the operation mix ---------------------------------------------------
 def test_ycsb_proportions_not_given_take_ycsbs_defaults_and_are_named(tmp_path):
     from tibenchlib.ycsb.runner import Workload
@@ -988,7 +1191,9 @@ def _kill_embedded_when(data: Path, ready, timeout_s: float = 300):
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and not ready():
             time.sleep(0.05)
-        st = json.loads((data / "server" / "embedded" / "state.json").read_text())
+        if not ready():
+            return
+        st = json.loads((data / "server" / "embedded" / "private" / "state.json").read_text())
         os.kill(st["pid"], signal.SIGKILL)
         killed["pid"] = st["pid"]
 
@@ -1020,7 +1225,7 @@ def test_server_killed_during_a_tpcc_run_fails_that_run_only(measured, monkeypat
         return any(x.stat().st_size > 0 for x in logs) and time.sleep(1.0) is None
 
     t, killed = _kill_embedded_when(data, first_run_going)
-    run_tpcc_phase(study, yes=True, progress=False)
+    run_tpcc_phase(study, yes=True, progress=False, store=Store.for_study(study))
     t.join(timeout=5)
     runs = runs_table(study, Store.for_study(study))
     assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
@@ -1028,10 +1233,194 @@ def test_server_killed_during_a_tpcc_run_fails_that_run_only(measured, monkeypat
     assert len(failed) == 1 and "\n" not in failed["error"].iloc[0]
     assert "stopped answering" in failed["error"].iloc[0], failed["error"].iloc[0]
     assert (runs["status"] == "ok").sum() == 2  # on the restarted server
+    db = data / "tpcckill" / "results.sqlite"
+    counts = _counts(db)
+    assert counts["runs"] == counts["run_attempts"] == 3  # the failed run's row kept as well
+
+
+@pytest.fixture
+def short_data(monkeypatch):
+    """A data directory (``TIBENCH_DATA``) with a path short enough for mariadbd's socket (at
+    most 107 bytes; pytest's per-test folders under xdist are longer)."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="tbk-"))
+    d.chmod(0o755)  # mariadbd's user reaches its datadir through it
+    monkeypatch.setenv("TIBENCH_DATA", str(d / "data"))
+    yield d / "data"
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _rows(db: Path, sql: str, *args) -> list[tuple]:
+    c = sqlite3.connect(db)
+    try:
+        return c.execute(sql, args).fetchall()
+    finally:
+        c.close()
+
+
+def _embedded_pid(data: Path) -> int | None:
+    from tibenchlib.server import EmbeddedServer
+
+    return EmbeddedServer(root=data / "server" / "embedded").pid
+
+
+def _one_failed_run(runs, killed: dict, data: Path, n: int) -> str:
+    """The runs of a phase whose server was killed in one run: ``n`` runs, that one failed with
+    one line, the others ok, and the server running again (restarted once): the failed run's
+    error."""
+    assert killed and len(runs) == n, runs[["run_key", "status", "error"]]
+    failed = runs[runs["status"] != "ok"]
+    assert len(failed) == 1, runs[["run_key", "status", "error"]]
+    err = failed["error"].iloc[0]
+    assert err and "\n" not in err and "Traceback" not in err, err
+    pid = _embedded_pid(data)
+    assert pid is not None and pid != killed["pid"], "restarted, and running"
+    return err
 
 
 @pytest.mark.slow
-def test_dm_target_killed_during_myloader_fails_that_run_only(tmp_path, monkeypatch):
+def test_server_killed_during_a_ycsb_run_fails_that_run_only(tmp_path, short_data, caplog):
+    import re
+    import shutil
+
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+
+    if not (shutil.which("java") and shutil.which("mvn")):
+        pytest.skip("java and mvn are not installed (make setup installs them)")
+    data = short_data
+    p = tmp_path / "ycsb-killed.yaml"
+    p.write_text(
+        "study: ycsbkill\nphases: [ycsb]\nsample_resources: false\n"
+        "ycsb: {workloads: {ru: {recordcount: 1000, maxexecutiontime_s: 3}}, threads: [1],"
+        " repeats: 5}\n"
+    )
+    study = load_study(p)
+    db = data / "ycsbkill" / "results.sqlite"
+    raw = data / "ycsbkill" / "raw" / "ycsb"
+    going = re.compile(r" sec: [1-9]\d* operations")
+
+    def first_run_going():
+        logs = list(raw.glob("*r1.log")) if raw.exists() else []
+        return any(going.search(x.read_text(errors="replace")) for x in logs)
+
+    t, killed = _kill_embedded_when(data, first_run_going)
+    try:
+        phases.run_phase(study, "ycsb", progress=False)
+        t.join(timeout=5)
+        before = _counts(db)
+        runs = Store.for_study(study).runs("ycsbkill").sort_values("seq")
+        ops_before = _rows(
+            db,
+            "SELECT * FROM ycsb_ops WHERE run_key != ? ORDER BY run_key, operation",
+            runs["run_key"].iloc[0],
+        )
+        assert len(ops_before) >= 4 * 2  # READ and UPDATE at least, for each good run
+        err = _one_failed_run(runs, killed, data, 5)
+        assert runs["status"].tolist()[0] == "failed", runs[["run_key", "status"]]
+        assert "stopped answering" in err, err
+        assert "restarting it once" in caplog.text
+        # resumed: only the failed run runs again; nothing recorded is lost
+        again = phases.run_phase(study, "ycsb", progress=False)
+        assert (again["status"] == "ok").all(), again[["run_key", "status", "error"]]
+        after = _counts(db)
+        assert after["runs"] == before["runs"] == 5
+        assert after["run_attempts"] == before["run_attempts"] + 1  # the failed attempt kept
+        kept = "SELECT * FROM ycsb_ops WHERE run_key != ? ORDER BY run_key, operation"
+        failed_key = runs["run_key"].iloc[0]
+        assert _rows(db, kept, failed_key) == ops_before  # the good runs' figures untouched
+    finally:
+        _tibench("server", "stop", data=data)
+
+
+@pytest.mark.slow
+def test_server_killed_during_a_tpch_block_fails_that_block_only(tmp_path, short_data):
+    from tibenchlib import phases
+    from tibenchlib.params import load_study
+
+    data = short_data
+    p = tmp_path / "tpch-killed.yaml"
+    p.write_text(
+        "study: tpchkill\nphases: [tpch_scaling]\nsample_resources: false\n"
+        "tpch_scaling: {scale_factor: 0.01, repeats: 3, queries: [1, 3, 6, 10, 12, 14],"
+        " arms: [unbound], modes: [power, throughput]}\n"
+    )
+    study = load_study(p)
+    db = data / "tpchkill" / "results.sqlite"
+
+    def first_block_going():
+        return _counts(db).get("tpch_queries", 0) >= 8
+
+    t, killed = _kill_embedded_when(data, first_block_going)
+    try:
+        phases.run_phase(study, "tpch_scaling", progress=False)
+        t.join(timeout=5)
+        runs = Store.for_study(study).runs("tpchkill").sort_values("seq")
+        err = _one_failed_run(runs, killed, data, 2)
+        assert runs["status"].tolist() == ["failed", "ok"], runs[["run_key", "status", "error"]]
+        assert "stopped answering" in err, err
+        before = _counts(db)
+        phases.run_phase(study, "tpch_scaling", progress=False)  # the failed block again
+        assert _embedded_pid(data) is not None
+        runs = Store.for_study(study).runs("tpchkill")
+        assert (runs["status"] == "ok").all(), runs[["run_key", "status", "error"]]
+        after = _counts(db)
+        assert after["runs"] >= before["runs"] and after["tpch_queries"] >= 6 * 4
+    finally:
+        _tibench("server", "stop", data=data)
+
+
+@pytest.mark.slow
+def test_source_killed_during_a_dm_sync_run_fails_that_run_only(tmp_path, short_data):
+    """SIGKILL of the source's mariadbd while sysbench writes on it in a sync run: that run
+    fails with one line, the source is restarted and the replica set up again before the next
+    run, which replicates and verifies."""
+    import shutil
+    import time
+
+    from tibenchlib import phases
+    from tibenchlib.dm.servers import target_server
+    from tibenchlib.params import load_study
+
+    for tool in ("mydumper", "myloader", "sysbench"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed (make setup installs it)")
+    data = short_data
+    p = tmp_path / "dm-killed.yaml"
+    p.write_text(
+        "study: dmsynckill\nphases: [dm]\nsample_resources: false\n"
+        "dm: {tables: 1, table_size: 2000, repeats: 3, load: {threads: [1]}, dump: {threads: [1]},"
+        " sync: {workers: [1], workloads: [oltp_insert], duration_s: 3, lag: false}}\n"
+    )
+    study = load_study(p)
+    db = data / "dmsynckill" / "results.sqlite"
+    raw = data / "dmsynckill" / "raw" / "dm"
+
+    def first_sync_writing():
+        logs = [x for x in raw.glob("sync*r1*/sysbench.log")] if raw.exists() else []
+        return any(x.stat().st_size > 0 for x in logs) and time.sleep(1.0) is None
+
+    t, killed = _kill_embedded_when(data, first_sync_writing)
+    try:
+        phases.run_phase(study, "dm", progress=False)
+        t.join(timeout=5)
+        runs = Store.for_study(study).runs("dmsynckill")
+        sync = runs[runs["workload"] == "sync"].sort_values("seq")
+        err = _one_failed_run(sync, killed, data, 3)
+        print("ERR", err)
+        assert sync["status"].tolist()[0] == "failed", sync[["run_key", "status", "error"]]
+        assert (runs[runs["workload"] != "sync"]["status"] == "ok").all()
+        dm_runs = _counts(db)["dm_runs"]
+        assert dm_runs == len(runs), "one dm_runs row per run, the failed one too"
+    finally:
+        _tibench("server", "stop", data=data)
+        target_server().stop()
+
+
+@pytest.mark.slow
+def test_dm_target_killed_during_myloader_fails_that_run_only(short_data, monkeypatch):
     """SIGKILL of the DM target's mariadbd while myloader loads: that run fails with one line,
     the target is restarted before the next run, the phase goes on."""
     import shutil
@@ -1047,7 +1436,6 @@ def test_dm_target_killed_during_myloader_fails_that_run_only(tmp_path, monkeypa
     for tool in ("mydumper", "myloader"):
         if not shutil.which(tool):
             pytest.skip(f"{tool} is not installed (make setup installs it)")
-    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path / "data"))
     study = parse_study(
         {
             "study": "dmloadkill",
@@ -1085,44 +1473,111 @@ def test_dm_target_killed_during_myloader_fails_that_run_only(tmp_path, monkeypa
 
     monkeypatch.setattr(migrate, "load", load_killing_the_second)
     try:
-        run_dm_phase(study, progress=False)
+        run_dm_phase(study, progress=False, store=Store.for_study(study))
         runs = Store.for_study(study).runs("dmloadkill").sort_values("seq")
         assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
         assert list(runs["status"]) == ["ok", "failed", "ok"], runs[["status", "error"]]
         err = runs["error"].iloc[1]
         assert "\n" not in err and "Traceback" not in err and "load failed" in err, err
+        counts = _counts(short_data / "dmloadkill" / "results.sqlite")
+        assert counts["runs"] == counts["dm_runs"] == 3  # the failed run recorded too
     finally:
         embedded().stop()
         target_server().stop()
 
 
+def _children_left(data: Path) -> list[str]:
+    """Processes other than the servers that still run with ``data`` as their data directory
+    (a notebook kernel, sysbench, mydumper...)."""
+    import psutil
+
+    left = []
+    for p in psutil.process_iter(["name", "cmdline", "environ"]):
+        try:
+            env = p.info["environ"] or {}
+        except psutil.Error:
+            continue
+        if env.get("TIBENCH_DATA") == str(data) and p.info["name"] != "mariadbd":
+            left.append(" ".join(p.info["cmdline"] or [p.info["name"]]))
+    return left
+
+
 @pytest.mark.slow
-def test_sigterm_during_a_dm_sync_run_leaves_the_replica_applying(tmp_path):
-    """SIGTERM while sysbench writes on the source with the replica's SQL thread stopped: the
-    SQL thread runs again, and the user sees one line."""
+def test_sigterm_stops_the_server_the_run_started(short_data, tmp_path):
+    """SIGTERM to ``tibench run`` mid-sweep: exit 130 and one line, the runs measured so far kept,
+    and the embedded server it started stopped again (it was not running before)."""
+    import shutil
+    import signal
+    import time
+
+    if not shutil.which("sysbench"):
+        pytest.skip("sysbench is not installed (make setup installs it)")
+    data = short_data
+    p = tmp_path / "sw.yaml"
+    p.write_text(
+        "study: swterm\nworkloads: [oltp_point_select]\nthreads: [1]\nrepeats: 6\n"
+        "duration_s: 2\nsample_resources: false\ndataset: {tables: 1, table_size: 1000}\n"
+    )
+    db = data / "swterm" / "results.sqlite"
+    assert _embedded_pid(data) is None
+    cmd = [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--in-process"]
+    env = {**os.environ, "TIBENCH_DATA": str(data)}
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if _counts(db).get("runs", 0) >= 1:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        assert [x for x in err.splitlines() if "tibench: error:" in x] == [
+            "tibench: error: interrupted: measured runs are in the catalog; run again to resume"
+        ], err
+        assert "Traceback" not in err
+        kept = _rows(db, "SELECT status FROM runs")
+        assert kept and all(r[0] == "ok" for r in kept)
+        assert _embedded_pid(data) is None, "the server this run started is stopped"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _tibench("server", "stop", data=data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["--in-process", "notebook"])
+def test_sigterm_during_a_dm_sync_run_leaves_the_replica_applying(short_data, tmp_path, how):
+    """SIGTERM to ``tibench run`` while sysbench writes on the source with the replica's SQL
+    thread stopped, in this process or in the phase notebook's kernel: the SQL thread runs
+    again, the user sees the phase's line and one error line (no kernel or zmq traceback), no
+    kernel or tool is left running, and the runs measured before are in the catalog."""
     import shutil
     import signal
     import time
 
     from tibenchlib.dm.servers import target_server
     from tibenchlib.dm.sync import replica_status
-    from tibenchlib.server import embedded
 
     for tool in ("mydumper", "myloader", "sysbench"):
         if not shutil.which(tool):
             pytest.skip(f"{tool} is not installed (make setup installs it)")
-    data = tmp_path / "data"
+    data = short_data
     p = tmp_path / "dm.yaml"
     p.write_text(
         "study: dmterm\nphases: [dm]\nsample_resources: false\n"
         "dm: {tables: 1, table_size: 2000, repeats: 1, load: {threads: [1]},"
-        " sync: {workers: [1], workloads: [oltp_insert], duration_s: 5, lag: false}}\n"
+        " sync: {workers: [1], workloads: [oltp_insert], duration_s: 8, lag: false}}\n"
     )
+    db = data / "dmterm" / "results.sqlite"
     env = {**os.environ, "TIBENCH_DATA": str(data)}
-    cmd = [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--phase", "dm"]
-    proc = subprocess.Popen(
-        [*cmd, "--in-process"], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
-    )
+    # --keep-server: the replica's state is read afterwards (without it the servers this run
+    # started are stopped, as they were found; the bad-input tests check that)
+    cmd = [sys.executable, "-m", "tibenchlib.cli", "run", str(p), "--phase", "dm", "--keep-server"]
+    cmd += [how] if how.startswith("--") else []
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.monotonic() + 300
         raw = data / "dmterm" / "raw" / "dm"
@@ -1133,28 +1588,31 @@ def test_sigterm_during_a_dm_sync_run_leaves_the_replica_applying(tmp_path):
             time.sleep(0.1)
         assert proc.poll() is None, proc.communicate()
         time.sleep(1)  # sysbench writes, the SQL thread is stopped
+        before = _counts(db)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 130, err
-        assert "Traceback" not in err
-        assert _error_line(type("R", (), {"stderr": err})).startswith("tibench: error: interrupted")
-        os.environ["TIBENCH_DATA"], old = str(data), os.environ.get("TIBENCH_DATA")
+        shown = "tibench: error: interrupted: measured runs are in the catalog; run again to resume"
+        assert [x for x in err.splitlines() if "error" in x.lower()] == [shown], err
+        for noise in ("Traceback", "zmq", "Exception ignored", "KeyboardInterrupt", "Kernel"):
+            assert noise not in err, err
+        if how == "notebook":  # the kernel's logs stay out of the terminal in a batch run
+            assert [x for x in err.splitlines() if x.strip()] == ["tibench: [1/1] dm", shown]
+        assert not _children_left(data), _children_left(data)
+        after = _counts(db)
+        assert after["runs"] == before["runs"] >= 1  # the full run measured before is kept
+        assert after["dm_runs"] == before["dm_runs"]
+        tgt = target_server()
+        eng = tgt.conninfo().engine(database="")
         try:
-            tgt = target_server()
-            eng = tgt.conninfo().engine(database="")
-            try:
-                st = replica_status(eng)
-            finally:
-                eng.dispose()
-            assert st.get("Slave_SQL_Running") == "Yes", st
+            st = replica_status(eng)
         finally:
-            tgt.stop()
-            embedded().stop()
-            if old is None:
-                os.environ.pop("TIBENCH_DATA", None)
-            else:
-                os.environ["TIBENCH_DATA"] = old
+            eng.dispose()
+        assert st.get("Slave_SQL_Running") == "Yes", st
+        assert st.get("Slave_IO_Running") == "Yes", st
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        _tibench("server", "stop", data=data)
+        _tibench("server", "stop", "--name", "dm-target", data=data)

@@ -7,6 +7,7 @@ stderr, so ``tibench run params/ci.yaml --phase sweep --json | jq …`` works.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import logging
@@ -62,13 +63,19 @@ def cmd_run(a) -> int:
     from .db import remove_stale_configs
     from .lock import study_lock
     from .paths import private_dir
-    from .studyplan import human_duration
+    from .server import leases
+    from .studyplan import embedded_servers, human_duration
 
     results, took = {}, {}
     before = {st["name"] for st in _servers() if st["running"]}
     t_run = time.monotonic()
-    # one lock for every phase; the notebooks' kernels run under it (see tibenchlib.lock)
-    with study_lock(study.study):
+    # one lock for every phase, and the leases of its servers from the first phase to the last
+    # (no other study changes their settings between notebooks); the kernels run under both
+    with (
+        study_lock(study.study),
+        leases(embedded_servers(study, selected)),
+        _stopped_on_error(before, a.keep_server),  # interrupted or failed: servers as found
+    ):
         remove_stale_configs(private_dir(study.study))
         for k, p in enumerate(selected, start=1):
             print(f"tibench: [{k}/{len(selected)}] {p}", file=sys.stderr, flush=True)
@@ -90,6 +97,7 @@ def cmd_run(a) -> int:
                     raise
             results[p] = phases.read_results(study, p)
             took[p] = human_duration(time.monotonic() - t_phase)
+        stopped = _stop_servers(before, a.keep_server)  # under the leases: no one else's yet
     if a.json:
         _print_json(results[selected[0]] if len(selected) == 1 else results)
     else:
@@ -99,7 +107,6 @@ def cmd_run(a) -> int:
     out = sys.stderr if a.json else sys.stdout
     print(f"\nstudy {study.study}: {len(selected)} phases in "
           f"{human_duration(time.monotonic() - t_run)}", file=out)  # fmt: skip
-    stopped = _stop_servers(before, a.keep_server)
     # the commands it names must reach the same data directory
     given = getattr(a, "data_dir", None)
     flag = f" --data-dir {_shown(paths.data_dir())}" if given else ""
@@ -116,6 +123,16 @@ def _servers() -> list[dict]:
     top = paths.servers_dir()
     names = sorted(d.name for d in top.iterdir() if d.is_dir()) if top.is_dir() else []
     return [embedded(n).status() for n in names]
+
+
+@contextlib.contextmanager
+def _stopped_on_error(before: set[str], keep: bool):
+    """Stop the servers this run started when it ends by an error or an interruption."""
+    try:
+        yield
+    except BaseException:
+        _stop_servers(before, keep)
+        raise
 
 
 def _stop_servers(before: set[str], keep: bool) -> list[str]:

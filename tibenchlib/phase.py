@@ -102,6 +102,12 @@ class Phase:
         """The arm labels the phase runs (by default the study's arms)."""
         return [a.label for a in study.arms]
 
+    def embedded_servers(self, study: Study) -> list[str]:
+        """The embedded servers the phase measures on, by name (a run leases them all): the
+        embedded server when an arm's target is it."""
+        embedded = study.is_embedded() or any(study.is_embedded(a) for a in study.arms)
+        return ["embedded"] if embedded else []
+
     def estimate(self, study: Study, arms: list[str] | None = None) -> dict:
         """Dry-run entry: ``runs, eta_s, disk_bytes, note`` (and the sweep's ``specs``)."""
         raise NotImplementedError

@@ -120,6 +120,33 @@ class TargetDown(RuntimeError):
     """The database stopped answering in the middle of a phase."""
 
 
+def _unanswered(conn) -> str | None:
+    """Why ``conn``'s server does not answer ``SELECT 1`` within 5 s, in one line; None when it
+    answers."""
+    eng = conn.engine(database="", connect_args={"connect_timeout": 5})
+    try:
+        with eng.connect() as c:
+            c.exec_driver_sql("SELECT 1")
+        return None
+    except sa.exc.DBAPIError as e:
+        return " ".join(str(e.orig).split())
+    finally:
+        eng.dispose()
+
+
+def stopped_answering(ctx) -> str | None:
+    """After a run: one line saying the arm's server stopped during it (an embedded server no
+    longer running, or a target that no longer answers), else None. The run then fails with
+    that line, and :class:`AliveCheck` restarts an embedded server before the next run."""
+    if ctx.server is not None and ctx.server.pid is None:
+        return (
+            "the server stopped answering during the run: the embedded MariaDB is gone "
+            f"(its error log: {ctx.server.error_log})"
+        )
+    why = _unanswered(ctx.conn)
+    return None if why is None else f"the server stopped answering during the run: {why}"
+
+
 class AliveCheck:
     """Before each run: is the server there? A dead embedded server is restarted once per phase
     (the end of its error log shown); a dead external target stops the phase."""
@@ -150,17 +177,11 @@ class AliveCheck:
             self.restarted = True
 
             return open_arm(ctx.study, ctx.arm, yes=yes, store=ctx.store)
-
-        eng = ctx.conn.engine(database="", connect_args={"connect_timeout": 5})
-        try:
-            with eng.connect() as c:
-                c.exec_driver_sql("SELECT 1")
-        except sa.exc.DBAPIError as e:
+        why = _unanswered(ctx.conn)
+        if why is not None:
             raise TargetDown(
                 f"{ctx.conn.masked_url()} stopped answering before run {spec.run_key} "
-                f"({left} runs left, not started): {e.orig}; run the same command again to "
+                f"({left} runs left, not started): {why}; run the same command again to "
                 "resume when it is back"
-            ) from None
-        finally:
-            eng.dispose()
+            )
         return ctx

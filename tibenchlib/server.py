@@ -31,6 +31,8 @@ import stat
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -773,6 +775,16 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
         pass
+
+
+@contextmanager
+def leases(names: list[str]) -> Iterator[None]:
+    """Hold the lease (:meth:`EmbeddedServer.lease`) of each named embedded server, in order.
+    Taken under a study's lock, they last as long as that lock."""
+    with ExitStack() as stack:
+        for name in names:
+            stack.enter_context(embedded(name).lease())
+        yield
 
 
 def embedded(name: str = "embedded", **kw) -> EmbeddedServer:

@@ -58,6 +58,16 @@ def arms_for(study: Study, phase: str, arms: list[str] | None) -> list[str] | No
     return [a for a in arms if a in labels]
 
 
+def embedded_servers(study: Study, phases: list[str]) -> list[str]:
+    """The embedded servers a run of ``phases`` may measure on, by name, each once (each
+    phase's :meth:`~tibenchlib.phase.Phase.embedded_servers`). A run holds their leases from
+    its first phase to its last."""
+    names: list[str] = []
+    for p in phases:
+        names += [n for n in registry.get(p).embedded_servers(study) if n not in names]
+    return names
+
+
 # -- dry run -----------------------------------------------------------------------------------
 def estimate_phase(study: Study, phase: str, arms: list[str] | None = None) -> dict:
     """One phase's dry-run entry: ``phase, runs, eta_s, disk_bytes, note`` (the sweep's also

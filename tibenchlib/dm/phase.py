@@ -52,7 +52,7 @@ from .plan import (
     settings_for,
 )
 from .real import run_real_dm
-from .servers import source_server, target_server
+from .servers import TARGET_NAME, source_server, target_server
 from .verify import verify
 
 log = logging.getLogger(__name__)
@@ -509,6 +509,10 @@ class Dm(Phase):
 
     def arms(self, study) -> list[str]:
         return arm_labels(study)
+
+    def embedded_servers(self, study) -> list[str]:
+        """Source and target, unless the study drives a real DM."""
+        return [] if study.dm.master_url else ["embedded", TARGET_NAME]
 
     def estimate(self, study, arms=None) -> dict:
         return estimate(study, arms)

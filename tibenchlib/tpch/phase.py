@@ -29,7 +29,7 @@ from ..binding import parse_policy, verify_binding
 from ..params import Arm, Study
 from ..phase import Phase, RunContext
 from ..record import RunRecord
-from ..runloop import run_plan
+from ..runloop import run_plan, stopped_answering
 from ..safety import guard_destructive
 from ..stats import fieller_ratio, t_interval
 from ..store import Store, tpch_queries
@@ -128,22 +128,30 @@ def run_tpch_phase(
         _clear_block(store, study, label, mode)
         streams = (arm_cores(label) if embedded else p.streams) if mode == "throughput" else None
         started = time.time()
-        got = run_queries(
-            ctx.engine(),
-            qs,
-            repeats=p.repeats,
-            timeout_s=p.query_timeout_s,
-            mode=mode,
-            streams=streams,
-            session_settings=state["settings"],
-            on_result=lambda row: store.upsert(
-                "tpch_queries", _catalog_row(study, label, mode, row)
-            ),
-            scale_factor=p.scale_factor,
-            arm=label,
-            progress=progress,
-        )
-        return _block_record(study, block, got, started, time.time(), store)
+        try:
+            got = run_queries(
+                ctx.engine(),
+                qs,
+                repeats=p.repeats,
+                timeout_s=p.query_timeout_s,
+                mode=mode,
+                streams=streams,
+                session_settings=state["settings"],
+                on_result=lambda row: store.upsert(
+                    "tpch_queries", _catalog_row(study, label, mode, row)
+                ),
+                scale_factor=p.scale_factor,
+                arm=label,
+                progress=progress,
+            )
+        except Exception:
+            gone = stopped_answering(ctx)  # a server killed mid-block fails the block only
+            if gone is None:
+                raise
+            got = None
+        else:
+            gone = stopped_answering(ctx)
+        return _block_record(study, block, got, started, time.time(), store, gone)
 
     run_plan(
         study,
@@ -160,10 +168,18 @@ def run_tpch_phase(
 
 
 def _block_record(
-    study: Study, block: Block, got: pd.DataFrame, started: float, finished: float, store: Store
+    study: Study,
+    block: Block,
+    got: pd.DataFrame | None,
+    started: float,
+    finished: float,
+    store: Store,
+    gone: str | None = None,
 ) -> RunRecord:
     """A block's record: ok when its executions were recorded (queries that failed or timed
-    out are its warnings, each also in ``tpch_queries`` with its status)."""
+    out are its warnings, each also in ``tpch_queries`` with its status); failed with
+    ``gone`` when the server stopped answering during the block."""
+    got = got if got is not None else pd.DataFrame(columns=["rep", "status"])
     measured = got[got["rep"] > 0] if len(got) else got
     bad = measured[measured["status"] != "ok"] if len(measured) else measured
     warnings = [
@@ -177,8 +193,8 @@ def _block_record(
         arm=block.arm,
         workload=f"tpch_{block.mode}",
         seq=block.seq,
-        status="ok" if len(measured) else "failed",
-        error=None if len(measured) else "no query execution recorded",
+        status="ok" if len(measured) and not gone else "failed",
+        error=gone or (None if len(measured) else "no query execution recorded"),
         events=float(len(measured)),
         warnings=warnings,
         started_at=started,

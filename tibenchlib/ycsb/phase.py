@@ -37,7 +37,7 @@ from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
 from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord, result_rows
-from ..runloop import run_plan
+from ..runloop import run_plan, stopped_answering
 from ..runorder import run_order
 from ..store import Store
 from ..sysbench.prepare import record_step
@@ -353,6 +353,9 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
             warnings.append(f"HdrHistogram logs unreadable, latency from the summary: {e}")
     ops, lat, source = combine(summaries, histograms, tool=tool)
     status, error, more = _status(ops, summaries, outcomes, expected)
+    gone = stopped_answering(ctx)  # killed during the run: say so, not "N errors"
+    if gone:
+        status, error = "failed", gone
     warnings += more
     loaded = y.workloads[spec.workload].recordcount
     if w.recordcount > GROWTH_WARN * loaded:
