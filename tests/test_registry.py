@@ -165,6 +165,8 @@ _OWN_CODE = {
     ("tibenchlib/__init__.py", "tpcc"): 1,
     # the host capture's NUMA topology collector, not the phase
     ("tibenchlib/envcapture/host.py", "numa"): 1,
+    # the same section of a client host's capture (read over SSH)
+    ("tibenchlib/hosts/capture.py", "numa"): 1,
 }
 
 
