@@ -217,7 +217,7 @@ def show(session) -> list[Finding]:
     from IPython.display import Markdown, display
 
     lang = session.lang
-    found = get(session.phase).findings(session.study, Store.for_study(session.study), lang)
+    found = phase_findings(session.study, get(session.phase), Store.for_study(session.study))
     if found:
         text = "\n".join([say("f_phase_head", lang), "", *(f"- {render(f, lang)}" for f in found)])
     else:
