@@ -21,8 +21,14 @@ from tibenchlib.store import CatalogError, Store
 SECRET = "s3cr/e?t@pw"
 
 
-def _tibench(*args, data: Path, env: dict | None = None, cwd: Path | None = None):
-    return run_cli(*args, env={"TIBENCH_DATA": str(data), **(env or {})}, cwd=cwd)
+def _tibench(
+    *args, data: Path, env: dict | None = None, cwd: Path | None = None, child: bool = False
+):
+    """``tibench ARGS`` on the data directory ``data``: in this process (what ``main`` does with
+    the input is what these cases test), or as a child process (``child``) where only a child
+    shows it (a phase measured and killed, the entry point's own exit)."""
+    env = {"TIBENCH_DATA": str(data), **(env or {})}
+    return run_cli(*args, env=env, cwd=cwd) if child else tibench(*args, env=env, cwd=cwd)
 
 
 def _data(data: Path) -> dict[str, str]:
@@ -403,7 +409,9 @@ def test_second_runner_fails_at_once_naming_the_holder(tmp_path, monkeypatch):
                 pass
         params = tmp_path / "p.yaml"
         params.write_text("study: lk\n")
-        r = _tibench("run", str(params), "--phase", "prepare", "--in-process", data=tmp_path)
+        r = _tibench(
+            "run", str(params), "--phase", "prepare", "--in-process", data=tmp_path, child=True
+        )
         assert r.returncode == 1
         line = _error_line(r)
         assert f"pid {holder.pid}" in line and "being run by another tibench" in line
@@ -626,7 +634,15 @@ def measured(tmp_path_factory):
         "duration_s: 1\nsample_resources: false\ndataset: {tables: 1, table_size: 1000}\n"
     )
     r = _tibench(
-        "run", str(params), "--phase", "prepare", "--phase", "sweep", "--in-process", data=data
+        "run",
+        str(params),
+        "--phase",
+        "prepare",
+        "--phase",
+        "sweep",
+        "--in-process",
+        data=data,
+        child=True,
     )
     assert r.returncode == 0, r.stderr
     yield data, params, data / "corpus" / "results.sqlite"
@@ -711,13 +727,13 @@ def test_unreachable_and_wrong_password_targets(measured):
         f"target: {{kind: url, url: 'mysql+pymysql://root@127.0.0.1:{closed}/sbtest'}}\n"
         "allow_destructive: true\n",
     )
-    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", "--redo", data=data)
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", "--redo", data=data, child=True)
     assert r.returncode == 1
     assert f"cannot connect to mysql+pymysql://root@127.0.0.1:{closed}/sbtest" in _error_line(r)
 
     # running, whatever the tests before left (a run stops the servers it started)
-    assert _tibench("server", "start", data=data).returncode == 0
-    st = json.loads(_tibench("server", "status", "--json", data=data).stdout)
+    assert _tibench("server", "start", data=data, child=True).returncode == 0
+    st = json.loads(_tibench("server", "status", "--json", data=data, child=True).stdout)
     p = _variant(
         measured,
         f"target: {{kind: url, url: 'mysql+pymysql://tibench@127.0.0.1:{st['port']}/sbtest',"
@@ -731,6 +747,7 @@ def test_unreachable_and_wrong_password_targets(measured):
         "--in-process",
         "--redo",
         data=data,
+        child=True,
         env={"TB_WRONG": SECRET},
     )
     assert r.returncode == 1 and "Access denied" in _error_line(r)
@@ -794,7 +811,7 @@ def test_server_killed_mid_sweep_is_restarted_once_and_resume_retries(measured, 
 def test_tibench_run_notebook_kernel_works_under_the_parents_lock(measured):
     """``tibench run`` holds the lock; the papermill kernel's phase takes it without failing."""
     data, params, db = measured
-    r = _tibench("run", str(params), "--phase", "environment", "--json", data=data)
+    r = _tibench("run", str(params), "--phase", "environment", "--json", data=data, child=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)[0]["arm"] == "default"
     assert not (data / "corpus" / ".private").exists() or not list(
@@ -811,14 +828,14 @@ def test_emptied_catalog_never_costs_the_old_raw_logs(measured):
         .replace("study: corpus", "study: zero")
         .replace("repeats: 2", "repeats: 1")
     )
-    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", data=data)
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", data=data, child=True)
     assert r.returncode == 0, r.stderr
     raw = data / "zero" / "raw" / "sysbench" / "default__oltp_point_select__t1__r1.log"
     first = raw.read_text()
     (data / "zero" / "results.sqlite").write_bytes(b"")
     for side in ("-wal", "-shm"):
         (data / "zero" / f"results.sqlite{side}").unlink(missing_ok=True)
-    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", data=data)
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", data=data, child=True)
     assert r.returncode == 0, r.stderr
     assert "0 bytes" in r.stderr and "results.sqlite" in r.stderr
     assert raw.with_name(raw.stem + ".attempt1.log").read_text() == first
@@ -906,7 +923,7 @@ def test_catalog_that_is_a_directory_is_refused_by_runs_and_report(tmp_path, com
         line = _error_line(r)
         assert f"{data / 'dirstudy' / 'results.sqlite'} is a directory" in line, line
         assert "move it aside" in line
-    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data)
+    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data, child=True)
     assert r.returncode == 2 and "is a directory, not a tibench catalog" in _error_line(r)
     assert (data / "dirstudy" / "results.sqlite").is_dir()
 
@@ -929,7 +946,7 @@ def test_full_disk_is_one_line_naming_the_path(full_disk, tmp_path):
     data = full_disk / "data"
     p = tmp_path / "p.yaml"
     p.write_text("study: full\nphases: [compare]\n")
-    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data)
+    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data, child=True)
     assert "no sweep runs" in _error_line(r)  # the catalog was made on the empty disk
     db = data / "full" / "results.sqlite"
     before = _counts(db)
@@ -938,14 +955,14 @@ def test_full_disk_is_one_line_naming_the_path(full_disk, tmp_path):
             fh.write(b"\0" * (4 << 20))
         except OSError:
             pass
-    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data)
+    r = _tibench("run", str(p), "--phase", "compare", "--in-process", data=data, child=True)
     assert r.returncode == 2
     line = _error_line(r)
     assert f"{db}: no space left on its device" in line, line
     assert "Traceback" not in r.stderr
     other = tmp_path / "o.yaml"
     other.write_text("study: other\n")  # a new study: no room for its catalog
-    r = _tibench("run", str(other), "--phase", "compare", "--in-process", data=data)
+    r = _tibench("run", str(other), "--phase", "compare", "--in-process", data=data, child=True)
     assert r.returncode == 2
     line = _error_line(r)
     assert "no space left on" in line and str(data) in line, line
@@ -1157,7 +1174,7 @@ def test_redo_that_fails_keeps_the_good_runs(measured):
     before = _counts(db)
     assert good
     p = _variant(measured, "run_timeout_s: 0.01\n")  # every re-measurement times out
-    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", "--redo", data=data)
+    r = _tibench("run", str(p), "--phase", "sweep", "--in-process", "--redo", data=data, child=True)
     assert r.returncode == 0, r.stderr
     after = _counts(db)
     assert after["runs"] == before["runs"]
