@@ -1110,6 +1110,12 @@ NOTES: list[tuple[str, str]] = [
         "{k} 次下跌({f} 次跌到底);最严重的在 t={t}s,降到基线的 {r},持续 {d}s",
     ),
     (
+        "New-Order counts disagree: {a} new orders in the table, {b} counted by the driver",
+        "New-Order 计数不一致:表中新增 {a} 个订单,驱动统计为 {b} 个",
+    ),
+    ("the driver printed no transaction counts", "驱动没有输出事务计数"),
+    ("sysbench exited with status {s}", "sysbench 退出状态为 {s}"),
+    (
         "level shifts at t={t}s (segment levels {lv} of the run median)",
         "在 t={t}s 处水平变化(各段水平为整次测试中位数的 {lv})",
     ),
