@@ -27,7 +27,7 @@ from tibenchlib.tpcc import (
     run_sysbench_tpcc,
     sysbench_tpcc_command,
 )
-from tibenchlib.tpcc.runner import _run_summary
+from tibenchlib.tpcc.runner import _run_summary, parse_driver_latency
 
 SYSBENCH_LOG = Path(__file__).parent / "fixtures" / "sysbench" / "mariadb"
 CONN = ConnInfo("127.0.0.1", 3306, "root", "tpcc", password="s3cret-pw")
@@ -99,6 +99,20 @@ def test_driver_counts_are_summed_over_threads():
         "threads": 2,
     }
     assert parse_driver_counts("sysbench 1.0.20\nFATAL: killed\n") is None
+
+
+def test_a_thread_line_glued_to_another_threads_line_is_still_counted():
+    """Real output of two threads ending together: thread 1's counters landed at the end of
+    thread 0's latency line (tests/fixtures/tpcc/SOURCES.md). Both threads' New-Orders (6 + 5,
+    the 11 the table gained from this client) and thread 0's payment latencies count."""
+    text = (
+        Path(__file__).parent / "fixtures" / "tpcc" / "interleaved_thread_lines.c0.log"
+    ).read_text()
+    assert "407:1tpcc: thread=1" in text  # the glued line, as recorded
+    c = parse_driver_counts(text)
+    assert c["new_order"] == 11 and c["threads"] == 2 and c["payment"] == 6
+    lat = parse_driver_latency(text)
+    assert lat["payment"]["n"] == 6 and int(lat["payment"]["histogram"]["count"].sum()) == 6
 
 
 def _outcome(rc=0):

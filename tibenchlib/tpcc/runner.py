@@ -61,11 +61,12 @@ LUA_DIR = Path(__file__).with_name("lua")
 SCRIPT = LUA_DIR / "tpcc.lua"
 #: Transaction types, as the Lua driver counts them.
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
-_COUNTS = re.compile(r"^tpcc: thread=(\d+)((?: \w+=\d+)+)\s*$", re.M)
+#: The driver's lines, found wherever they start: the threads of one client print at the end
+#: together, and a line can land glued to the end of another thread's
+_COUNTS = re.compile(r"tpcc: thread=(\d+)((?: \w+=\d+)+)")
 _LATENCY = re.compile(
-    r"^tpcc-latency: thread=(\d+) type=(\w+) n=(\d+) sum_ms=([\d.]+) max_ms=([\d.]+) "
-    r"buckets=([\d:,]*)\s*$",
-    re.M,
+    r"tpcc-latency: thread=(\d+) type=(\w+) n=(\d+) sum_ms=([\d.]+) max_ms=([\d.]+) "
+    r"buckets=((?:\d+:\d+,?)*)"
 )
 #: sysbench's histogram (sb_histogram.c): 1024 logarithmic buckets from 0.001 to 100000 ms
 _H_MIN, _H_MAX, _H_SIZE = 0.001, 100_000.0, 1024

@@ -95,8 +95,14 @@ function thread_init()
    end
 end
 
+-- one write per line: print writes the text and its newline apart, and the threads end
+-- together, so another thread's line could land between them
+local function say(line)
+   io.stdout:write(line .. "\n")
+end
+
 function thread_done()
-   print(string.format(
+   say(string.format(
       "tpcc: thread=%d new_order=%d new_order_rollback=%d payment=%d order_status=%d " ..
          "delivery=%d stock_level=%d", sysbench.tid, done.new_order, done.new_order_rollback,
       done.payment, done.order_status, done.delivery, done.stock_level))
@@ -107,8 +113,8 @@ function thread_done()
             parts[#parts + 1] = i .. ":" .. h.buckets[i]
          end
       end
-      print(string.format("tpcc-latency: thread=%d type=%s n=%d sum_ms=%.3f max_ms=%.3f buckets=%s",
-                          sysbench.tid, name, h.n, h.sum, h.max, table.concat(parts, ",")))
+      say(string.format("tpcc-latency: thread=%d type=%s n=%d sum_ms=%.3f max_ms=%.3f buckets=%s",
+                        sysbench.tid, name, h.n, h.sum, h.max, table.concat(parts, ",")))
    end
    con:disconnect()
 end
