@@ -184,14 +184,10 @@ def study_findings(study, store: Store | None = None) -> dict[str, list[Finding]
     return {p.name: phase_findings(study, p, store) for p in PHASES if p in PHASE_FINDINGS}
 
 
-def findings_file(study_name: str) -> Path:
-    return paths.findings_file(study_name)
-
-
 def save(study_name: str, found: dict[str, list[Finding]]) -> Path:
     """Write ``results/findings.json``: ``{phase: [finding, …]}`` with each finding's sentence
     in en and zh beside its data."""
-    out = findings_file(study_name)
+    out = paths.findings_file(study_name)
     out.parent.mkdir(parents=True, exist_ok=True)
     data = {
         p: [{**f.to_dict(), "text": {lg: render(f, lg) for lg in ("en", "zh")}} for f in fs]
@@ -203,7 +199,7 @@ def save(study_name: str, found: dict[str, list[Finding]]) -> Path:
 
 def load(study_name: str) -> dict[str, list[Finding]]:
     """Read ``results/findings.json`` back as records."""
-    data = json.loads(findings_file(study_name).read_text(encoding="utf-8"))
+    data = json.loads(paths.findings_file(study_name).read_text(encoding="utf-8"))
     return {
         p: [Finding.from_dict({k: v for k, v in d.items() if k != "text"}) for d in fs]
         for p, fs in data.items()
