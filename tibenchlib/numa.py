@@ -28,7 +28,7 @@ from .binding import (
     verify_binding,
 )
 from .params import Arm, Study
-from .phase import Phase, RunContext
+from .phase import Phase
 from .resources import numastat_per_node
 from .runloop import run_plan
 from .stability import cpu_vs_throughput, stability_by_run
@@ -302,21 +302,10 @@ class Numa(Phase):
     titles = {"en": "NUMA", "zh": "NUMA 绑定"}
     own_arms = True
     runs_given_arms = True
-
-    def arms(self, study) -> list[str]:
-        return policies(study)
-
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
-
-    def plan(self, study, store) -> list:
-        return plan(study)
-
-    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        return self.measure_counting(ctx, run_numa_phase, arms=arms, redo=redo)
-
-    def stored(self, study, store, arms) -> bool:
-        return self.has_runs(study, store)
+    arms = staticmethod(policies)
+    estimate = staticmethod(estimate)
+    plan_runs = staticmethod(plan)
+    measure_runs = staticmethod(run_numa_phase)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         return analyze(study, store)

@@ -90,6 +90,12 @@ class Phase:
     measures: bool = True
     #: the phase's runs are one tool's throughput over a thread ladder (None: they are not)
     tool: Tool | None = None
+    #: the phase module's ``plan(study)``, set with ``staticmethod``: the runs :meth:`plan`
+    #: returns (None: the phase counts no planned runs, or overrides :meth:`plan`)
+    plan_runs: Callable[[Study], list] | None = None
+    #: the phase module's ``run_*_phase(study, yes=, arms=, redo=, progress=, store=)``, set
+    #: with ``staticmethod``: what :meth:`run` measures with (None: the phase overrides it)
+    measure_runs: Callable[..., pd.DataFrame] | None = None
 
     def __repr__(self) -> str:
         return f"<phase {self.name}>"
@@ -114,16 +120,21 @@ class Phase:
 
     def plan(self, study: Study, store: Store | None) -> list | None:
         """The planned run specs (``run_key``, ``arm``), or None when the phase does not count
-        runs."""
-        return None
+        runs: by default :attr:`plan_runs`'s."""
+        return None if self.plan_runs is None else self.plan_runs(study)
 
     def run(self, ctx: RunContext, *, arms: list[str] | None = None, redo: bool = False):
-        """Do the phase's work in ``ctx``; returns the result rows (a DataFrame)."""
-        raise NotImplementedError
+        """Do the phase's work in ``ctx``; returns the result rows (a DataFrame). By default
+        :attr:`measure_runs` measures them (:meth:`measure_counting`)."""
+        if self.measure_runs is None:
+            raise NotImplementedError(f"phase '{self.name}' has nothing to run")
+        return self.measure_counting(ctx, self.measure_runs, arms=arms, redo=redo)
 
     def stored(self, study: Study, store: Store, arms: list[str]) -> bool:
-        """Whether the catalog (or the phase's result file) holds the phase's results."""
-        raise NotImplementedError
+        """Whether the catalog (or the phase's result file) holds the phase's results: by
+        default its runs in the catalog, of one of ``arms`` unless the phase has its own arms
+        (the study's arm labels then name none of them)."""
+        return self.has_runs(study, store, None if self.own_arms else arms)
 
     def results(self, study: Study, store: Store, arms: list[str]) -> pd.DataFrame:
         """The rows :meth:`run` returns, read back from the catalog (no server)."""

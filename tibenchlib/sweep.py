@@ -237,8 +237,7 @@ class Sweep(Phase):
         {"en": ("events/s (TPS)", "every event"), "zh": ("事件/秒 (TPS)", "全部事件")},
     )
 
-    def estimate(self, study, arms=None) -> dict:
-        return phase_estimate(study, arms)
+    estimate = staticmethod(phase_estimate)
 
     def plan(self, study, store) -> list:
         """The planned runs: with adaptive repeats, the rounds decided so far and the next."""
@@ -249,9 +248,6 @@ class Sweep(Phase):
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         ctx.runs = ctx.measure(sweep, arms=arms, redo=redo)
         return result_rows(ctx.runs)
-
-    def stored(self, study, store, arms) -> bool:
-        return self.has_runs(study, store, arms)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         runs = store.runs(study.study, phase=self.name)

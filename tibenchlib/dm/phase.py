@@ -507,18 +507,13 @@ class Dm(Phase):
     own_arms = True
     runs_given_arms = True
 
-    def arms(self, study) -> list[str]:
-        return arm_labels(study)
+    arms = staticmethod(arm_labels)
+    estimate = staticmethod(estimate)
+    plan_runs = staticmethod(plan)
 
     def embedded_servers(self, study) -> list[str]:
         """Source and target, unless the study drives a real DM."""
         return [] if study.dm.master_url else ["embedded", TARGET_NAME]
-
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
-
-    def plan(self, study, store) -> list:
-        return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         """Rows per unit × knob × setting × workload (:func:`.analysis.result_rows`)."""

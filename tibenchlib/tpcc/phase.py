@@ -43,7 +43,7 @@ from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
 from ..parse.gotpc import parse_tpcc_output
 from ..parse.sysbench import parse_sysbench_file
-from ..phase import Phase, RunContext, Tool
+from ..phase import Phase, Tool
 from ..record import RunRecord, decide_status
 from ..runloop import run_plan
 from ..runorder import arm_order
@@ -814,20 +814,10 @@ class Tpcc(Phase):
         },
     )
 
-    def arms(self, study) -> list[str]:
-        return arm_labels(study)
-
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
-
-    def plan(self, study, store) -> list:
-        return plan(study)
-
-    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        return self.measure_counting(ctx, run_tpcc_phase, arms=arms, redo=redo)
-
-    def stored(self, study, store, arms) -> bool:
-        return self.has_runs(study, store)
+    arms = staticmethod(arm_labels)
+    estimate = staticmethod(estimate)
+    plan_runs = staticmethod(plan)
+    measure_runs = staticmethod(run_tpcc_phase)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         return summarize(study, store, arms)

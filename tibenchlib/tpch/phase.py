@@ -380,11 +380,8 @@ class TpchScaling(Phase):
     own_arms = True
     runs_given_arms = True
 
-    def arms(self, study) -> list[str]:
-        return arm_labels(study)
-
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
+    arms = staticmethod(arm_labels)
+    estimate = staticmethod(estimate)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         return ctx.measure(run_tpch_phase, arms=arms, redo=redo)

@@ -531,18 +531,12 @@ class Ycsb(Phase):
     titles = {"en": "YCSB", "zh": "YCSB"}
     tool = Tool("YCSB", {"en": ("operations/s", "every operation"), "zh": ("操作/秒", "全部操作")})
 
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
-
-    def plan(self, study, store) -> list:
-        return plan(study)
+    estimate = staticmethod(estimate)
+    plan_runs = staticmethod(plan)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         ctx.runs = ctx.measure(run_ycsb_phase, arms=arms, redo=redo)
         return result_table(ctx.runs)
-
-    def stored(self, study, store, arms) -> bool:
-        return self.has_runs(study, store, arms)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         runs = store.runs(study.study, phase=self.name)
