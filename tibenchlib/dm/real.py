@@ -234,12 +234,7 @@ def _command(ctx: RealContext, name: str, what: str) -> str:
 
 
 def _drop_target_schema(ctx: RealContext) -> None:
-    eng = ctx.target.engine(database="")
-    try:
-        with eng.begin() as c:
-            c.exec_driver_sql(f"DROP DATABASE IF EXISTS `{ctx.study.dm.database}`")
-    finally:
-        eng.dispose()
+    ctx.target.execute_on_server(f"DROP DATABASE IF EXISTS `{ctx.study.dm.database}`")
 
 
 def _settings(study: Study, spec: DmSpec, workers: int | None = None):

@@ -233,12 +233,7 @@ def ensure_data(ctx, warehouses: int, tool: str) -> ConnInfo:
     p = study.tpcc
     conn = data_conn(ctx.conn, study, warehouses)
     want = Scale(warehouses, p.items, p.customers)
-    root = ctx.conn.engine(database="")
-    try:
-        with root.begin() as c:
-            c.exec_driver_sql(f"CREATE DATABASE IF NOT EXISTS `{conn.database}`")
-    finally:
-        root.dispose()
+    ctx.conn.execute_on_server(f"CREATE DATABASE IF NOT EXISTS `{conn.database}`")
     eng = conn.engine()
     try:
         have = loaded_scale(eng)
