@@ -243,15 +243,7 @@ def run_full(ctx: DmContext, spec: DmSpec) -> RunRecord:
     def per_s(sec):
         return rows / sec if rows and sec else None
 
-    row = {
-        "study": study.study,
-        "run_key": spec.run_key,
-        "unit": spec.unit,
-        "knob": spec.knob,
-        "setting": spec.setting,
-        "workload": spec.workload,
-        "repeat": spec.repeat,
-        "status": "ok" if ok else "failed",
+    row = _dm_row(study, spec, ok) | {
         "verified": bool(r.get("verified")),
         "message": r.get("message"),
         "settings_json": json.dumps(s),
@@ -365,15 +357,7 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
     finished = time.time()
     ok = error is None
     rec_d = res.record() if res is not None else {}
-    row = {
-        "study": study.study,
-        "run_key": spec.run_key,
-        "unit": spec.unit,
-        "knob": spec.knob,
-        "setting": spec.setting,
-        "workload": spec.workload,
-        "repeat": spec.repeat,
-        "status": "ok" if ok else "failed",
+    row = _dm_row(study, spec, ok) | {
         "verified": bool(check is not None and check.ok),
         "message": error or (check.message if check is not None else None),
         "settings_json": json.dumps({"sync.workers": settings.workers, "mode": settings.mode}),
@@ -417,6 +401,20 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
     )
     ctx.store.record_run(rec)
     return rec
+
+
+def _dm_row(study: Study, spec: DmSpec, ok: bool) -> dict:
+    """The keys and status of ``spec``'s ``dm_runs`` row; each unit adds its figures."""
+    return {
+        "study": study.study,
+        "run_key": spec.run_key,
+        "unit": spec.unit,
+        "knob": spec.knob,
+        "setting": spec.setting,
+        "workload": spec.workload,
+        "repeat": spec.repeat,
+        "status": "ok" if ok else "failed",
+    }
 
 
 def _clear(store: Store, table: str, study: str, run_key: str) -> None:
