@@ -28,9 +28,8 @@ from .binding import (
     verify_binding,
 )
 from .params import Arm, Study
-from .phase import Phase
+from .phase import Phase, RunContext
 from .resources import numastat_per_node
-from .runloop import run_plan
 from .stability import cpu_vs_throughput, stability_by_run
 from .stats import compare_arms
 from .store import Store
@@ -94,15 +93,10 @@ def _binding_row(study: Study, label: str, pid: int | None, res: dict | None, **
 
 
 def run_numa_phase(
-    study: Study,
-    *,
-    yes: bool = False,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Run (or resume) the NUMA cells and return one row per policy × workload × threads."""
+    study, store, yes = context.study, context.store, context.yes
     only = [parse_policy(a).label for a in arms] if arms else None
     embedded = study.target.kind == "embedded"
     if not embedded and not only:
@@ -134,16 +128,12 @@ def run_numa_phase(
         if ctx.server:
             _numastat(store, study, ctx, "after")
 
-    run_plan(
-        study,
+    context.run_plan(
         specs,
-        store=store,
         open=open_block,
         run=lambda ctx, spec: run_one(ctx, spec, duration_s=study.numa.duration_s),
         close=close_block,
         redo=redo,
-        yes=yes,
-        progress=progress,
         requires=("sysbench",),
         desc="numa",
         describe=describe,

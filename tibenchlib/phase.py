@@ -12,7 +12,7 @@ checked.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +21,8 @@ import pandas as pd
 
 from . import paths
 from .params import Study
+from .record import RunRecord
+from .runloop import Spec, run_plan
 from .store import Store
 
 #: ``add(phase, arm, unit, planned, done, failed)``: one row of ``tibench runs``
@@ -55,18 +57,30 @@ class RunContext:
 
     @classmethod
     def open(
-        cls, study: Study, *, yes: bool = False, progress: bool = True, record: bool = True
+        cls,
+        study: Study,
+        *,
+        yes: bool = False,
+        progress: bool = True,
+        record: bool = True,
+        store: Store | None = None,
     ) -> RunContext:
-        """Open the study's catalog once (recording its parameters when ``record``)."""
-        store = Store.for_study(study, record=record)
+        """Open the study's catalog once (recording its parameters when ``record``), unless
+        ``store`` is given."""
+        store = store or Store.for_study(study, record=record)
         return cls(study, store, paths.private_dir(study.study), yes=yes, progress=progress)
 
     def measure(self, run: Callable[..., pd.DataFrame], *, arms, redo: bool) -> pd.DataFrame:
-        """``run(study, yes=, arms=, redo=, progress=, store=)``, a phase's ``run_*_phase``
-        function, called in this context."""
-        return run(
-            self.study, yes=self.yes, arms=arms, redo=redo, progress=self.progress, store=self.store
-        )
+        """``run(context, arms=, redo=)``, a phase's ``run_*_phase`` function, called in this
+        context."""
+        return run(self, arms=arms, redo=redo)
+
+    def run_plan(self, specs: Sequence[Spec], *, redo: bool, **how) -> list[RunRecord]:
+        """:func:`tibenchlib.runloop.run_plan` of ``specs`` with this context's study, catalog,
+        ``yes`` and ``progress``; ``how``: the phase's ``open``, ``run`` and the loop's other
+        options (``progress`` given there wins)."""
+        how.setdefault("progress", self.progress)
+        return run_plan(self.study, specs, store=self.store, yes=self.yes, redo=redo, **how)
 
 
 class Phase:
@@ -93,7 +107,7 @@ class Phase:
     #: the phase module's ``plan(study)``, set with ``staticmethod``: the runs :meth:`plan`
     #: returns (None: the phase counts no planned runs, or overrides :meth:`plan`)
     plan_runs: Callable[[Study], list] | None = None
-    #: the phase module's ``run_*_phase(study, yes=, arms=, redo=, progress=, store=)``, set
+    #: the phase module's ``run_*_phase(context, arms=, redo=)``, set
     #: with ``staticmethod``: what :meth:`run` measures with (None: the phase overrides it)
     measure_runs: Callable[..., pd.DataFrame] | None = None
 

@@ -30,7 +30,7 @@ from ..db import ConnInfo, secret_config_file
 from ..params import Study
 from ..phase import Phase, RunContext
 from ..record import RunRecord
-from ..runloop import TargetDown, run_plan
+from ..runloop import TargetDown
 from ..server import EmbeddedServer
 from ..store import Store
 from ..sysbench.command import sysbench_command
@@ -433,21 +433,16 @@ def _samples(store: Store, study: str, run_key: str, samples: pd.DataFrame) -> N
 
 # -- the phase ---------------------------------------------------------------------------------
 def run_dm_phase(
-    study: Study,
-    *,
-    yes: bool = False,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Run (or resume) the phase in the catalog ``store``; returns the catalog's ``dm_runs``
     of the planned runs."""
+    study, store = context.study, context.store
     check_target(study)
     specs = plan(study, arms)
     remove_stale(paths.private_dir(study.study))  # option files a killed run left
     if study.dm.master_url:
-        return run_real_dm(study, specs, store=store, yes=yes, redo=redo, progress=progress)
+        return run_real_dm(context, specs, redo=redo)
     state: dict = {"restarted": False}
 
     def open_arm(spec: DmSpec, previous):
@@ -480,16 +475,12 @@ def run_dm_phase(
     def run(ctx: DmContext, spec: DmSpec) -> RunRecord:
         return run_full(ctx, spec) if spec.unit == "full" else run_sync(ctx, spec)
 
-    run_plan(
-        study,
+    context.run_plan(
         specs,
-        store=store,
         open=open_arm,
         run=run,
         before_run=alive,
         redo=redo,
-        yes=yes,
-        progress=progress,
         requires=TOOLS,
         desc=f"dm {study.study}",
         describe=lambda s: f"{s.arm} {s.workload} r={s.repeat}",

@@ -34,8 +34,8 @@ import sqlalchemy as sa
 from .. import paths
 from ..db import ConnInfo, private_file, secret_config_file
 from ..params import Study
+from ..phase import RunContext
 from ..record import RunRecord
-from ..runloop import run_plan
 from ..safety import guard_destructive
 from ..store import Store
 from ..sysbench.command import sysbench_command
@@ -353,22 +353,15 @@ def run_sync(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
     return row, rec
 
 
-def run_real_dm(
-    study: Study,
-    specs: list[DmSpec],
-    *,
-    store: Store,
-    yes: bool = False,
-    redo: bool = False,
-    progress: bool = True,
-) -> pd.DataFrame:
+def run_real_dm(context: RunContext, specs: list[DmSpec], *, redo: bool = False) -> pd.DataFrame:
     """The phase on a real DM cluster (see the module's doc)."""
+    study, store = context.study, context.store
     p = study.dm
     src, tgt = connections(study)
     guard_destructive(
         f"run DM tasks from source {p.source_name} that drop and re-create database `{p.database}`",
         embedded=False,
-        allowed=study.allow_destructive or yes,
+        allowed=study.allow_destructive or context.yes,
         target=tgt.masked_url(),
     )
     api, why = choose_api(study, specs)
@@ -410,9 +403,9 @@ def run_real_dm(
         store.record_run(r)
         return r
 
-    run_plan(
-        study, specs, store=store, open=open_arm, run=run, redo=redo, yes=yes,
-        progress=progress, requires=("sysbench",) if any(s.unit == "sync" for s in specs) else (),
+    context.run_plan(
+        specs, open=open_arm, run=run, redo=redo,
+        requires=("sysbench",) if any(s.unit == "sync" for s in specs) else (),
         desc=f"dm {study.study} (DM {p.master_url})",
     )  # fmt: skip
     return planned_runs(store, study, specs)

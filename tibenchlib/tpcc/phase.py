@@ -43,9 +43,8 @@ from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
 from ..parse.gotpc import parse_tpcc_output
 from ..parse.sysbench import parse_sysbench_file
-from ..phase import Phase, Tool
+from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord, decide_status
-from ..runloop import run_plan
 from ..runorder import arm_order
 from ..stats import fieller_ratio, summarize_cells
 from ..store import Store
@@ -598,16 +597,11 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
 
 # -- the phase ---------------------------------------------------------------------------------
 def run_tpcc_phase(
-    study: Study,
-    *,
-    yes: bool = False,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Run (or resume) the TPC-C runs in the catalog ``store`` and return one row per cell
     (:data:`SUMMARY_COLUMNS`)."""
+    study, store, yes = context.study, context.store, context.yes
     specs = plan(study, arms)
     tools = {a: resolve_tool(study, a) for a in dict.fromkeys(s.arm for s in specs)}
 
@@ -623,15 +617,11 @@ def run_tpcc_phase(
             ctx.tpcc_ready = set()
         return run_one(ctx, spec, tools[spec.arm])
 
-    run_plan(
-        study,
+    context.run_plan(
         specs,
-        store=store,
         open=open_tpcc,
         run=run,
         redo=redo,
-        yes=yes,
-        progress=progress,
         cooldown_s=study.cooldown_s,
         requires=("sysbench",) if "sysbench" in tools.values() else (),
         desc="tpcc",

@@ -37,9 +37,8 @@ from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
 from ..phase import Phase, RunContext, Tool
 from ..record import RunRecord, result_rows
-from ..runloop import run_plan, stopped_answering
+from ..runloop import stopped_answering
 from ..runorder import run_order
-from ..store import Store
 from ..sysbench.prepare import record_step
 from ..sysbench.runner import set_aside
 from ..target import open_arm
@@ -482,16 +481,11 @@ def describe(spec: YcsbSpec) -> str:
 
 
 def run_ycsb_phase(
-    study: Study,
-    *,
-    yes: bool = False,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Run (or resume) the phase in the catalog ``store``; returns the catalog's runs of the
     planned cells."""
+    study, store, yes = context.study, context.store, context.yes
     specs = plan(study, arms)
 
     def open_ready(spec: YcsbSpec, _previous):
@@ -506,15 +500,11 @@ def run_ycsb_phase(
         ensure_loaded(ctx)
         return ctx
 
-    run_plan(
-        study,
+    context.run_plan(
         specs,
-        store=store,
         open=open_ready,
         run=run_one,
         redo=redo,
-        yes=yes,
-        progress=progress,
         cooldown_s=study.cooldown_s,
         desc=f"ycsb {study.study}",
         describe=describe,
