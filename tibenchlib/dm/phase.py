@@ -271,16 +271,12 @@ def run_full(ctx: DmContext, spec: DmSpec) -> RunRecord:
     ctx.store.upsert("dm_runs", row)
     _samples(ctx.store, study.study, spec.run_key, mr.samples)
     commands = " && ".join(x for x in (r.get("dump_command"), r.get("load_command")) if x)
-    rec = RunRecord(
-        study=study.study,
-        run_key=spec.run_key,
-        phase="dm",
-        arm=spec.arm,
+    return _record_run(
+        ctx,
+        spec,
+        (ok, started, finished, attempt),
         workload=spec.workload,
         threads=s["load.threads"],
-        repeat=spec.repeat,
-        seq=spec.seq,
-        status="ok" if ok else "failed",
         error=None if ok else f"{r['status']}: {r.get('message')}",
         tps=per_s(total) if ok else None,
         events=rows,
@@ -289,13 +285,7 @@ def run_full(ctx: DmContext, spec: DmSpec) -> RunRecord:
         lat_p99_ms=r.get("load_latency_p99_ms"),
         command=commands or None,
         log_path=str(rdir),
-        started_at=started,
-        finished_at=finished,
-        wall_s=finished - started,
-        attempts=attempt,
     )
-    ctx.store.record_run(rec)
-    return rec
 
 
 def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
@@ -377,16 +367,12 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
     if trace is not None and len(trace):
         _clear(ctx.store, "dm_lag", study.study, spec.run_key)
         ctx.store.append("dm_lag", trace.assign(study=study.study, run_key=spec.run_key))
-    rec = RunRecord(
-        study=study.study,
-        run_key=spec.run_key,
-        phase="dm",
-        arm=spec.arm,
+    return _record_run(
+        ctx,
+        spec,
+        (ok, started, finished, attempt),
         workload="sync",
         threads=p.sync.threads,
-        repeat=spec.repeat,
-        seq=spec.seq,
-        status="ok" if ok else "failed",
         error=error,
         tps=_num(rec_d.get("rows_s")) if ok else None,
         events=rec_d.get("transactions"),
@@ -394,10 +380,26 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
         command=f"sysbench {spec.workload} on the source; replica slave_parallel_threads="
         f"{settings.workers} slave_parallel_mode={settings.mode}",
         log_path=str(rdir / "sysbench.log"),
+    )
+
+
+def _record_run(ctx: DmContext, spec: DmSpec, outcome: tuple, **figures) -> RunRecord:
+    """``spec``'s run recorded in the catalog's ``runs``: its identity, its ``outcome``
+    (``ok``, started and finished times, attempt) and the unit's ``figures``."""
+    ok, started, finished, attempt = outcome
+    rec = RunRecord(
+        study=ctx.study.study,
+        run_key=spec.run_key,
+        phase="dm",
+        arm=spec.arm,
+        repeat=spec.repeat,
+        seq=spec.seq,
+        status="ok" if ok else "failed",
         started_at=started,
         finished_at=finished,
         wall_s=finished - started,
         attempts=attempt,
+        **figures,
     )
     ctx.store.record_run(rec)
     return rec
