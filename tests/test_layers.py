@@ -25,7 +25,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "foundation": (
         "paths", "phasenames", "texttable", "cpulist", "ycsb_workload", "lock", "db", "record",
         "store", "tools", "safety", "terminal", "server", "parse", "params", "runorder",
-        "httpclient", "hosts", "hosts.spec",
+        "httpclient", "hosts", "hosts.spec", "attempts",
     ),
     "statistics": (
         "stats", "steady", "warmup", "rounds", "saturation", "stability", "adaptive",

@@ -26,6 +26,7 @@ import sqlalchemy as sa
 
 from .. import paths
 from .. import store as store_tables
+from ..attempts import set_aside
 from ..db import ConnInfo, secret_config_file
 from ..params import Study
 from ..phase import Phase, RunContext
@@ -48,7 +49,6 @@ from .plan import (
     plan,
     planned_runs,
     run_dir,
-    set_aside,
     settings_for,
 )
 from .real import run_real_dm
@@ -212,7 +212,7 @@ def run_full(ctx: DmContext, spec: DmSpec) -> RunRecord:
     ds = DumpSettings(s["dump.threads"], s["dump.rows"], s["dump.statement_size"])
     ls = LoadSettings(s["load.threads"], s["load.queries_per_transaction"])
     rdir = run_dir(study.study, spec)
-    attempt = set_aside(rdir)
+    attempt = set_aside(rdir, folder=True)
     te = ctx.target_conn().engine(database="")
     try:
         leave_replication(te)
@@ -294,7 +294,7 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
     sysbench writes with the SQL thread on, and a verification."""
     study, p = ctx.study, ctx.study.dm
     rdir = run_dir(study.study, spec)
-    attempt = set_aside(rdir)
+    attempt = set_aside(rdir, folder=True)
     rdir.mkdir(parents=True, exist_ok=True)
     si, ti = ctx.source_conn(), ctx.target_conn()
     settings = syncmod.SyncSettings(workers=int(spec.value), mode=p.sync.mode)

@@ -32,6 +32,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
+from ..attempts import set_aside
 from ..db import ConnInfo, private_file, secret_config_file
 from ..params import Study
 from ..phase import RunContext
@@ -45,7 +46,7 @@ from .dmctl import DmStatusError
 from .dmctl_client import DmctlClient
 from .dump import DumpSettings
 from .load import LoadSettings
-from .plan import DmSpec, planned_runs, run_dir, set_aside, settings_for
+from .plan import DmSpec, planned_runs, run_dir, settings_for
 from .tidb_load import tidb_measures
 
 log = logging.getLogger(__name__)
@@ -381,7 +382,7 @@ def run_real_dm(context: RunContext, specs: list[DmSpec], *, redo: bool = False)
 
     def run(ctx: RealContext, spec: DmSpec) -> RunRecord:
         rdir = run_dir(study.study, spec)
-        attempt = set_aside(rdir)
+        attempt = set_aside(rdir, folder=True)
         rdir.mkdir(parents=True, exist_ok=True)
         fn = run_full if spec.unit == "full" else run_sync
         row, rec = fn(ctx, spec, rdir)

@@ -37,6 +37,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
+from ..attempts import set_aside
 from ..clients import endpoint_conns, execute_together, split_threads
 from ..db import ConnInfo, secret_config_file
 from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
@@ -50,7 +51,6 @@ from ..stats import fieller_ratio, summarize_cells
 from ..store import Store
 from ..sysbench.prepare import record_step
 from ..sysbench.record import check_run
-from ..sysbench.runner import set_aside
 from ..target import open_arm
 from ..tools import display_command, execute
 from .consistency import check_consistency

@@ -31,6 +31,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
+from ..attempts import set_aside
 from ..clients import endpoint_conns
 from ..multiclient import align_series, sum_series
 from ..params import Study
@@ -40,7 +41,6 @@ from ..record import RunRecord, result_rows
 from ..runloop import stopped_answering
 from ..runorder import run_order
 from ..sysbench.prepare import record_step
-from ..sysbench.runner import set_aside
 from ..target import open_arm
 from . import hdr
 from .build import build_binding, ycsb_home
