@@ -184,17 +184,6 @@ def client_conns(conn: ConnInfo, study: Study) -> list[ConnInfo]:
     return endpoint_conns(conn, study.tpcc.clients)
 
 
-def log_path(study: str, spec: TpccSpec) -> Path:
-    return paths.run_log(study, "tpcc", spec.run_key)
-
-
-def client_log_paths(study: str, spec: TpccSpec, clients: int) -> list[Path]:
-    base = log_path(study, spec)
-    if clients == 1:
-        return [base]
-    return [base.with_name(f"{base.stem}.c{i}.log") for i in range(clients)]
-
-
 # -- the data set ------------------------------------------------------------------------------
 def loaded_scale(engine: sa.Engine) -> Scale | None:
     """The scale of the loaded tables (None when any of the 9 is missing or empty)."""
@@ -490,7 +479,7 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
         data_conn(ctx.conn, study, spec.warehouses)
     )  # fmt: skip
     ctx.tpcc_ready.add(spec.warehouses)
-    logs = client_log_paths(study.study, spec, p.n_clients)
+    logs = paths.client_run_logs(study.study, "tpcc", spec.run_key, p.n_clients)
     attempt = max(set_aside(x) for x in logs)
     f = (measure_lua if tool == "sysbench" else measure_gotpc)(ctx, spec, conn, logs)
     status, error = f["status"], f["error"]
