@@ -45,7 +45,7 @@ from ..params import Study
 from ..parse.gotpc import parse_tpcc_output
 from ..parse.sysbench import parse_sysbench_file
 from ..phase import Phase, RunContext, Tool
-from ..record import RunRecord, decide_status
+from ..record import RunRecord, outcome_status
 from ..runorder import arm_order
 from ..stats import fieller_ratio, summarize_cells
 from ..store import Store
@@ -324,8 +324,7 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     for i, (o, sb) in enumerate(zip(outcomes, parsed, strict=True)):
         iv = sb.intervals if (sb.intervals is not None and not spec.wait) else pd.DataFrame()
         st, err, w = check_run(sb.summary, iv, p.duration_s, p.report_interval_s)
-        st, err = decide_status((st, err), returncode=o.returncode, timed_out=o.timed_out,
-                                wall_s=o.wall_s, missing=o.missing, tool="sysbench")  # fmt: skip
+        st, err = outcome_status((st, err), o, "sysbench")
         if spec.wait and st == "degenerate":
             st, err = "ok", None  # with think times, sysbench's events are mostly waits
         prefix = f"client {i} ({Path(o.log_path).name}): " if len(logs) > 1 else ""
@@ -417,9 +416,7 @@ def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict
     res = [parse_tpcc_output(Path(x).read_text(errors="replace"), str(x)) for x in logs]
     status, error, warnings = "ok", None, []
     for i, (o, r) in enumerate(zip(outcomes, res, strict=True)):
-        st, err = decide_status((r.summary["status"], r.summary["error"]),
-                                returncode=o.returncode, timed_out=o.timed_out, wall_s=o.wall_s,
-                                missing=o.missing, tool="go-tpc")  # fmt: skip
+        st, err = outcome_status((r.summary["status"], r.summary["error"]), o, "go-tpc")
         if st != "ok" and status == "ok":
             prefix = f"client {i} ({Path(o.log_path).name}): " if len(logs) > 1 else ""
             status, error = "failed", prefix + (err or st)

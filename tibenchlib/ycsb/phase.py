@@ -37,7 +37,7 @@ from ..multiclient import align_series, sum_series
 from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
 from ..phase import Phase, RunContext, Tool
-from ..record import RunRecord, decide_status, result_rows
+from ..record import RunRecord, outcome_status, result_rows
 from ..runloop import stopped_answering
 from ..runorder import run_order
 from ..sysbench.prepare import record_step
@@ -273,19 +273,13 @@ def combine(
 
 
 def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None):
-    """The run's status: each client's by the one status rule (:func:`decide_status`), the
-    first failed one naming the run's failure; then the operations' errors and count."""
+    """The run's status: each client's by the one status rule
+    (:func:`~tibenchlib.record.outcome_status`), the first failed one naming the run's failure;
+    then the operations' errors and count."""
     warnings: list[str] = []
     for i, (s, o) in enumerate(zip(summaries, outcomes, strict=True)):
         checked = ("ok", None) if s.get("status") == "ok" else ("failed", s.get("error"))
-        status, error = decide_status(
-            checked,
-            returncode=o.returncode,
-            timed_out=o.timed_out,
-            wall_s=o.wall_s,
-            missing=o.missing,
-            tool="YCSB",
-        )
+        status, error = outcome_status(checked, o, "YCSB")
         if status != "ok":
             return "failed", f"client {i}: {error}" if len(summaries) > 1 else error, warnings
     calls = sum(v["count"] for op, v in ops.items() if hdr.is_call(op))
