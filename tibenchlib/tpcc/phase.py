@@ -362,13 +362,7 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     hists = [sb.histogram for sb in parsed if sb.histogram is not None and len(sb.histogram)]
     all_pct = merged_percentiles(hists) if hists else {}
     sums = [sb.summary for sb in parsed]
-    return {
-        "status": status,
-        "error": error,
-        "warnings": warnings,
-        "outcomes": outcomes,
-        "commands": cmds,
-        "runtime_s": runtime,
+    return _figures(status, error, warnings, outcomes, cmds, runtime) | {
         "new_orders": new_orders,
         "new_order_rollbacks": rollbacks,
         "committed": committed,
@@ -382,6 +376,19 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
         "errors": _sum(s.get("errors") for s in sums),
         "reconnects": _sum(s.get("reconnects") for s in sums),
         "series": summed_intervals(parsed, [o.started_at for o in outcomes]),
+    }
+
+
+def _figures(status, error, warnings, outcomes, cmds, runtime) -> dict:
+    """What every driver's run figures begin with: its status, error and warnings, how each
+    client ended (``outcomes``) and its command, and the run time."""
+    return {
+        "status": status,
+        "error": error,
+        "warnings": warnings,
+        "outcomes": outcomes,
+        "commands": cmds,
+        "runtime_s": runtime,
     }
 
 
@@ -445,13 +452,7 @@ def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict
             "(left empty rather than averaged)"
         )
     committed = sum(totals.values()) if totals else None
-    return {
-        "status": status,
-        "error": error,
-        "warnings": warnings,
-        "outcomes": outcomes,
-        "commands": cmds,
-        "runtime_s": runtime,
+    return _figures(status, error, warnings, outcomes, cmds, runtime) | {
         "new_orders": totals.get("new_order"),
         "new_order_rollbacks": None,
         "committed": committed,
