@@ -58,6 +58,7 @@ def judge(cmp, study) -> dict:
 
 def one(study_file: Path, k: int) -> dict:
     from tibenchlib.compare import compare_arms_table
+    from tibenchlib.phase import RunContext
     from tibenchlib.store import Store
     from tibenchlib.sweep import sweep
 
@@ -66,7 +67,7 @@ def one(study_file: Path, k: int) -> dict:
         open_prepared(study)
         store = Store.for_study(study, record=True)
         t0 = time.monotonic()
-        runs = sweep(study, progress=False, store=store)
+        runs = sweep(RunContext.open(study, progress=False, store=store))
         wall = time.monotonic() - t0
         warm = store.read("warmups", study.study)
     paired = compare_arms_table(runs, study)

@@ -75,29 +75,25 @@ def main() -> int:
 
         dirs = {"bare": tmp / "dump-bare", "tibench": tmp / "dump-tib"}
 
-        def bare_dump() -> dict:
+        def bare(conn, command, settings) -> float:
+            """MB/s of the dump folder moved by the bare ``command`` (mydumper or myloader)."""
             d = dirs["bare"]
-            shutil.rmtree(d, ignore_errors=True)
-            d.mkdir()
-            with client_defaults_file(si, priv) as cnf:
+            with client_defaults_file(conn, priv) as cnf:
                 t0 = time.monotonic()
                 r = subprocess.run(
-                    mydumper_command(si, d, ds, defaults_file=cnf), capture_output=True
+                    command(conn, d, settings, defaults_file=cnf), capture_output=True
                 )
                 t1 = time.monotonic()
             assert r.returncode == 0, r.stdout[-500:]
-            return {"dump": directory_bytes(d) / (t1 - t0) / 1e6}
+            return directory_bytes(d) / (t1 - t0) / 1e6
+
+        def bare_dump() -> dict:
+            shutil.rmtree(dirs["bare"], ignore_errors=True)
+            dirs["bare"].mkdir()
+            return {"dump": bare(si, mydumper_command, ds)}
 
         def bare_load() -> dict:
-            d = dirs["bare"]
-            with client_defaults_file(ti, priv) as cnf:
-                t0 = time.monotonic()
-                r = subprocess.run(
-                    myloader_command(ti, d, ls, defaults_file=cnf), capture_output=True
-                )
-                t1 = time.monotonic()
-            assert r.returncode == 0, r.stdout[-500:]
-            return {"load": directory_bytes(d) / (t1 - t0) / 1e6}
+            return {"load": bare(ti, myloader_command, ls)}
 
         def tib_dump() -> dict:
             t0 = time.monotonic()

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temporary TIBENCH_DATA")
     a = ap.parse_args(argv)
 
-    from tibenchlib.store import Store
+    from tibenchlib.phase import RunContext
     from tibenchlib.sweep import RUN_OVERHEAD_S, estimate, plan, sweep
 
     header("bench_orchestration: sweep wall time vs Σ durations + Σ cooldowns + 1 s per run")
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{a.cooldown:g} s cooldown; load average {loadavg()}"
         )
         t0 = time.time()
-        runs = sweep(study, progress=False, store=Store.for_study(study, record=True))
+        runs = sweep(RunContext.open(study, progress=False))
         t1 = time.time()
 
     wall = t1 - t0

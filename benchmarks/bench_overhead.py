@@ -132,6 +132,19 @@ def common_args(ap: argparse.ArgumentParser, duration: int = 10) -> None:
     ap.add_argument("--keep", action="store_true", help="keep the temporary TIBENCH_DATA")
 
 
+def paired_args(argv: list[str] | None, doc: str, warmup_help: str) -> argparse.Namespace:
+    """The flags of a benchmark of alternated pairs of runs: :func:`common_args`, ``--pairs``,
+    ``--warmup-runs`` (``warmup_help``: what they run) and ``--pause``."""
+    ap = argparse.ArgumentParser(
+        description=doc.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    common_args(ap)
+    ap.add_argument("--pairs", type=int, default=8, help="alternated pairs (≥ 5 for the goal)")
+    ap.add_argument("--warmup-runs", type=int, default=1, help=warmup_help)
+    ap.add_argument("--pause", type=float, default=1.0, help="seconds between runs")
+    return ap.parse_args(argv)
+
+
 def make_study(name: str, a: argparse.Namespace, **extra) -> Study:
     """A one-arm study on the embedded server from the common command-line flags."""
     return parse_study(
@@ -311,6 +324,17 @@ def ratio_report(num: list[float], den: list[float], num_name: str, den_name: st
     return {"fieller": f, "paired": p, "paired_ratios": paired}
 
 
+def paired_reports(rows: list[tuple], arms: tuple[str, str], duration_s: float) -> dict:
+    """The TPS ratio of ``arms`` (:func:`ratio_report`, returned) and their efficiency
+    (:func:`efficiency_report`), printed from ``rows`` of ``(pair, arm, TPS, Account, ...)``."""
+    tps = {arm: [r[2] for r in rows if r[1] == arm] for arm in arms}
+    res = ratio_report(tps[arms[0]], tps[arms[1]], *arms)
+    efficiency_report(
+        *([(r[2], r[3]) for r in rows if r[1] == arm] for arm in arms), *arms, duration_s
+    )
+    return res
+
+
 def efficiency_report(
     num: list[tuple[float, Account]],
     den: list[tuple[float, Account]],
@@ -381,14 +405,7 @@ def bare_run(cmd: list[str]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    common_args(ap)
-    ap.add_argument("--pairs", type=int, default=8, help="alternated pairs (≥ 5 for the goal)")
-    ap.add_argument("--warmup-runs", type=int, default=1, help="discarded bare runs first")
-    ap.add_argument("--pause", type=float, default=1.0, help="seconds between runs")
-    a = ap.parse_args(argv)
+    a = paired_args(argv, __doc__, "discarded bare runs first")
 
     from tibenchlib.db import secret_config_file
     from tibenchlib.sysbench.command import study_command
@@ -432,14 +449,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{pair:>4} {arm:<8} {value:>9.1f} {account_cells(acc)}")
         print(account_note())
         print()
-        tps = {arm: [r[2] for r in rows if r[1] == arm] for arm in ("tibench", "bare")}
-        res = ratio_report(tps["tibench"], tps["bare"], "tibench", "bare")
-        efficiency_report(
-            *([(r[2], r[3]) for r in rows if r[1] == arm] for arm in ("tibench", "bare")),
-            "tibench",
-            "bare",
-            a.duration,
-        )
+        res = paired_reports(rows, ("tibench", "bare"), a.duration)
         for arm in ("tibench", "bare"):
             accs = [r[3] for r in rows if r[1] == arm]
             drv = sum(x.driver * x.wall_s for x in accs) / len(accs)

@@ -18,7 +18,6 @@ account (who used the cores, in cores) and the load average are printed: the mac
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -33,16 +32,15 @@ from bench_overhead import (  # noqa: E402
     accounted,
     alternating,
     captured_samplers,
-    common_args,
-    efficiency_report,
     goal_met,
     header,
     loadavg,
     make_study,
     open_prepared,
+    paired_args,
+    paired_reports,
     private_data,
     private_server,
-    ratio_report,
     verdict,
 )
 
@@ -50,14 +48,7 @@ SAMPLER_GOAL_PCT = 1.0
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    common_args(ap)
-    ap.add_argument("--pairs", type=int, default=8, help="alternated pairs (≥ 5 for the goal)")
-    ap.add_argument("--warmup-runs", type=int, default=1, help="discarded runs (sampler off) first")
-    ap.add_argument("--pause", type=float, default=1.0, help="seconds between runs")
-    a = ap.parse_args(argv)
+    a = paired_args(argv, __doc__, "discarded runs (sampler off) first")
 
     from tibenchlib.sysbench.runner import RunSpec, run_one
 
@@ -95,14 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{pair:>4} {arm:<7} {value:>9.1f} {account_cells(acc)} {own}")
         print(account_note())
         print()
-        tps = {arm: [r[2] for r in rows if r[1] == arm] for arm in ("on", "off")}
-        res = ratio_report(tps["on"], tps["off"], "on", "off")
-        efficiency_report(
-            *([(r[2], r[3]) for r in rows if r[1] == arm] for arm in ("on", "off")),
-            "on",
-            "off",
-            a.duration,
-        )
+        res = paired_reports(rows, ("on", "off"), a.duration)
         for arm in ("on", "off"):
             accs = [r[3] for r in rows if r[1] == arm]
             drv = sum(x.driver * x.wall_s for x in accs) / len(accs)

@@ -16,6 +16,7 @@ import pytest
 from scipy import stats as st
 
 from tibenchlib.diagnose import cpu_per_run, diagnose
+from tibenchlib.phase import RunContext
 
 LADDER = [1, 2, 4, 8, 16]
 FLAT = {1: 1000.0, 2: 1900.0, 4: 3000.0, 8: 3050.0, 16: 3020.0}
@@ -414,11 +415,10 @@ def _real_diagnosis(study) -> pd.Series:
 def test_real_sweep_server_on_one_cpu_is_server_bound(data_dir, sysbench_bin):
     """The embedded server bound to one CPU (``cpu_binding: cpus:0``, numactl), the client on
     every CPU: the server is the limit."""
-    from tibenchlib.store import Store
     from tibenchlib.sweep import sweep
 
     study = _real_study("diag-server", {"label": "srv1", "cpu_binding": "cpus:0"})
-    sweep(study, progress=False, store=Store.for_study(study, record=True))
+    sweep(RunContext.open(study, progress=False))
     d = _real_diagnosis(study)
     assert (d["verdict"], d["resource"]) == ("server_cpu", "server"), d["sentence_en"]
     assert d["server_demand"] >= 0.9 and d["threads_at"] == 16
@@ -446,7 +446,7 @@ def test_real_sweep_client_on_one_cpu_is_client_bound(data_dir, sysbench_bin):
     os.sched_setaffinity(0, {max(mine)})
     os.setpriority(os.PRIO_PROCESS, 0, 19)
     try:
-        sweep(study, progress=False, store=store)
+        sweep(RunContext.open(study, progress=False, store=store))
     finally:
         os.setpriority(os.PRIO_PROCESS, 0, prio)
         os.sched_setaffinity(0, mine)

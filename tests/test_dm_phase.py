@@ -11,6 +11,7 @@ from tibenchlib.dm import analysis
 from tibenchlib.dm.phase import DmSetupError, check_target
 from tibenchlib.dm.plan import arm_labels, plan, settings_for
 from tibenchlib.params import ParamsError, parse_study
+from tibenchlib.phase import RunContext
 
 
 def study(**dm):
@@ -190,7 +191,7 @@ def test_real_dm_refused_without_yes_before_any_request(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
     with pytest.raises(DestructiveRefused, match="set allow_destructive: true.*--yes"):
-        run_dm_phase(parse_study(REAL), yes=False, progress=False, store=Store("sqlite://"))
+        run_dm_phase(RunContext.open(parse_study(REAL), progress=False, store=Store("sqlite://")))
 
 
 def test_real_dm_params_need_the_source():

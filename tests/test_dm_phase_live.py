@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from tibenchlib.phase import RunContext
 from tibenchlib.store import Store
 
 pytestmark = pytest.mark.slow
@@ -247,7 +248,7 @@ def test_a_source_killed_during_a_dump_fails_that_run_and_the_phase_resumes(live
         return real_dump(conn, outdir, *args, on_start=kill_when_writing, **kw)
 
     monkeypatch.setattr(migrate, "dump", dump_killing_the_second)
-    rows = run_dm_phase(study, progress=False, store=Store.for_study(study, record=True))
+    rows = run_dm_phase(RunContext.open(study, progress=False))
     assert killed["mydumper_running"] and killed["files"] >= 1
     store = Store.for_study(study)
     runs = store.runs("dmkill").sort_values("seq")
@@ -267,7 +268,7 @@ def test_a_source_killed_during_a_dump_fails_that_run_and_the_phase_resumes(live
     # the second invocation measures only the failed run again
     monkeypatch.setattr(migrate, "dump", real_dump)
     before = runs.set_index("run_key")["started_at"]
-    run_dm_phase(study, progress=False, store=Store.for_study(study, record=True))
+    run_dm_phase(RunContext.open(study, progress=False))
     after = store.runs("dmkill").set_index("run_key")
     assert (after["status"] == "ok").all() and int(after.loc[second["run_key"], "attempts"]) == 2
     for key in before.index.drop(second["run_key"]):

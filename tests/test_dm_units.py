@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import stat
 
+import pandas as pd
 import pytest
 
 from tibenchlib.db import ConnInfo
 from tibenchlib.dm import options, sync
 from tibenchlib.dm.dump import (
+    DumpResult,
     DumpSettings,
     count_statements,
     metadata_gtid,
     mydumper_command,
     shown,
 )
-from tibenchlib.dm.load import LoadSettings, myloader_command
+from tibenchlib.dm.load import LoadResult, LoadSettings, myloader_command
+from tibenchlib.tools import Outcome
 
 CONN = ConnInfo("127.0.0.1", 3306, "tibench", "sbtest", password='p#ss;w"d')
 
@@ -95,3 +98,16 @@ def test_replica_error_one_line():
         "replica SQL thread stopped with error 1146: Error executing row event: 'Table x'"
     )
     assert sync.replica_error({"Last_SQL_Error": "", "Last_IO_Error": ""}) is None
+
+
+def test_dump_and_load_records_share_their_transfer_measures(tmp_path):
+    out = Outcome(0, tmp_path / "x.log", 10.0, 14.0)
+    files = pd.DataFrame({"rows": [30, 10], "statements": [3, 1], "bytes": [1, 1]})
+    d = DumpResult(out, "mydumper", tmp_path, 8_000_000, files, "g1").record()
+    loaded = LoadResult(out, "myloader", 4_000_000, {"latency_ms": 2.5}).record()
+    assert list(d) == ["unit", "ok", "returncode", "seconds", "bytes", "mb_s", "rows",
+                       "statements", "rows_per_statement", "gtid", "command", "log"]  # fmt: skip
+    assert (d["unit"], d["mb_s"], d["rows_per_statement"]) == ("dump", 2.0, 10.0)
+    assert list(loaded) == ["unit", "ok", "returncode", "seconds", "bytes", "mb_s",
+                            "latency_ms", "command", "log"]  # fmt: skip
+    assert (loaded["unit"], loaded["mb_s"], loaded["log"]) == ("load", 1.0, str(out.log_path))

@@ -16,6 +16,7 @@ from helpers import run_cli, tibench
 from tibenchlib import paths
 from tibenchlib.db import mask_url, url_has_password
 from tibenchlib.params import ParamsError, parse_study
+from tibenchlib.phase import RunContext
 from tibenchlib.store import CatalogError, Store
 
 SECRET = "s3cr/e?t@pw"
@@ -1242,7 +1243,7 @@ def test_server_killed_during_a_tpcc_run_fails_that_run_only(measured, monkeypat
         return any(x.stat().st_size > 0 for x in logs) and time.sleep(1.0) is None
 
     t, killed = _kill_embedded_when(data, first_run_going)
-    run_tpcc_phase(study, yes=True, progress=False, store=Store.for_study(study))
+    run_tpcc_phase(RunContext.open(study, yes=True, progress=False, record=False))
     t.join(timeout=5)
     runs = runs_table(study, Store.for_study(study))
     assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
@@ -1490,7 +1491,7 @@ def test_dm_target_killed_during_myloader_fails_that_run_only(short_data, monkey
 
     monkeypatch.setattr(migrate, "load", load_killing_the_second)
     try:
-        run_dm_phase(study, progress=False, store=Store.for_study(study))
+        run_dm_phase(RunContext.open(study, progress=False, record=False))
         runs = Store.for_study(study).runs("dmloadkill").sort_values("seq")
         assert killed and len(runs) == 3, runs[["run_key", "status", "error"]]
         assert list(runs["status"]) == ["ok", "failed", "ok"], runs[["status", "error"]]

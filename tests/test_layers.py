@@ -25,7 +25,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "foundation": (
         "paths", "phasenames", "texttable", "cpulist", "ycsb_workload", "lock", "db", "record",
         "store", "tools", "safety", "terminal", "server", "parse", "params", "runorder",
-        "httpclient", "hosts", "hosts.spec",
+        "httpclient", "hosts", "hosts.spec", "attempts",
     ),
     "statistics": (
         "stats", "steady", "warmup", "rounds", "saturation", "stability", "adaptive",
@@ -266,7 +266,7 @@ def test_contributing_draws_the_same_layers():
 def test_the_import_reader_resolves_what_it_reads(tmp_path):
     got = GRAPH["tibenchlib.sysbench.runner"]
     assert {"tibenchlib.tools", "tibenchlib.sysbench.command", "tibenchlib.paths"} <= got
-    assert "tibenchlib.runloop" in GRAPH["tibenchlib.sweep"]
+    assert "tibenchlib.runloop" in GRAPH["tibenchlib.phase"]
     # a submodule's package runs too: binding reaches the envcapture package
     assert "tibenchlib.envcapture" in GRAPH["tibenchlib.binding"]
     # an import inside a function is an arrow; one under TYPE_CHECKING is not

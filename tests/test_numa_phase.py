@@ -10,6 +10,7 @@ import pytest
 from tibenchlib import numa, phases
 from tibenchlib.binding import BindingError
 from tibenchlib.params import parse_study
+from tibenchlib.phase import RunContext
 from tibenchlib.store import Store
 
 ISSUE_COLUMNS = [
@@ -86,4 +87,4 @@ def test_impossible_policy_is_refused_before_any_run(data_dir):
 def test_real_cluster_needs_one_policy_label():
     s = parse_study({"study": "x", "target": {"kind": "url", "url": "mysql+pymysql://r@h:4000/d"}})
     with pytest.raises(ValueError, match="one policy at a time"):
-        numa.run_numa_phase(s, progress=False, store=Store("sqlite://"))
+        numa.run_numa_phase(RunContext.open(s, progress=False, store=Store("sqlite://")))

@@ -13,6 +13,7 @@ from tibenchlib.record import (
     RESULT_COLUMNS,
     RunRecord,
     decide_status,
+    outcome_status,
     p95_rule,
 )
 from tibenchlib.store import Store
@@ -41,6 +42,20 @@ def test_status_rule_exit_code_timeout_and_missing_overrule_the_checks():
         "failed",
         "sysbench is not installed",
     )
+
+
+def test_outcome_status_is_the_status_rule_with_how_the_process_ended(tmp_path):
+    log = tmp_path / "x.log"
+    assert outcome_status(("ok", None), None, "go-tpc") == ("ok", None)  # a log read from disk
+    segv = Outcome(139, log, 0.0, 3.0)
+    assert outcome_status(("failed", "no summary"), segv, "go-tpc") == (
+        "failed",
+        "no summary; go-tpc exited 139",
+    )
+    late = Outcome(None, log, 0.0, 61.4, timed_out=True)
+    assert outcome_status(("ok", None), late, "YCSB") == ("failed", "timeout after 61 s")
+    gone = Outcome(None, log, 0.0, 0.0, missing="go-ycsb")
+    assert outcome_status(("ok", None), gone, "YCSB") == ("failed", "go-ycsb is not installed")
 
 
 def test_percentile_rule_histogram_first_then_printed_95_only():

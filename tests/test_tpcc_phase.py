@@ -14,6 +14,7 @@ from scipy import stats as sps
 
 from tibenchlib.params import ParamsError, parse_study
 from tibenchlib.parse.sysbench import histogram_percentiles, parse_sysbench_file
+from tibenchlib.phase import RunContext
 from tibenchlib.report.tools import tools_rows
 from tibenchlib.tpcc.phase import (
     TpccToolMissing,
@@ -322,11 +323,11 @@ def test_phase_with_two_clients_resume_and_refusal(mariadb, sysbench_bin, data_d
     s = _url_study(mariadb, [ep, ep], threads=[2, 4], wait=[False, True], wait_scale=0.01,
                    repeats=2)  # fmt: skip
     with pytest.raises(DestructiveRefused):
-        run_tpcc_phase(s, yes=False, progress=False, store=Store.for_study(s, record=True))
+        run_tpcc_phase(RunContext.open(s, yes=False, progress=False))
     store = Store.for_study(s)
     assert not len(store.runs("tpcc-t", phase="tpcc"))
 
-    rows = run_tpcc_phase(s, yes=True, progress=False, store=Store.for_study(s, record=True))
+    rows = run_tpcc_phase(RunContext.open(s, yes=True, progress=False))
     runs = runs_table(s, store)
     assert len(runs) == 8 and (runs["status"] == "ok").all(), runs[["run_key", "error"]]
     assert (runs["tpmc"] > 0).all() and runs["consistency_ok"].all()
@@ -351,7 +352,7 @@ def test_phase_with_two_clients_resume_and_refusal(mariadb, sysbench_bin, data_d
 
     # resume: nothing left to do, nothing measured again
     before = runs.set_index("run_key")["started_at"]
-    run_tpcc_phase(s, yes=True, progress=False, store=Store.for_study(s, record=True))
+    run_tpcc_phase(RunContext.open(s, yes=True, progress=False))
     after = runs_table(s, store).set_index("run_key")["started_at"]
     assert after.equals(before)
 
@@ -366,7 +367,7 @@ def test_a_failing_client_fails_the_run_and_keeps_the_others_log(
     conn = mariadb.conninfo()
     monkeypatch.setenv("TPCC_TEST_PW", conn.password)
     s = _url_study(mariadb, [f"127.0.0.1:{conn.port}", "127.0.0.1:1"], threads=[2], repeats=1)
-    run_tpcc_phase(s, yes=True, progress=False, store=Store.for_study(s, record=True))
+    run_tpcc_phase(RunContext.open(s, yes=True, progress=False))
     (r,) = runs_table(s, Store.for_study(s)).itertuples()
     assert r.status == "failed" and "client 1" in r.error
     good, bad = json.loads(

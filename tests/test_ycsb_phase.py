@@ -136,7 +136,11 @@ def test_status_counts_errors_and_names_the_failed_client():
     assert st == "degenerate" and "50 of 1040" in err
     st, err, _ = phase._status(ops, [good, {"status": "error", "error": "truncated"}],
                                [_ok(), _ok(1)], 2)  # fmt: skip
-    assert st == "failed" and err == "client 1: truncated"
+    assert st == "failed" and err == "client 1: truncated; YCSB exited 1"  # the one status rule
+    st, err, _ = phase._status(ops, [good], [_ok(137)], 2)
+    assert st == "failed" and err == "YCSB exited 137"
+    timed_out = SimpleNamespace(missing=None, timed_out=True, returncode=None, wall_s=61.4)
+    assert phase._status(ops, [good], [timed_out], 2)[:2] == ("failed", "timeout after 61 s")
     assert phase._status({"CLEANUP": {"count": 2, "errors": 0}}, [good], [_ok()], 2)[0] == (
         "degenerate"
     )

@@ -58,6 +58,16 @@ class ConnInfo:
             self.url(database), connect_args=connect_args, pool_pre_ping=True, **kw
         )
 
+    def execute_on_server(self, sql: str) -> None:
+        """Run one statement (``CREATE DATABASE``...) on the server, no database selected, in
+        a transaction of its own; the engine is disposed of afterwards."""
+        eng = self.engine(database="")
+        try:
+            with eng.begin() as c:
+                c.exec_driver_sql(sql)
+        finally:
+            eng.dispose()
+
     @classmethod
     def from_url(cls, url: str, password: str | None, tls: dict | None = None) -> ConnInfo:
         u = make_url(url)

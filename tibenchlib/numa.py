@@ -30,7 +30,6 @@ from .binding import (
 from .params import Arm, Study
 from .phase import Phase, RunContext
 from .resources import numastat_per_node
-from .runloop import run_plan
 from .stability import cpu_vs_throughput, stability_by_run
 from .stats import compare_arms
 from .store import Store
@@ -94,15 +93,10 @@ def _binding_row(study: Study, label: str, pid: int | None, res: dict | None, **
 
 
 def run_numa_phase(
-    study: Study,
-    *,
-    yes: bool = False,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Run (or resume) the NUMA cells and return one row per policy × workload × threads."""
+    study, store, yes = context.study, context.store, context.yes
     only = [parse_policy(a).label for a in arms] if arms else None
     embedded = study.target.kind == "embedded"
     if not embedded and not only:
@@ -134,16 +128,12 @@ def run_numa_phase(
         if ctx.server:
             _numastat(store, study, ctx, "after")
 
-    run_plan(
-        study,
+    context.run_plan(
         specs,
-        store=store,
         open=open_block,
         run=lambda ctx, spec: run_one(ctx, spec, duration_s=study.numa.duration_s),
         close=close_block,
         redo=redo,
-        yes=yes,
-        progress=progress,
         requires=("sysbench",),
         desc="numa",
         describe=describe,
@@ -302,21 +292,10 @@ class Numa(Phase):
     titles = {"en": "NUMA", "zh": "NUMA 绑定"}
     own_arms = True
     runs_given_arms = True
-
-    def arms(self, study) -> list[str]:
-        return policies(study)
-
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
-
-    def plan(self, study, store) -> list:
-        return plan(study)
-
-    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        return self.measure_counting(ctx, run_numa_phase, arms=arms, redo=redo)
-
-    def stored(self, study, store, arms) -> bool:
-        return self.has_runs(study, store)
+    arms = staticmethod(policies)
+    estimate = staticmethod(estimate)
+    plan_runs = staticmethod(plan)
+    measure_runs = staticmethod(run_numa_phase)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         return analyze(study, store)

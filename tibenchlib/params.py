@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -107,6 +108,11 @@ def _refuse_password(url: str | None, env_field: str) -> str | None:
     return url
 
 
+def _no_password(env_field: str) -> AfterValidator:
+    """A URL field's check: no password in the URL (it goes in the variable ``env_field``)."""
+    return AfterValidator(lambda url: _refuse_password(url, env_field))
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -193,17 +199,12 @@ class Target(_Model):
     """
 
     kind: Literal["embedded", "url"] = "embedded"
-    url: str | None = None
+    url: Annotated[str | None, _no_password("password_env")] = None
     password_env: str = "TIBENCH_PASSWORD"
     database: str = "sbtest"
     tls: TLS = TLS()
     server_options: dict[str, Scalar] = {}
     cpu_binding: str | None = None
-
-    @field_validator("url")
-    @classmethod
-    def _no_password_in_url(cls, v: str | None) -> str | None:
-        return _refuse_password(v, "password_env")
 
     @model_validator(mode="after")
     def _url_when_url(self) -> Target:
@@ -309,14 +310,9 @@ class TpchParams(_Model):
     streams: Annotated[int, Field(gt=0, le=MAX_STREAMS)] = 2
     session_settings: dict[str, Scalar] = {}
     tiflash_replicas: Annotated[int, Field(gt=0, le=100)] | None = None
-    pd_url: str | None = None
+    pd_url: Annotated[str | None, _no_password("tpch_scaling.pd_http.password_env")] = None
     pd_http: HttpAccess = HttpAccess()
     scale_out_commands: dict[str, str] = {}
-
-    @field_validator("pd_url")
-    @classmethod
-    def _no_password_in_pd_url(cls, v: str | None) -> str | None:
-        return _refuse_password(v, "tpch_scaling.pd_http.password_env")
 
 
 #: sysbench workloads the DM sync unit replays on the source (report 003: insert-only, write-only).
@@ -374,11 +370,11 @@ class DmParams(_Model):
     load: DmLoadParams = DmLoadParams()
     sync: DmSyncParams = DmSyncParams()
     #: a real DM master's OpenAPI (DM ≥ 5.3), e.g. http://10.0.1.9:8261
-    master_url: str | None = None
+    master_url: Annotated[str | None, _no_password("dm.master_http.password_env")] = None
     master_http: HttpAccess = HttpAccess()
     source_name: str | None = None  # the DM source (``operate-source``) the task reads
     #: the DM source's MySQL, for sysbench (sync runs) and the verification of every run
-    source_url: str | None = None
+    source_url: Annotated[str | None, _no_password("dm.source_password_env")] = None
     source_password_env: str = "TIBENCH_SOURCE_PASSWORD"
     task_name: str = "tibench-dm"
     poll_s: Annotated[float, Field(gt=0)] = 2.0
@@ -390,11 +386,6 @@ class DmParams(_Model):
     #: ``api: auto``, dmctl below 5.3; null: a current DM
     version: Annotated[str, Field(pattern=r"^v?\d+(\.\d+){0,2}$")] | None = None
 
-    @field_validator("master_url")
-    @classmethod
-    def _no_password_in_master_url(cls, v: str | None) -> str | None:
-        return _refuse_password(v, "dm.master_http.password_env")
-
     @model_validator(mode="after")
     def _source_with_master(self) -> DmParams:
         if self.master_url and not (self.source_name and self.source_url):
@@ -403,11 +394,6 @@ class DmParams(_Model):
                 "(its MySQL, e.g. mysql+pymysql://root@10.0.1.7:3306/sbtest, to verify each run)"
             )
         return self
-
-    @field_validator("source_url")
-    @classmethod
-    def _no_password_in_source_url(cls, v: str | None) -> str | None:
-        return _refuse_password(v, "dm.source_password_env")
 
     @property
     def source_password(self) -> str | None:
@@ -588,7 +574,7 @@ class Study(_Model):
     description: str = ""
     lang: Literal["en", "zh"] = "en"  # language of the notebooks' tables and sentences
     target: Target = Target()
-    results_url: str | None = None
+    results_url: Annotated[str | None, _no_password("results_password_env")] = None
     results_password_env: str = "TIBENCH_RESULTS_PASSWORD"
     allow_destructive: bool = False
 
@@ -619,7 +605,7 @@ class Study(_Model):
     seed: int = 1
     run_timeout_s: TimeoutS | None = None
     sample_resources: bool = True
-    prometheus_url: str | None = None
+    prometheus_url: Annotated[str | None, _no_password("prometheus_http.password_env")] = None
     prometheus_http: HttpAccess = HttpAccess()
 
     #: The params file this study was read from (None when built in code).
@@ -645,16 +631,6 @@ class Study(_Model):
                 f"({', '.join(RESERVED_NAMES)} are not study names)"
             )
         return v
-
-    @field_validator("prometheus_url")
-    @classmethod
-    def _no_password_in_prometheus_url(cls, v: str | None) -> str | None:
-        return _refuse_password(v, "prometheus_http.password_env")
-
-    @field_validator("results_url")
-    @classmethod
-    def _no_password_in_results_url(cls, v: str | None) -> str | None:
-        return _refuse_password(v, "results_password_env")
 
     @property
     def results_password(self) -> str | None:

@@ -12,7 +12,7 @@ checked.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +21,8 @@ import pandas as pd
 
 from . import paths
 from .params import Study
+from .record import RunRecord
+from .runloop import Spec, run_plan
 from .store import Store
 
 #: ``add(phase, arm, unit, planned, done, failed)``: one row of ``tibench runs``
@@ -55,18 +57,30 @@ class RunContext:
 
     @classmethod
     def open(
-        cls, study: Study, *, yes: bool = False, progress: bool = True, record: bool = True
+        cls,
+        study: Study,
+        *,
+        yes: bool = False,
+        progress: bool = True,
+        record: bool = True,
+        store: Store | None = None,
     ) -> RunContext:
-        """Open the study's catalog once (recording its parameters when ``record``)."""
-        store = Store.for_study(study, record=record)
+        """Open the study's catalog once (recording its parameters when ``record``), unless
+        ``store`` is given."""
+        store = store or Store.for_study(study, record=record)
         return cls(study, store, paths.private_dir(study.study), yes=yes, progress=progress)
 
     def measure(self, run: Callable[..., pd.DataFrame], *, arms, redo: bool) -> pd.DataFrame:
-        """``run(study, yes=, arms=, redo=, progress=, store=)``, a phase's ``run_*_phase``
-        function, called in this context."""
-        return run(
-            self.study, yes=self.yes, arms=arms, redo=redo, progress=self.progress, store=self.store
-        )
+        """``run(context, arms=, redo=)``, a phase's ``run_*_phase`` function, called in this
+        context."""
+        return run(self, arms=arms, redo=redo)
+
+    def run_plan(self, specs: Sequence[Spec], *, redo: bool, **how) -> list[RunRecord]:
+        """:func:`tibenchlib.runloop.run_plan` of ``specs`` with this context's study, catalog,
+        ``yes`` and ``progress``; ``how``: the phase's ``open``, ``run`` and the loop's other
+        options (``progress`` given there wins)."""
+        how.setdefault("progress", self.progress)
+        return run_plan(self.study, specs, store=self.store, yes=self.yes, redo=redo, **how)
 
 
 class Phase:
@@ -90,6 +104,12 @@ class Phase:
     measures: bool = True
     #: the phase's runs are one tool's throughput over a thread ladder (None: they are not)
     tool: Tool | None = None
+    #: the phase module's ``plan(study)``, set with ``staticmethod``: the runs :meth:`plan`
+    #: returns (None: the phase counts no planned runs, or overrides :meth:`plan`)
+    plan_runs: Callable[[Study], list] | None = None
+    #: the phase module's ``run_*_phase(context, arms=, redo=)``, set
+    #: with ``staticmethod``: what :meth:`run` measures with (None: the phase overrides it)
+    measure_runs: Callable[..., pd.DataFrame] | None = None
 
     def __repr__(self) -> str:
         return f"<phase {self.name}>"
@@ -114,16 +134,21 @@ class Phase:
 
     def plan(self, study: Study, store: Store | None) -> list | None:
         """The planned run specs (``run_key``, ``arm``), or None when the phase does not count
-        runs."""
-        return None
+        runs: by default :attr:`plan_runs`'s."""
+        return None if self.plan_runs is None else self.plan_runs(study)
 
     def run(self, ctx: RunContext, *, arms: list[str] | None = None, redo: bool = False):
-        """Do the phase's work in ``ctx``; returns the result rows (a DataFrame)."""
-        raise NotImplementedError
+        """Do the phase's work in ``ctx``; returns the result rows (a DataFrame). By default
+        :attr:`measure_runs` measures them (:meth:`measure_counting`)."""
+        if self.measure_runs is None:
+            raise NotImplementedError(f"phase '{self.name}' has nothing to run")
+        return self.measure_counting(ctx, self.measure_runs, arms=arms, redo=redo)
 
     def stored(self, study: Study, store: Store, arms: list[str]) -> bool:
-        """Whether the catalog (or the phase's result file) holds the phase's results."""
-        raise NotImplementedError
+        """Whether the catalog (or the phase's result file) holds the phase's results: by
+        default its runs in the catalog, of one of ``arms`` unless the phase has its own arms
+        (the study's arm labels then name none of them)."""
+        return self.has_runs(study, store, None if self.own_arms else arms)
 
     def results(self, study: Study, store: Store, arms: list[str]) -> pd.DataFrame:
         """The rows :meth:`run` returns, read back from the catalog (no server)."""

@@ -19,8 +19,7 @@ class Prepare(Phase):
     summary = "sysbench tables prepared, analyzed, warmed up and verified"
     titles = {"en": "Prepare", "zh": "数据准备"}
 
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
+    estimate = staticmethod(estimate)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         out = []

@@ -151,6 +151,21 @@ def decide_status(
     return status, error
 
 
+def outcome_status(checked: tuple[str, str | None], outcome, tool: str) -> tuple[str, str | None]:
+    """:func:`decide_status` with how ``outcome`` ended (a :class:`tibenchlib.tools.Outcome`:
+    exit code, timeout, wall time, missing tool); None for a log read from disk."""
+    if outcome is None:
+        return decide_status(checked, returncode=None, tool=tool)
+    return decide_status(
+        checked,
+        returncode=outcome.returncode,
+        timed_out=outcome.timed_out,
+        wall_s=outcome.wall_s,
+        missing=outcome.missing,
+        tool=tool,
+    )
+
+
 def p95_rule(histogram_pcts: dict, printed_percentile: float | None, printed_value):
     """The one percentile rule: the histogram's p95 when a histogram exists, else the tool's
     printed percentile when it is the 95th, else None."""

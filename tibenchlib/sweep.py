@@ -16,10 +16,8 @@ from .hosts.runs import check_arm
 from .params import WRITE_WORKLOADS, Study
 from .phase import Phase, RunContext, Tool
 from .record import result_rows
-from .runloop import run_plan
 from .runorder import run_order
 from .stats import summarize_cells
-from .store import Store
 from .sysbench.prepare import ensure_ready, prepare
 from .sysbench.runner import RunSpec, describe, run_one, warmup_runs
 from .target import open_arm
@@ -134,13 +132,7 @@ def phase_estimate(study: Study, arms: list[str] | None = None) -> dict:
 
 
 def sweep(
-    study: Study,
-    *,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    yes: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Run (or resume) the study's sweep in the catalog ``store`` (opened with the study's
     parameters recorded: :meth:`tibenchlib.store.Store.for_study`); returns the catalog's runs
@@ -150,6 +142,7 @@ def sweep(
     again (their logs kept as earlier attempts); ``redo`` re-measures every run (the loop:
     :func:`tibenchlib.runloop.run_plan`).
     """
+    study, store, yes = context.study, context.store, context.yes
     specs = plan(study, arms=arms)
 
     opened: list = []  # the arm open at the end of the last round (adaptive repeats)
@@ -171,16 +164,12 @@ def sweep(
             prepare(ctx, force=True, progress=False)
 
     def measure(todo: list[RunSpec], desc: str) -> None:
-        run_plan(
-            study,
+        context.run_plan(
             todo,
-            store=store,
             open=open_ready,
             run=run_one,
             before_run=reprepare,
             redo=redo,
-            yes=yes,
-            progress=progress,
             cooldown_s=study.cooldown_s,
             requires=("sysbench",),
             desc=desc,
@@ -237,8 +226,7 @@ class Sweep(Phase):
         {"en": ("events/s (TPS)", "every event"), "zh": ("事件/秒 (TPS)", "全部事件")},
     )
 
-    def estimate(self, study, arms=None) -> dict:
-        return phase_estimate(study, arms)
+    estimate = staticmethod(phase_estimate)
 
     def plan(self, study, store) -> list:
         """The planned runs: with adaptive repeats, the rounds decided so far and the next."""
@@ -249,9 +237,6 @@ class Sweep(Phase):
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         ctx.runs = ctx.measure(sweep, arms=arms, redo=redo)
         return result_rows(ctx.runs)
-
-    def stored(self, study, store, arms) -> bool:
-        return self.has_runs(study, store, arms)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         runs = store.runs(study.study, phase=self.name)

@@ -111,14 +111,10 @@ def open_arm(study: Study, arm: Arm | str, *, yes: bool = False, store: Store | 
 
 
 def _ensure_database(conn: ConnInfo) -> None:
-    eng = conn.engine(database="")
     try:
-        with eng.begin() as c:
-            c.exec_driver_sql(f"CREATE DATABASE IF NOT EXISTS `{conn.database}`")
+        conn.execute_on_server(f"CREATE DATABASE IF NOT EXISTS `{conn.database}`")
     except sa.exc.DBAPIError as e:
         log.warning("could not create database %s: %s", conn.database, e.orig)
-    finally:
-        eng.dispose()
 
 
 _SIZE = re.compile(r"^(\d+)([KMGT])$", re.I)

@@ -17,6 +17,7 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import pandas as pd
 
@@ -54,10 +55,32 @@ class DumpSettings:
 
 
 class ToolTransfer:
-    """What a dump or a load run has in common: it ran (``outcome``) and moved ``bytes``."""
+    """What a dump or a load run has in common: it ran (``outcome``, ``command``) and moved
+    ``bytes``."""
 
+    #: the unit's name in :meth:`record`
+    unit: ClassVar[str] = ""
     outcome: Outcome
+    command: str
     bytes: int
+
+    def measures(self) -> dict:
+        """The unit's own measures in :meth:`record`."""
+        return {}
+
+    def record(self) -> dict:
+        """The flat measures of this run, for a result row."""
+        return {
+            "unit": self.unit,
+            "ok": self.ok,
+            "returncode": self.outcome.returncode,
+            "seconds": self.seconds,
+            "bytes": self.bytes,
+            "mb_s": self.mb_s,
+            **self.measures(),
+            "command": self.command,
+            "log": str(self.outcome.log_path),
+        }
 
     @property
     def ok(self) -> bool:
@@ -74,6 +97,7 @@ class ToolTransfer:
 
 @dataclass(frozen=True)
 class DumpResult(ToolTransfer):
+    unit = "dump"
     outcome: Outcome
     command: str  # as displayed: no password anywhere
     directory: Path
@@ -98,21 +122,12 @@ class DumpResult(ToolTransfer):
         ``count=False``."""
         return dataclasses.replace(self, files=dump_files(self.directory))
 
-    def record(self) -> dict:
-        """The flat measures of this dump, for a result row."""
+    def measures(self) -> dict:
         return {
-            "unit": "dump",
-            "ok": self.ok,
-            "returncode": self.outcome.returncode,
-            "seconds": self.seconds,
-            "bytes": self.bytes,
-            "mb_s": self.mb_s,
             "rows": self.rows,
             "statements": self.statements,
             "rows_per_statement": self.rows_per_statement,
             "gtid": self.gtid,
-            "command": self.command,
-            "log": str(self.outcome.log_path),
         }
 
 

@@ -50,23 +50,14 @@ class LoadSettings:
 
 @dataclass(frozen=True)
 class LoadResult(ToolTransfer):
+    unit = "load"
     outcome: Outcome
     command: str
     bytes: int
     latency: dict = field(default_factory=dict)
 
-    def record(self) -> dict:
-        return {
-            "unit": "load",
-            "ok": self.ok,
-            "returncode": self.outcome.returncode,
-            "seconds": self.seconds,
-            "bytes": self.bytes,
-            "mb_s": self.mb_s,
-            **self.latency,
-            "command": self.command,
-            "log": str(self.outcome.log_path),
-        }
+    def measures(self) -> dict:
+        return dict(self.latency)
 
 
 def myloader_command(

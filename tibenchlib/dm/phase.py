@@ -26,11 +26,12 @@ import sqlalchemy as sa
 
 from .. import paths
 from .. import store as store_tables
+from ..attempts import set_aside
 from ..db import ConnInfo, secret_config_file
 from ..params import Study
 from ..phase import Phase, RunContext
 from ..record import RunRecord
-from ..runloop import TargetDown, run_plan
+from ..runloop import TargetDown
 from ..server import EmbeddedServer
 from ..store import Store
 from ..sysbench.command import sysbench_command
@@ -48,7 +49,6 @@ from .plan import (
     plan,
     planned_runs,
     run_dir,
-    set_aside,
     settings_for,
 )
 from .real import run_real_dm
@@ -212,7 +212,7 @@ def run_full(ctx: DmContext, spec: DmSpec) -> RunRecord:
     ds = DumpSettings(s["dump.threads"], s["dump.rows"], s["dump.statement_size"])
     ls = LoadSettings(s["load.threads"], s["load.queries_per_transaction"])
     rdir = run_dir(study.study, spec)
-    attempt = set_aside(rdir)
+    attempt = set_aside(rdir, folder=True)
     te = ctx.target_conn().engine(database="")
     try:
         leave_replication(te)
@@ -243,15 +243,7 @@ def run_full(ctx: DmContext, spec: DmSpec) -> RunRecord:
     def per_s(sec):
         return rows / sec if rows and sec else None
 
-    row = {
-        "study": study.study,
-        "run_key": spec.run_key,
-        "unit": spec.unit,
-        "knob": spec.knob,
-        "setting": spec.setting,
-        "workload": spec.workload,
-        "repeat": spec.repeat,
-        "status": "ok" if ok else "failed",
+    row = _dm_row(study, spec, ok) | {
         "verified": bool(r.get("verified")),
         "message": r.get("message"),
         "settings_json": json.dumps(s),
@@ -279,16 +271,12 @@ def run_full(ctx: DmContext, spec: DmSpec) -> RunRecord:
     ctx.store.upsert("dm_runs", row)
     _samples(ctx.store, study.study, spec.run_key, mr.samples)
     commands = " && ".join(x for x in (r.get("dump_command"), r.get("load_command")) if x)
-    rec = RunRecord(
-        study=study.study,
-        run_key=spec.run_key,
-        phase="dm",
-        arm=spec.arm,
+    return _record_run(
+        ctx,
+        spec,
+        (ok, started, finished, attempt),
         workload=spec.workload,
         threads=s["load.threads"],
-        repeat=spec.repeat,
-        seq=spec.seq,
-        status="ok" if ok else "failed",
         error=None if ok else f"{r['status']}: {r.get('message')}",
         tps=per_s(total) if ok else None,
         events=rows,
@@ -297,13 +285,7 @@ def run_full(ctx: DmContext, spec: DmSpec) -> RunRecord:
         lat_p99_ms=r.get("load_latency_p99_ms"),
         command=commands or None,
         log_path=str(rdir),
-        started_at=started,
-        finished_at=finished,
-        wall_s=finished - started,
-        attempts=attempt,
     )
-    ctx.store.record_run(rec)
-    return rec
 
 
 def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
@@ -312,7 +294,7 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
     sysbench writes with the SQL thread on, and a verification."""
     study, p = ctx.study, ctx.study.dm
     rdir = run_dir(study.study, spec)
-    attempt = set_aside(rdir)
+    attempt = set_aside(rdir, folder=True)
     rdir.mkdir(parents=True, exist_ok=True)
     si, ti = ctx.source_conn(), ctx.target_conn()
     settings = syncmod.SyncSettings(workers=int(spec.value), mode=p.sync.mode)
@@ -365,15 +347,7 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
     finished = time.time()
     ok = error is None
     rec_d = res.record() if res is not None else {}
-    row = {
-        "study": study.study,
-        "run_key": spec.run_key,
-        "unit": spec.unit,
-        "knob": spec.knob,
-        "setting": spec.setting,
-        "workload": spec.workload,
-        "repeat": spec.repeat,
-        "status": "ok" if ok else "failed",
+    row = _dm_row(study, spec, ok) | {
         "verified": bool(check is not None and check.ok),
         "message": error or (check.message if check is not None else None),
         "settings_json": json.dumps({"sync.workers": settings.workers, "mode": settings.mode}),
@@ -393,16 +367,12 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
     if trace is not None and len(trace):
         _clear(ctx.store, "dm_lag", study.study, spec.run_key)
         ctx.store.append("dm_lag", trace.assign(study=study.study, run_key=spec.run_key))
-    rec = RunRecord(
-        study=study.study,
-        run_key=spec.run_key,
-        phase="dm",
-        arm=spec.arm,
+    return _record_run(
+        ctx,
+        spec,
+        (ok, started, finished, attempt),
         workload="sync",
         threads=p.sync.threads,
-        repeat=spec.repeat,
-        seq=spec.seq,
-        status="ok" if ok else "failed",
         error=error,
         tps=_num(rec_d.get("rows_s")) if ok else None,
         events=rec_d.get("transactions"),
@@ -410,13 +380,43 @@ def run_sync(ctx: DmContext, spec: DmSpec) -> RunRecord:
         command=f"sysbench {spec.workload} on the source; replica slave_parallel_threads="
         f"{settings.workers} slave_parallel_mode={settings.mode}",
         log_path=str(rdir / "sysbench.log"),
+    )
+
+
+def _record_run(ctx: DmContext, spec: DmSpec, outcome: tuple, **figures) -> RunRecord:
+    """``spec``'s run recorded in the catalog's ``runs``: its identity, its ``outcome``
+    (``ok``, started and finished times, attempt) and the unit's ``figures``."""
+    ok, started, finished, attempt = outcome
+    rec = RunRecord(
+        study=ctx.study.study,
+        run_key=spec.run_key,
+        phase="dm",
+        arm=spec.arm,
+        repeat=spec.repeat,
+        seq=spec.seq,
+        status="ok" if ok else "failed",
         started_at=started,
         finished_at=finished,
         wall_s=finished - started,
         attempts=attempt,
+        **figures,
     )
     ctx.store.record_run(rec)
     return rec
+
+
+def _dm_row(study: Study, spec: DmSpec, ok: bool) -> dict:
+    """The keys and status of ``spec``'s ``dm_runs`` row; each unit adds its figures."""
+    return {
+        "study": study.study,
+        "run_key": spec.run_key,
+        "unit": spec.unit,
+        "knob": spec.knob,
+        "setting": spec.setting,
+        "workload": spec.workload,
+        "repeat": spec.repeat,
+        "status": "ok" if ok else "failed",
+    }
 
 
 def _clear(store: Store, table: str, study: str, run_key: str) -> None:
@@ -435,21 +435,16 @@ def _samples(store: Store, study: str, run_key: str, samples: pd.DataFrame) -> N
 
 # -- the phase ---------------------------------------------------------------------------------
 def run_dm_phase(
-    study: Study,
-    *,
-    yes: bool = False,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Run (or resume) the phase in the catalog ``store``; returns the catalog's ``dm_runs``
     of the planned runs."""
+    study, store = context.study, context.store
     check_target(study)
     specs = plan(study, arms)
     remove_stale(paths.private_dir(study.study))  # option files a killed run left
     if study.dm.master_url:
-        return run_real_dm(study, specs, store=store, yes=yes, redo=redo, progress=progress)
+        return run_real_dm(context, specs, redo=redo)
     state: dict = {"restarted": False}
 
     def open_arm(spec: DmSpec, previous):
@@ -482,16 +477,12 @@ def run_dm_phase(
     def run(ctx: DmContext, spec: DmSpec) -> RunRecord:
         return run_full(ctx, spec) if spec.unit == "full" else run_sync(ctx, spec)
 
-    run_plan(
-        study,
+    context.run_plan(
         specs,
-        store=store,
         open=open_arm,
         run=run,
         before_run=alive,
         redo=redo,
-        yes=yes,
-        progress=progress,
         requires=TOOLS,
         desc=f"dm {study.study}",
         describe=lambda s: f"{s.arm} {s.workload} r={s.repeat}",
@@ -507,18 +498,13 @@ class Dm(Phase):
     own_arms = True
     runs_given_arms = True
 
-    def arms(self, study) -> list[str]:
-        return arm_labels(study)
+    arms = staticmethod(arm_labels)
+    estimate = staticmethod(estimate)
+    plan_runs = staticmethod(plan)
 
     def embedded_servers(self, study) -> list[str]:
         """Source and target, unless the study drives a real DM."""
         return [] if study.dm.master_url else ["embedded", TARGET_NAME]
-
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
-
-    def plan(self, study, store) -> list:
-        return plan(study)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         """Rows per unit × knob × setting × workload (:func:`.analysis.result_rows`)."""

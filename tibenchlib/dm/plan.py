@@ -115,16 +115,6 @@ def run_dir(study: str, spec: DmSpec) -> Path:
     return paths.raw_run_dir(study, "dm", spec.run_key.removeprefix("dm/"))
 
 
-def set_aside(directory: Path) -> int:
-    """Move a run directory left by an earlier attempt to ``<dir>.attemptN`` (raw logs are
-    never overwritten); returns this attempt's number."""
-    n = len(list(directory.parent.glob(f"{directory.name}.attempt*")))
-    if directory.exists():
-        n += 1
-        directory.rename(directory.with_name(f"{directory.name}.attempt{n}"))
-    return n + 1
-
-
 def planned_runs(store: Store, study: Study, specs: list[DmSpec] | None = None) -> pd.DataFrame:
     """``dm_runs`` of the planned runs (``specs``, default the study's whole plan: runs of
     settings no longer in the params are left out), with the run loop's ``seq`` and

@@ -32,10 +32,11 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
+from ..attempts import set_aside
 from ..db import ConnInfo, private_file, secret_config_file
 from ..params import Study
+from ..phase import RunContext
 from ..record import RunRecord
-from ..runloop import run_plan
 from ..safety import guard_destructive
 from ..store import Store
 from ..sysbench.command import sysbench_command
@@ -45,7 +46,7 @@ from .dmctl import DmStatusError
 from .dmctl_client import DmctlClient
 from .dump import DumpSettings
 from .load import LoadSettings
-from .plan import DmSpec, planned_runs, run_dir, set_aside, settings_for
+from .plan import DmSpec, planned_runs, run_dir, settings_for
 from .tidb_load import tidb_measures
 
 log = logging.getLogger(__name__)
@@ -234,12 +235,7 @@ def _command(ctx: RealContext, name: str, what: str) -> str:
 
 
 def _drop_target_schema(ctx: RealContext) -> None:
-    eng = ctx.target.engine(database="")
-    try:
-        with eng.begin() as c:
-            c.exec_driver_sql(f"DROP DATABASE IF EXISTS `{ctx.study.dm.database}`")
-    finally:
-        eng.dispose()
+    ctx.target.execute_on_server(f"DROP DATABASE IF EXISTS `{ctx.study.dm.database}`")
 
 
 def _settings(study: Study, spec: DmSpec, workers: int | None = None):
@@ -358,22 +354,15 @@ def run_sync(ctx: RealContext, spec: DmSpec, rdir: Path) -> tuple[dict, RunRecor
     return row, rec
 
 
-def run_real_dm(
-    study: Study,
-    specs: list[DmSpec],
-    *,
-    store: Store,
-    yes: bool = False,
-    redo: bool = False,
-    progress: bool = True,
-) -> pd.DataFrame:
+def run_real_dm(context: RunContext, specs: list[DmSpec], *, redo: bool = False) -> pd.DataFrame:
     """The phase on a real DM cluster (see the module's doc)."""
+    study, store = context.study, context.store
     p = study.dm
     src, tgt = connections(study)
     guard_destructive(
         f"run DM tasks from source {p.source_name} that drop and re-create database `{p.database}`",
         embedded=False,
-        allowed=study.allow_destructive or yes,
+        allowed=study.allow_destructive or context.yes,
         target=tgt.masked_url(),
     )
     api, why = choose_api(study, specs)
@@ -393,7 +382,7 @@ def run_real_dm(
 
     def run(ctx: RealContext, spec: DmSpec) -> RunRecord:
         rdir = run_dir(study.study, spec)
-        attempt = set_aside(rdir)
+        attempt = set_aside(rdir, folder=True)
         rdir.mkdir(parents=True, exist_ok=True)
         fn = run_full if spec.unit == "full" else run_sync
         row, rec = fn(ctx, spec, rdir)
@@ -415,9 +404,9 @@ def run_real_dm(
         store.record_run(r)
         return r
 
-    run_plan(
-        study, specs, store=store, open=open_arm, run=run, redo=redo, yes=yes,
-        progress=progress, requires=("sysbench",) if any(s.unit == "sync" for s in specs) else (),
+    context.run_plan(
+        specs, open=open_arm, run=run, redo=redo,
+        requires=("sysbench",) if any(s.unit == "sync" for s in specs) else (),
         desc=f"dm {study.study} (DM {p.master_url})",
     )  # fmt: skip
     return planned_runs(store, study, specs)

@@ -21,8 +21,7 @@ class Environment(Phase):
     summary = "client host and database of every arm"
     titles = {"en": "Environment", "zh": "测试环境"}
 
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
+    estimate = staticmethod(estimate)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         study, store = ctx.study, ctx.store

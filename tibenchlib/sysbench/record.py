@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..parse.sysbench import histogram_percentiles
-from ..record import RunRecord, decide_status, p95_rule
+from ..record import RunRecord, outcome_status, p95_rule
 
 #: Percentiles read from the histogram into the record.
 PERCENTILES = (50, 90, 95, 99, 99.9)
@@ -88,14 +88,7 @@ def record_from_parsed(
     s = parsed.summary
     iv = parsed.intervals if parsed.intervals is not None else pd.DataFrame()
     checked = check_run(s, iv, expected_s, interval_s)
-    status, error = decide_status(
-        checked[:2],
-        returncode=outcome.returncode if outcome is not None else None,
-        timed_out=bool(outcome is not None and outcome.timed_out),
-        wall_s=outcome.wall_s if outcome is not None else None,
-        missing=outcome.missing if outcome is not None else None,
-        tool="sysbench",
-    )
+    status, error = outcome_status(checked[:2], outcome, "sysbench")
     lat = s.get("latency_ms") or {}
     hist = getattr(parsed, "histogram", None)
     pct = histogram_percentiles(hist, PERCENTILES) if hist is not None and len(hist) else {}

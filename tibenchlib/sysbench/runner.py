@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
+from ..attempts import set_aside
 from ..clients import endpoint_conns, execute_together, failed_clients, split_threads
 from ..db import secret_config_file
 from ..hosts.runs import host_logs, run_on_hosts
@@ -67,28 +68,6 @@ def study_logs(study, spec: RunSpec) -> list[Path]:
     if study.client_hosts:
         return host_logs(study, spec.run_key)
     return client_logs(study.study, spec, study.n_clients)
-
-
-def earlier_attempts(path: Path) -> list[Path]:
-    """The logs of earlier attempts of a run, set aside as ``<name>.attempt<N>.log``."""
-    return sorted(
-        path.parent.glob(f"{path.stem}.attempt*.log"),
-        key=lambda p: int(p.stem.rsplit("attempt", 1)[1] or 0),
-    )
-
-
-def set_aside(path: Path) -> int:
-    """Move an existing log at ``path`` to the next ``.attempt<N>.log`` (a failed attempt, a run
-    re-measured with ``--redo``, or a log the catalog does not know): raw logs are never
-    overwritten. Returns this attempt's number (1 for a first run)."""
-    earlier = earlier_attempts(path)
-    n = len(earlier)
-    if path.exists():
-        n += 1
-        dest = path.with_name(f"{path.stem}.attempt{n}.log")
-        path.rename(dest)
-        log.info("earlier log of this run kept as %s", dest)
-    return n + 1
 
 
 def run_one(

@@ -37,6 +37,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
+from ..attempts import set_aside
 from ..clients import endpoint_conns, execute_together, split_threads
 from ..db import ConnInfo, secret_config_file
 from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
@@ -44,14 +45,12 @@ from ..params import Study
 from ..parse.gotpc import parse_tpcc_output
 from ..parse.sysbench import parse_sysbench_file
 from ..phase import Phase, RunContext, Tool
-from ..record import RunRecord, decide_status
-from ..runloop import run_plan
+from ..record import RunRecord, outcome_status
 from ..runorder import arm_order
 from ..stats import fieller_ratio, summarize_cells
 from ..store import Store
 from ..sysbench.prepare import record_step
 from ..sysbench.record import check_run
-from ..sysbench.runner import set_aside
 from ..target import open_arm
 from ..tools import display_command, execute
 from .consistency import check_consistency
@@ -185,17 +184,6 @@ def client_conns(conn: ConnInfo, study: Study) -> list[ConnInfo]:
     return endpoint_conns(conn, study.tpcc.clients)
 
 
-def log_path(study: str, spec: TpccSpec) -> Path:
-    return paths.run_log(study, "tpcc", spec.run_key)
-
-
-def client_log_paths(study: str, spec: TpccSpec, clients: int) -> list[Path]:
-    base = log_path(study, spec)
-    if clients == 1:
-        return [base]
-    return [base.with_name(f"{base.stem}.c{i}.log") for i in range(clients)]
-
-
 # -- the data set ------------------------------------------------------------------------------
 def loaded_scale(engine: sa.Engine) -> Scale | None:
     """The scale of the loaded tables (None when any of the 9 is missing or empty)."""
@@ -233,12 +221,7 @@ def ensure_data(ctx, warehouses: int, tool: str) -> ConnInfo:
     p = study.tpcc
     conn = data_conn(ctx.conn, study, warehouses)
     want = Scale(warehouses, p.items, p.customers)
-    root = ctx.conn.engine(database="")
-    try:
-        with root.begin() as c:
-            c.exec_driver_sql(f"CREATE DATABASE IF NOT EXISTS `{conn.database}`")
-    finally:
-        root.dispose()
+    ctx.conn.execute_on_server(f"CREATE DATABASE IF NOT EXISTS `{conn.database}`")
     eng = conn.engine()
     try:
         have = loaded_scale(eng)
@@ -341,8 +324,7 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     for i, (o, sb) in enumerate(zip(outcomes, parsed, strict=True)):
         iv = sb.intervals if (sb.intervals is not None and not spec.wait) else pd.DataFrame()
         st, err, w = check_run(sb.summary, iv, p.duration_s, p.report_interval_s)
-        st, err = decide_status((st, err), returncode=o.returncode, timed_out=o.timed_out,
-                                wall_s=o.wall_s, missing=o.missing, tool="sysbench")  # fmt: skip
+        st, err = outcome_status((st, err), o, "sysbench")
         if spec.wait and st == "degenerate":
             st, err = "ok", None  # with think times, sysbench's events are mostly waits
         prefix = f"client {i} ({Path(o.log_path).name}): " if len(logs) > 1 else ""
@@ -380,13 +362,7 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     hists = [sb.histogram for sb in parsed if sb.histogram is not None and len(sb.histogram)]
     all_pct = merged_percentiles(hists) if hists else {}
     sums = [sb.summary for sb in parsed]
-    return {
-        "status": status,
-        "error": error,
-        "warnings": warnings,
-        "outcomes": outcomes,
-        "commands": cmds,
-        "runtime_s": runtime,
+    return _figures(status, error, warnings, outcomes, cmds, runtime) | {
         "new_orders": new_orders,
         "new_order_rollbacks": rollbacks,
         "committed": committed,
@@ -400,6 +376,19 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
         "errors": _sum(s.get("errors") for s in sums),
         "reconnects": _sum(s.get("reconnects") for s in sums),
         "series": summed_intervals(parsed, [o.started_at for o in outcomes]),
+    }
+
+
+def _figures(status, error, warnings, outcomes, cmds, runtime) -> dict:
+    """What every driver's run figures begin with: its status, error and warnings, how each
+    client ended (``outcomes``) and its command, and the run time."""
+    return {
+        "status": status,
+        "error": error,
+        "warnings": warnings,
+        "outcomes": outcomes,
+        "commands": cmds,
+        "runtime_s": runtime,
     }
 
 
@@ -434,9 +423,7 @@ def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict
     res = [parse_tpcc_output(Path(x).read_text(errors="replace"), str(x)) for x in logs]
     status, error, warnings = "ok", None, []
     for i, (o, r) in enumerate(zip(outcomes, res, strict=True)):
-        st, err = decide_status((r.summary["status"], r.summary["error"]),
-                                returncode=o.returncode, timed_out=o.timed_out, wall_s=o.wall_s,
-                                missing=o.missing, tool="go-tpc")  # fmt: skip
+        st, err = outcome_status((r.summary["status"], r.summary["error"]), o, "go-tpc")
         if st != "ok" and status == "ok":
             prefix = f"client {i} ({Path(o.log_path).name}): " if len(logs) > 1 else ""
             status, error = "failed", prefix + (err or st)
@@ -465,13 +452,7 @@ def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict
             "(left empty rather than averaged)"
         )
     committed = sum(totals.values()) if totals else None
-    return {
-        "status": status,
-        "error": error,
-        "warnings": warnings,
-        "outcomes": outcomes,
-        "commands": cmds,
-        "runtime_s": runtime,
+    return _figures(status, error, warnings, outcomes, cmds, runtime) | {
         "new_orders": totals.get("new_order"),
         "new_order_rollbacks": None,
         "committed": committed,
@@ -496,7 +477,7 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
         data_conn(ctx.conn, study, spec.warehouses)
     )  # fmt: skip
     ctx.tpcc_ready.add(spec.warehouses)
-    logs = client_log_paths(study.study, spec, p.n_clients)
+    logs = paths.client_run_logs(study.study, "tpcc", spec.run_key, p.n_clients)
     attempt = max(set_aside(x) for x in logs)
     f = (measure_lua if tool == "sysbench" else measure_gotpc)(ctx, spec, conn, logs)
     status, error = f["status"], f["error"]
@@ -603,16 +584,11 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
 
 # -- the phase ---------------------------------------------------------------------------------
 def run_tpcc_phase(
-    study: Study,
-    *,
-    yes: bool = False,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Run (or resume) the TPC-C runs in the catalog ``store`` and return one row per cell
     (:data:`SUMMARY_COLUMNS`)."""
+    study, store, yes = context.study, context.store, context.yes
     specs = plan(study, arms)
     tools = {a: resolve_tool(study, a) for a in dict.fromkeys(s.arm for s in specs)}
 
@@ -628,15 +604,11 @@ def run_tpcc_phase(
             ctx.tpcc_ready = set()
         return run_one(ctx, spec, tools[spec.arm])
 
-    run_plan(
-        study,
+    context.run_plan(
         specs,
-        store=store,
         open=open_tpcc,
         run=run,
         redo=redo,
-        yes=yes,
-        progress=progress,
         cooldown_s=study.cooldown_s,
         requires=("sysbench",) if "sysbench" in tools.values() else (),
         desc="tpcc",
@@ -814,20 +786,10 @@ class Tpcc(Phase):
         },
     )
 
-    def arms(self, study) -> list[str]:
-        return arm_labels(study)
-
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
-
-    def plan(self, study, store) -> list:
-        return plan(study)
-
-    def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
-        return self.measure_counting(ctx, run_tpcc_phase, arms=arms, redo=redo)
-
-    def stored(self, study, store, arms) -> bool:
-        return self.has_runs(study, store)
+    arms = staticmethod(arm_labels)
+    estimate = staticmethod(estimate)
+    plan_runs = staticmethod(plan)
+    measure_runs = staticmethod(run_tpcc_phase)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         return summarize(study, store, arms)

@@ -29,7 +29,7 @@ from ..binding import parse_policy, verify_binding
 from ..params import Arm, Study
 from ..phase import Phase, RunContext
 from ..record import RunRecord
-from ..runloop import run_plan, stopped_answering
+from ..runloop import stopped_answering
 from ..safety import guard_destructive
 from ..stats import fieller_ratio, t_interval
 from ..store import Store, tpch_queries
@@ -89,13 +89,7 @@ def plan(study: Study, arms: list[str] | None = None) -> list[Block]:
 
 
 def run_tpch_phase(
-    study: Study,
-    *,
-    yes: bool = False,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Prepare the TPC-H data, run every arm × mode block, and return the §5 rows.
 
@@ -103,6 +97,7 @@ def run_tpch_phase(
     ``tpch_scaling/<arm>/<mode>``): a block cut short is cleared and run again, a complete one
     is skipped unless ``redo``; its executions are in ``tpch_queries``.
     """
+    study, store, yes, progress = context.study, context.store, context.yes, context.progress
     p = study.tpch_scaling
     embedded = study.target.kind == "embedded"
     qs = [query(n) for n in p.queries]
@@ -142,7 +137,6 @@ def run_tpch_phase(
                 ),
                 scale_factor=p.scale_factor,
                 arm=label,
-                progress=progress,
             )
         except Exception:
             gone = stopped_answering(ctx)  # a server killed mid-block fails the block only
@@ -153,14 +147,11 @@ def run_tpch_phase(
             gone = stopped_answering(ctx)
         return _block_record(study, block, got, started, time.time(), store, gone)
 
-    run_plan(
-        study,
+    context.run_plan(
         plan(study, arms),
-        store=store,
         open=open_block,
         run=run_block,
         redo=redo,
-        yes=yes,
         progress=False,  # run_queries shows its own bar per block
         desc="tpch_scaling",
     )
@@ -380,11 +371,8 @@ class TpchScaling(Phase):
     own_arms = True
     runs_given_arms = True
 
-    def arms(self, study) -> list[str]:
-        return arm_labels(study)
-
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
+    arms = staticmethod(arm_labels)
+    estimate = staticmethod(estimate)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         return ctx.measure(run_tpch_phase, arms=arms, redo=redo)

@@ -31,17 +31,16 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import paths
+from ..attempts import set_aside
 from ..clients import endpoint_conns
 from ..multiclient import align_series, sum_series
 from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
 from ..phase import Phase, RunContext, Tool
-from ..record import RunRecord, result_rows
-from ..runloop import run_plan, stopped_answering
+from ..record import RunRecord, outcome_status, result_rows
+from ..runloop import stopped_answering
 from ..runorder import run_order
-from ..store import Store
 from ..sysbench.prepare import record_step
-from ..sysbench.runner import set_aside
 from ..target import open_arm
 from . import hdr
 from .build import build_binding, ycsb_home
@@ -274,17 +273,15 @@ def combine(
 
 
 def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None):
+    """The run's status: each client's by the one status rule
+    (:func:`~tibenchlib.record.outcome_status`), the first failed one naming the run's failure;
+    then the operations' errors and count."""
     warnings: list[str] = []
     for i, (s, o) in enumerate(zip(summaries, outcomes, strict=True)):
-        who = f"client {i}: " if len(summaries) > 1 else ""
-        if o.missing:
-            return "failed", f"{who}{o.missing} is not installed", warnings
-        if o.timed_out:
-            return "failed", f"{who}timeout after {o.wall_s:.0f} s", warnings
-        if s.get("status") != "ok":
-            return "failed", f"{who}{s.get('error')}", warnings
-        if o.returncode not in (0, None):
-            return "failed", f"{who}YCSB exited {o.returncode}", warnings
+        checked = ("ok", None) if s.get("status") == "ok" else ("failed", s.get("error"))
+        status, error = outcome_status(checked, o, "YCSB")
+        if status != "ok":
+            return "failed", f"client {i}: {error}" if len(summaries) > 1 else error, warnings
     calls = sum(v["count"] for op, v in ops.items() if hdr.is_call(op))
     errors = sum(v["errors"] for v in ops.values())
     if calls <= 0:
@@ -482,16 +479,11 @@ def describe(spec: YcsbSpec) -> str:
 
 
 def run_ycsb_phase(
-    study: Study,
-    *,
-    yes: bool = False,
-    arms: list[str] | None = None,
-    redo: bool = False,
-    progress: bool = True,
-    store: Store,
+    context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
     """Run (or resume) the phase in the catalog ``store``; returns the catalog's runs of the
     planned cells."""
+    study, store, yes = context.study, context.store, context.yes
     specs = plan(study, arms)
 
     def open_ready(spec: YcsbSpec, _previous):
@@ -506,15 +498,11 @@ def run_ycsb_phase(
         ensure_loaded(ctx)
         return ctx
 
-    run_plan(
-        study,
+    context.run_plan(
         specs,
-        store=store,
         open=open_ready,
         run=run_one,
         redo=redo,
-        yes=yes,
-        progress=progress,
         cooldown_s=study.cooldown_s,
         desc=f"ycsb {study.study}",
         describe=describe,
@@ -531,18 +519,12 @@ class Ycsb(Phase):
     titles = {"en": "YCSB", "zh": "YCSB"}
     tool = Tool("YCSB", {"en": ("operations/s", "every operation"), "zh": ("操作/秒", "全部操作")})
 
-    def estimate(self, study, arms=None) -> dict:
-        return estimate(study, arms)
-
-    def plan(self, study, store) -> list:
-        return plan(study)
+    estimate = staticmethod(estimate)
+    plan_runs = staticmethod(plan)
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         ctx.runs = ctx.measure(run_ycsb_phase, arms=arms, redo=redo)
         return result_table(ctx.runs)
-
-    def stored(self, study, store, arms) -> bool:
-        return self.has_runs(study, store, arms)
 
     def results(self, study, store, arms) -> pd.DataFrame:
         runs = store.runs(study.study, phase=self.name)

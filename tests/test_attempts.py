@@ -1,0 +1,35 @@
+"""A run's earlier attempts are moved aside, numbered, never overwritten."""
+
+from __future__ import annotations
+
+from tibenchlib.attempts import earlier_attempts, set_aside
+
+
+def test_a_log_is_set_aside_with_the_next_number(tmp_path):
+    log = tmp_path / "oltp_read_only.t8.r1.log"
+    assert set_aside(log) == 1  # a first run: nothing to move
+    for text in ("first", "second"):
+        log.write_text(text)
+        set_aside(log)
+    assert not log.exists()
+    kept = earlier_attempts(log)
+    assert [p.name for p in kept] == ["oltp_read_only.t8.r1.attempt1.log",
+                                      "oltp_read_only.t8.r1.attempt2.log"]  # fmt: skip
+    assert [p.read_text() for p in kept] == ["first", "second"]
+    assert set_aside(log) == 3  # the next attempt is the third
+
+
+def test_a_run_folder_is_set_aside_whole(tmp_path):
+    run = tmp_path / "threads=4" / "r1"
+    run.mkdir(parents=True)
+    (run / "myloader.log").write_text("one")
+    assert set_aside(run, folder=True) == 2
+    run.mkdir()
+    (run / "myloader.log").write_text("two")
+    assert set_aside(run, folder=True) == 3
+    kept = earlier_attempts(run, folder=True)
+    assert [p.name for p in kept] == ["r1.attempt1", "r1.attempt2"]
+    assert [(p / "myloader.log").read_text() for p in kept] == ["one", "two"]
+    # a log beside the folder is not one of its attempts
+    (run.parent / "r1.attempt9.log").write_text("x")
+    assert len(earlier_attempts(run, folder=True)) == 2
