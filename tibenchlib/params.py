@@ -184,6 +184,57 @@ class HttpAccess(_Model):
         return self
 
 
+#: A Kubernetes object name: a DNS-1123 label (namespaces) or subdomain (a TidbCluster's name).
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+
+
+class KubernetesTarget(_Model):
+    """``target.kubernetes``: the TiDB Operator cluster behind the target (report 001).
+
+    ``namespace`` and ``cluster`` name the TidbCluster resource; ``context`` picks a kubeconfig
+    context (default: the current one); ``kubeconfig_env`` names the variable holding the
+    kubeconfig file's path (default: kubectl's own ``KUBECONFIG`` or ``~/.kube/config``).
+    """
+
+    namespace: str
+    cluster: str
+    context: Annotated[str, Field(min_length=1)] | None = None
+    kubeconfig_env: str | None = None
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str) -> str:
+        if not _DNS_LABEL.match(v):
+            raise ValueError(
+                "is not a Kubernetes namespace name: lower-case letters, digits and '-', "
+                "at most 63, starting and ending with a letter or digit"
+            )
+        return v
+
+    @field_validator("cluster")
+    @classmethod
+    def _cluster(cls, v: str) -> str:
+        if not _DNS_SUBDOMAIN.match(v):
+            raise ValueError(
+                "is not a TidbCluster name: lower-case letters, digits, '-' and '.', "
+                "starting and ending with a letter or digit"
+            )
+        return v
+
+    @field_validator("kubeconfig_env")
+    @classmethod
+    def _kubeconfig_env(cls, v: str | None) -> str | None:
+        if v is not None and not _ENV_NAME.match(v):
+            raise ValueError(
+                "is not an environment variable's name: give the name of the variable holding "
+                "the kubeconfig file's path"
+            )
+        return v
+
+
 class Target(_Model):
     """Which database to drive.
 
@@ -199,6 +250,8 @@ class Target(_Model):
     tls: TLS = TLS()
     server_options: dict[str, Scalar] = {}
     cpu_binding: str | None = None
+    #: the TiDB Operator cluster behind the target: captured by the environment phase
+    kubernetes: KubernetesTarget | None = None
 
     @field_validator("url")
     @classmethod

@@ -1,0 +1,173 @@
+"""The clients of one run as a Kubernetes Job: pure builders of its manifests.
+
+A Job of N pods (``parallelism = completions = N``) in ``Indexed`` completion mode: each pod
+runs one client (sysbench, go-ycsb or go-tpc) and knows its index from ``JOB_COMPLETION_INDEX``
+(the Job controller sets it; ``$(JOB_COMPLETION_INDEX)`` in an argument is expanded by the
+kubelet). The cluster's own scheduler places the pods.
+
+The password is never in the manifest's command or arguments: it lives in a Secret (built by
+:func:`secret_manifest` and sent to ``kubectl apply`` on standard input), reaches the container
+as the variable ``TIBENCH_PASSWORD`` through ``secretKeyRef``, and a one-line ``/bin/sh``
+wrapper writes it to a 0600 file in a memory-backed ``emptyDir`` that the tool reads
+(sysbench's ``--config-file``, go-ycsb's ``-P``). go-tpc has no such file: it takes the
+password as ``-p``, so inside its pod (not on this host) the password is in go-tpc's command
+line, as when tibench runs go-tpc locally.
+
+Field names are those of the Kubernetes API reference (``batch/v1`` Job, ``core/v1`` Pod and
+Secret); ``tests/test_kube_job.py`` checks every manifest against the Kubernetes Python
+client's models.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+
+__all__ = [
+    "PASSWORD_KEY",
+    "PASSWORD_VAR",
+    "TOOLS",
+    "job_labels",
+    "job_manifest",
+    "job_name",
+    "label_value",
+    "secret_manifest",
+]
+
+PASSWORD_VAR = "TIBENCH_PASSWORD"
+PASSWORD_KEY = "password"
+_PRIVATE = "/run/tibench"
+
+#: Per tool: the ``sh -c`` wrapper (``$0`` is the tool, ``"$@"`` its arguments). Each writes
+#: the password where the tool reads it, then replaces itself with the tool.
+TOOLS: dict[str, str] = {
+    "sysbench": (
+        f"umask 077 && printf 'mysql-password=%s\\n' \"${PASSWORD_VAR}\" > {_PRIVATE}/sysbench.cfg"
+        f' && exec "$0" --config-file={_PRIVATE}/sysbench.cfg "$@"'
+    ),
+    "go-ycsb": (
+        f"umask 077 && printf 'mysql.password=%s\\n' \"${PASSWORD_VAR}\" > {_PRIVATE}/db.properties"
+        f' && exec "$0" "$@" -P {_PRIVATE}/db.properties'
+    ),
+    "go-tpc": f'exec "$0" "$@" -p "${PASSWORD_VAR}"',
+}
+
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def label_value(text: str) -> str:
+    """``text`` as a valid label value (at most 63 of ``[A-Za-z0-9._-]``, alphanumeric at both
+    ends): other characters become ``-``; a longer value keeps a hash of the whole."""
+    v = re.sub(r"[^A-Za-z0-9._-]", "-", text).strip("-._")
+    if len(v) > 63:
+        digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+        v = v[:54].rstrip("-._") + "-" + digest
+    return v
+
+
+def job_name(study: str, run_key: str) -> str:
+    """A Job (and Secret) name for one run: ``tibench-<study>-<hash of study and run key>``,
+    a DNS label of at most 63 characters (the Job controller copies it into a label)."""
+    digest = hashlib.sha256(f"{study}\0{run_key}".encode()).hexdigest()[:10]
+    slug = re.sub(r"[^a-z0-9-]", "-", study.lower()).strip("-")[:40].strip("-")
+    return f"tibench-{slug}-{digest}" if slug else f"tibench-{digest}"
+
+
+def job_labels(study: str, run_key: str) -> dict[str, str]:
+    """The labels naming the study and run on the Job, its pods and its Secret."""
+    return {
+        "app.kubernetes.io/managed-by": "tibench",
+        "tibench/study": label_value(study),
+        "tibench/run-key": label_value(run_key),
+    }
+
+
+def secret_manifest(
+    name: str, namespace: str, password: str | None, labels: Mapping[str, str]
+) -> dict:
+    """The Secret holding the target's password (an empty one when the target has none).
+    ``stringData`` is the API's write-only plain-text form; the API server stores it base64
+    encoded in ``data``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
+        "type": "Opaque",
+        "stringData": {PASSWORD_KEY: password or ""},
+    }
+
+
+def job_manifest(
+    *,
+    name: str,
+    namespace: str,
+    tool: str,
+    image: str,
+    args: Sequence[str],
+    clients: int,
+    secret: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str] | None = None,
+    deadline_s: int | None = None,
+    ttl_s: int = 3600,
+) -> dict:
+    """The Job running ``clients`` copies of ``tool`` with ``args`` (password-free).
+
+    Parameters
+    ----------
+    tool
+        ``sysbench``, ``go-ycsb`` or ``go-tpc``: the executable in ``image`` (which needs
+        ``/bin/sh`` for the wrapper).
+    args
+        The tool's arguments; ``$(JOB_COMPLETION_INDEX)`` in one is the pod's index.
+    clients
+        N: ``parallelism`` and ``completions``.
+    deadline_s
+        ``activeDeadlineSeconds``: past it the Job fails and its pods are stopped (a client
+        that hangs does not hold the cluster).
+    ttl_s
+        ``ttlSecondsAfterFinished``: the cluster deletes a finished Job even if tibench was
+        killed before deleting it.
+
+    A failed pod is not retried (``backoffLimit: 0``): a client restarted late would start
+    out of step with the others and its figures would not add up with theirs.
+    """
+    if tool not in TOOLS:
+        raise ValueError(f"tool: {tool!r} is not one of {', '.join(TOOLS)}")
+    if not isinstance(clients, int) or clients < 1:
+        raise ValueError(f"clients: {clients!r} is not a positive number of pods")
+    container = {
+        "name": tool,
+        "image": image,
+        "command": ["/bin/sh", "-c", TOOLS[tool], tool],
+        "args": [str(a) for a in args],
+        "env": [
+            {
+                "name": PASSWORD_VAR,
+                "valueFrom": {"secretKeyRef": {"name": secret, "key": PASSWORD_KEY}},
+            }
+        ],
+        "volumeMounts": [{"name": "tibench-private", "mountPath": _PRIVATE}],
+    }
+    spec = {
+        "completionMode": "Indexed",
+        "completions": clients,
+        "parallelism": clients,
+        "backoffLimit": 0,
+        "ttlSecondsAfterFinished": ttl_s,
+        "template": {
+            "metadata": {"labels": dict(labels)},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [container],
+                "volumes": [{"name": "tibench-private", "emptyDir": {"medium": "Memory"}}],
+            },
+        },
+    }
+    if deadline_s is not None:
+        spec["activeDeadlineSeconds"] = int(deadline_s)
+    metadata = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
