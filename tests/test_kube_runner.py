@@ -285,3 +285,35 @@ def test_capture_failures_are_unavailable_values(fake, monkeypatch):
         "(export it with the kubeconfig file's path)"
     }
     assert kubernetes_tables(cap)["pods"].empty
+
+
+def test_environment_phase_captures_the_cluster(fake, mariadb, data_dir, monkeypatch):
+    """The environment phase, on a url target with ``kubernetes``: the saved capture and the
+    catalog hold the cluster's tables, and the password is in neither."""
+    from tibenchlib import paths, phases
+    from tibenchlib.params import parse_study
+
+    conn = mariadb.conninfo()
+    monkeypatch.setenv("TIBENCH_KUBE_TEST_PW", conn.password or "")
+    study = parse_study(
+        {
+            "study": "kube-env",
+            "target": {
+                "kind": "url",
+                "url": f"mysql+pymysql://{conn.user}@127.0.0.1:{conn.port}/sbtest",
+                "password_env": "TIBENCH_KUBE_TEST_PW",
+                "kubernetes": {"namespace": "stability-cluster1", "cluster": "stability-cluster1"},
+            },
+        }
+    )
+    phases.run_phase(study, "environment", progress=False)
+    text = paths.environment_file(study.study, study.arms[0].label).read_text()
+    cap = json.loads(text)["kubernetes"]
+    assert [r["component"] for r in cap["components"]] == ["pd", "tidb"]
+    assert cap["pods"][0]["node"] == "kube-worker-1"
+    if conn.password:
+        assert conn.password not in text
+    assert [" ".join(c["argv"][2:5]) for c in fake()] == [
+        "get tidbcluster stability-cluster1",
+        "get pods -l",
+    ]
