@@ -191,6 +191,12 @@ _DNS_SUBDOMAIN = re.compile(
 )
 
 
+def _k8s_name(v: str, rule: re.Pattern, what: str) -> str:
+    if not rule.match(v):
+        raise ValueError(f"is not a {what}, starting and ending with a letter or digit")
+    return v
+
+
 class KubernetesTarget(_Model):
     """``target.kubernetes``: the TiDB Operator cluster behind the target (report 001).
 
@@ -207,22 +213,15 @@ class KubernetesTarget(_Model):
     @field_validator("namespace")
     @classmethod
     def _namespace(cls, v: str) -> str:
-        if not _DNS_LABEL.match(v):
-            raise ValueError(
-                "is not a Kubernetes namespace name: lower-case letters, digits and '-', "
-                "at most 63, starting and ending with a letter or digit"
-            )
-        return v
+        what = "Kubernetes namespace name: lower-case letters, digits and '-', at most 63"
+        return _k8s_name(v, _DNS_LABEL, what)
 
     @field_validator("cluster")
     @classmethod
     def _cluster(cls, v: str) -> str:
-        if not _DNS_SUBDOMAIN.match(v):
-            raise ValueError(
-                "is not a TidbCluster name: lower-case letters, digits, '-' and '.', "
-                "starting and ending with a letter or digit"
-            )
-        return v
+        return _k8s_name(
+            v, _DNS_SUBDOMAIN, "TidbCluster name: lower-case letters, digits, '-', '.'"
+        )
 
     @field_validator("kubeconfig_env")
     @classmethod
