@@ -5,6 +5,8 @@ dropped on the way through, so the round trip differs) and against kubectl's own
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,20 +79,64 @@ def test_n_pods_indexed(n):
 def test_password_only_through_secret_key_ref():
     job = make()
     c = job["spec"]["template"]["spec"]["containers"][0]
-    assert c["env"] == [
-        {
-            "name": PASSWORD_VAR,
-            "valueFrom": {"secretKeyRef": {"name": "tibench-secret", "key": "password"}},
-        }
-    ]
+    assert c["env"][0] == {
+        "name": PASSWORD_VAR,
+        "valueFrom": {"secretKeyRef": {"name": "tibench-secret", "key": "password"}},
+    }
+    assert [e["name"] for e in c["env"]] == [PASSWORD_VAR, "TIBENCH_DIR"]
     text = yaml.safe_dump(job)
     assert "s3cr3t" not in text and "stringData" not in text
     # sysbench and go-ycsb read it from a file in a memory-backed emptyDir
-    assert "--config-file=/run/tibench/sysbench.cfg" in TOOLS["sysbench"]
-    assert "-P /run/tibench/db.properties" in TOOLS["go-ycsb"]
+    assert {"name": "TIBENCH_DIR", "value": "/run/tibench"} in c["env"]
+    assert c["volumeMounts"] == [{"name": "tibench-private", "mountPath": "/run/tibench"}]
     assert job["spec"]["template"]["spec"]["volumes"] == [
         {"name": "tibench-private", "emptyDir": {"medium": "Memory"}}
     ]
+
+
+FAKE_TOOL = """
+import json, os, sys
+argv, files = sys.argv[1:], {}
+for i, a in enumerate(argv):
+    path = a.split("=", 1)[1] if a.startswith("--config-file=") else (
+        argv[i + 1] if a == "-P" else None)
+    if path:
+        files[path] = [open(path).read(), oct(os.stat(path).st_mode & 0o777)]
+print(json.dumps({"argv": argv, "files": files}))
+"""
+AWKWARD = 'p\\w$"x y'  # a backslash, a dollar, a quote and a space
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_the_wrapper_hands_the_password_over_as_the_tool_reads_it(tool, tmp_path):
+    """The container's command, run by this host's /bin/sh with a stand-in tool that prints
+    its arguments and the files they name."""
+    bin_dir, private = tmp_path / "bin", tmp_path / "private"
+    bin_dir.mkdir()
+    private.mkdir()
+    exe = bin_dir / tool
+    exe.write_text(f"#!{sys.executable}\n{FAKE_TOOL}")
+    exe.chmod(0o755)
+    c = make(tool, args=["run", "$(JOB_COMPLETION_INDEX)"])["spec"]["template"]["spec"][
+        "containers"
+    ][0]
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", PASSWORD_VAR: AWKWARD, "TIBENCH_DIR": str(private)}
+    res = subprocess.run([*c["command"], *c["args"]], env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    got = json.loads(res.stdout)
+    if tool == "sysbench":
+        cfg = f"{private}/sysbench.cfg"
+        assert got["argv"] == [f"--config-file={cfg}", "run", "$(JOB_COMPLETION_INDEX)"]
+        assert got["files"] == {cfg: [f"mysql-password={AWKWARD}\n", "0o600"]}
+    elif tool == "go-ycsb":
+        props = f"{private}/db.properties"
+        assert got["argv"] == ["run", "$(JOB_COMPLETION_INDEX)", "-P", props]
+        escaped = AWKWARD.replace("\\", "\\\\")
+        assert got["files"] == {props: [f"mysql.password={escaped}\n", "0o600"]}
+    else:  # go-tpc has no password file: its own command line, inside its pod
+        assert got["argv"] == ["run", "$(JOB_COMPLETION_INDEX)", "-p", AWKWARD]
+    if tool != "go-tpc":
+        assert not any(AWKWARD in a for a in got["argv"])
 
 
 def test_command_wraps_the_tool_and_keeps_args():

@@ -37,23 +37,25 @@ __all__ = [
 
 PASSWORD_VAR = "TIBENCH_PASSWORD"
 PASSWORD_KEY = "password"
-_PRIVATE = "/run/tibench"
+#: The container's private folder (a memory-backed emptyDir), named by ``TIBENCH_DIR``.
+PRIVATE_DIR = "/run/tibench"
 
 #: Per tool: the ``sh -c`` wrapper (``$0`` is the tool, ``"$@"`` its arguments). Each writes
-#: the password where the tool reads it, then replaces itself with the tool.
+#: the password where the tool reads it, readable by the pod's user only, then replaces itself
+#: with the tool. go-ycsb's property file gets ``\`` doubled, as tibench's local go-ycsb runs do.
 TOOLS: dict[str, str] = {
     "sysbench": (
-        f"umask 077 && printf 'mysql-password=%s\\n' \"${PASSWORD_VAR}\" > {_PRIVATE}/sysbench.cfg"
-        f' && exec "$0" --config-file={_PRIVATE}/sysbench.cfg "$@"'
+        r"""umask 077 && printf 'mysql-password=%s\n' "$TIBENCH_PASSWORD" """
+        r'> "$TIBENCH_DIR/sysbench.cfg" '
+        r'&& exec "$0" --config-file="$TIBENCH_DIR/sysbench.cfg" "$@"'
     ),
     "go-ycsb": (
-        f"umask 077 && printf 'mysql.password=%s\\n' \"${PASSWORD_VAR}\" > {_PRIVATE}/db.properties"
-        f' && exec "$0" "$@" -P {_PRIVATE}/db.properties'
+        r"umask 077 && { printf 'mysql.password='; "
+        r"""printf '%s' "$TIBENCH_PASSWORD" | sed 's/\\/\\\\/g'; printf '\n'; } """
+        r'> "$TIBENCH_DIR/db.properties" && exec "$0" "$@" -P "$TIBENCH_DIR/db.properties"'
     ),
-    "go-tpc": f'exec "$0" "$@" -p "${PASSWORD_VAR}"',
+    "go-tpc": r'exec "$0" "$@" -p "$TIBENCH_PASSWORD"',
 }
-
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 def label_value(text: str) -> str:
@@ -146,9 +148,10 @@ def job_manifest(
             {
                 "name": PASSWORD_VAR,
                 "valueFrom": {"secretKeyRef": {"name": secret, "key": PASSWORD_KEY}},
-            }
+            },
+            {"name": "TIBENCH_DIR", "value": PRIVATE_DIR},
         ],
-        "volumeMounts": [{"name": "tibench-private", "mountPath": _PRIVATE}],
+        "volumeMounts": [{"name": "tibench-private", "mountPath": PRIVATE_DIR}],
     }
     spec = {
         "completionMode": "Indexed",
