@@ -55,8 +55,8 @@ if verb == "wait":
         sys.exit(1)
     time.sleep(120)
     sys.exit(1)
-if verb in ("get", "logs"):
-    key = "FAKE_KUBECTL_" + (verb if verb == "logs" else rest[1]).upper()
+if verb in ("get", "logs", "version"):
+    key = "FAKE_KUBECTL_" + (rest[1] if verb == "get" else verb).upper()
     path = os.environ.get(key)
     if not path:
         print(f"fake kubectl: no recorded output for {verb} ({key} unset)", file=sys.stderr)
@@ -79,6 +79,7 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_KUBECTL_PODS", str(POD))
     monkeypatch.setenv("FAKE_KUBECTL_LOGS", str(LOG_A))
     monkeypatch.setenv("FAKE_KUBECTL_TIDBCLUSTER", str(TC))
+    monkeypatch.setenv("FAKE_KUBECTL_VERSION", str(K8S / "kubectl-v1.32.4-version-client.txt"))
 
     def calls():
         if not record.exists():
@@ -184,9 +185,8 @@ def test_kubectl_missing(tmp_path, monkeypatch):
         run_job(KC, job=job, secret=secret, log_dir=tmp_path, timeout_s=60)
     k8s = KubernetesTarget(namespace="tidb-cluster", cluster="basic")
     cap = capture_kubernetes(k8s)
-    assert cap["components"] == {
-        "unavailable": "kubectl is not installed: the TidbCluster and its pods were not captured"
-    }
+    why = "kubectl is not installed: the TidbCluster and its pods were not captured"
+    assert cap["kubectl"] == cap["components"] == cap["pods"] == {"unavailable": why}
 
 
 CHILD = r"""
@@ -255,12 +255,15 @@ def test_capture_tables_from_the_cluster(fake, monkeypatch, tmp_path):
     )  # fmt: skip
     cap = capture_kubernetes(k8s)
     assert cap["namespace"] == "stability-cluster1" and cap["context"] == "kind-kind"
+    assert cap["kubectl"] == "v1.32.4-dispatcher"
     assert [r["component"] for r in cap["components"]] == ["pd", "tidb"]
     assert cap["components"][0]["version"] == "v2.1.8"
     assert cap["components"][0]["ready_replicas"] is None
     assert cap["pods"][0]["node"] == "kube-worker-1"
     json.dumps(cap)  # saved as JSON as it is
     argvs = [c["argv"] for c in fake()]
+    assert argvs.pop(0) == ["--context", "kind-kind", "--namespace", "stability-cluster1",
+                            "version", "--client"]  # fmt: skip
     assert argvs == [
         ["--context", "kind-kind", "--namespace", "stability-cluster1",
          "get", "tidbcluster", "stability-cluster1", "-o", "yaml"],
@@ -318,6 +321,7 @@ def test_environment_phase_captures_the_cluster(fake, mariadb, data_dir, monkeyp
     if conn.password:
         assert conn.password not in text
     assert [" ".join(c["argv"][2:5]) for c in fake()] == [
+        "version --client",
         "get tidbcluster stability-cluster1",
         "get pods -l",
     ]

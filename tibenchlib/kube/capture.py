@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ..envcapture.record import is_unavailable, unavailable
+from ..envcapture.software import tool_version
 from .kubectl import Kubectl, KubectlError
 from .resources import component_table, load_objects, pod_table
 
@@ -25,9 +26,10 @@ def _records(df: pd.DataFrame) -> list[dict]:
 
 def capture_kubernetes(k8s, kubectl: Kubectl | None = None) -> dict:
     """``target.kubernetes`` (namespace, cluster[, context, kubeconfig_env]) → the capture's
-    ``kubernetes`` section: ``components`` (from ``kubectl get tidbcluster <cluster> -o
-    yaml``) and ``pods`` (``kubectl get pods -l app.kubernetes.io/instance=<cluster> -o
-    yaml``), each a list of records or an unavailable value."""
+    ``kubernetes`` section: ``kubectl`` (its client version), ``components`` (from ``kubectl
+    get tidbcluster <cluster> -o yaml``) and ``pods`` (``kubectl get pods -l
+    app.kubernetes.io/instance=<cluster> -o yaml``), each a list of records or an unavailable
+    value."""
     kc = kubectl or Kubectl.for_target(k8s)
     out: dict[str, Any] = {
         "namespace": k8s.namespace,
@@ -36,8 +38,13 @@ def capture_kubernetes(k8s, kubectl: Kubectl | None = None) -> dict:
     }
     if not kc.installed():
         reason = "kubectl is not installed: the TidbCluster and its pods were not captured"
-        out["components"] = out["pods"] = unavailable(reason)
+        out["kubectl"] = out["components"] = out["pods"] = unavailable(reason)
         return out
+    try:
+        printed = kc.run(["version", "--client"])
+        out["kubectl"] = tool_version(printed) or unavailable(f"no version in: {printed!r}")
+    except KubectlError as e:
+        out["kubectl"] = unavailable(str(e))
     calls = {
         "components": ["get", "tidbcluster", k8s.cluster, "-o", "yaml"],
         "pods": ["get", "pods", "-l", f"app.kubernetes.io/instance={k8s.cluster}", "-o", "yaml"],
