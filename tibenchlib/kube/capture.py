@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..envcapture.record import is_unavailable, unavailable
+from ..envcapture.record import unavailable
 from ..envcapture.software import tool_version
 from .kubectl import Kubectl, KubectlError
 from .resources import component_table, load_objects, pod_table
@@ -73,7 +73,5 @@ def kubernetes_tables(capture: Mapping) -> dict[str, pd.DataFrame]:
     out = {}
     for key in ("components", "pods"):
         v = k.get(key) if isinstance(k, Mapping) else None
-        out[key] = (
-            pd.DataFrame(v) if isinstance(v, list) and not is_unavailable(v) else pd.DataFrame()
-        )
+        out[key] = pd.DataFrame(v) if isinstance(v, list) else pd.DataFrame()
     return out
