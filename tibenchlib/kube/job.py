@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 __all__ = [
     "PASSWORD_KEY",
     "PASSWORD_VAR",
+    "START_MARK",
     "TOOLS",
     "job_labels",
     "job_manifest",
@@ -56,6 +57,30 @@ TOOLS: dict[str, str] = {
     ),
     "go-tpc": r'exec "$0" "$@" -p "$TIBENCH_PASSWORD"',
 }
+
+#: The line a pod prints just before its tool starts: the start barrier's actual start (epoch
+#: seconds on the pod's node, nanoseconds where ``date`` has ``%N``).
+START_MARK = "tibench-start:"
+
+#: The start barrier: wait (polling ``date`` every 50 ms; every second where ``sleep`` takes
+#: no fraction) until ``TIBENCH_START_AT`` (epoch seconds), then print :data:`START_MARK` and
+#: the actual start, so every pod starts its tool within about 50 ms of the agreed instant on
+#: its node's clock.
+BARRIER = (
+    r'while [ "$(date +%s)" -lt "$TIBENCH_START_AT" ]; do sleep 0.05 2>/dev/null || sleep 1; '
+    r"done; "
+    r't=$(date +%s.%N); case "$t" in *N*) t=$(date +%s);; esac; '
+    f'echo "{START_MARK} $t"; '
+)
+
+#: Per tool: the option giving a client its share of the run's threads.
+SHARE_OPTION = {"sysbench": "--threads="}
+
+#: Each pod's share, the word at its index in ``TIBENCH_SHARES``, added to the tool's arguments.
+SHARE = (
+    r"i=0; for n in $TIBENCH_SHARES; do "
+    r'[ "$i" -eq "$JOB_COMPLETION_INDEX" ] && set -- "$@" "{option}$n"; i=$((i + 1)); done; '
+)
 
 
 def label_value(text: str) -> str:
@@ -113,6 +138,8 @@ def job_manifest(
     annotations: Mapping[str, str] | None = None,
     deadline_s: int | None = None,
     ttl_s: int = 3600,
+    start_at: int | None = None,
+    shares: Sequence[int] | None = None,
 ) -> dict:
     """The Job running ``clients`` copies of ``tool`` with ``args`` (password-free).
 
@@ -131,6 +158,12 @@ def job_manifest(
     ttl_s
         ``ttlSecondsAfterFinished``: the cluster deletes a finished Job even if tibench was
         killed before deleting it.
+    start_at
+        The start barrier (epoch seconds): each pod waits until then and prints
+        :data:`START_MARK` with its actual start before the tool starts (:data:`BARRIER`).
+    shares
+        Each pod's share of the run's threads, by index (sysbench only): pod ``i`` gets
+        ``--threads=<shares[i]>`` after ``args``, so ``args`` carry no ``--threads``.
 
     A failed pod is not retried (``backoffLimit: 0``): a client restarted late would start
     out of step with the others and its figures would not add up with theirs.
@@ -139,18 +172,30 @@ def job_manifest(
         raise ValueError(f"tool: {tool!r} is not one of {', '.join(TOOLS)}")
     if not isinstance(clients, int) or clients < 1:
         raise ValueError(f"clients: {clients!r} is not a positive number of pods")
+    env = [
+        {
+            "name": PASSWORD_VAR,
+            "valueFrom": {"secretKeyRef": {"name": secret, "key": PASSWORD_KEY}},
+        },
+        {"name": "TIBENCH_DIR", "value": PRIVATE_DIR},
+    ]
+    script = TOOLS[tool]
+    if shares is not None:
+        if tool not in SHARE_OPTION:
+            raise ValueError(f"shares: {tool} takes no per-pod share of threads here")
+        if len(shares) != clients or any(int(n) < 1 for n in shares):
+            raise ValueError(f"shares: {list(shares)} is not one positive share per pod")
+        env.append({"name": "TIBENCH_SHARES", "value": " ".join(str(int(n)) for n in shares)})
+        script = SHARE.format(option=SHARE_OPTION[tool]) + script
+    if start_at is not None:
+        env.append({"name": "TIBENCH_START_AT", "value": str(int(start_at))})
+        script = BARRIER + script
     container = {
         "name": tool,
         "image": image,
-        "command": ["/bin/sh", "-c", TOOLS[tool], tool],
+        "command": ["/bin/sh", "-c", script, tool],
         "args": [str(a) for a in args],
-        "env": [
-            {
-                "name": PASSWORD_VAR,
-                "valueFrom": {"secretKeyRef": {"name": secret, "key": PASSWORD_KEY}},
-            },
-            {"name": "TIBENCH_DIR", "value": PRIVATE_DIR},
-        ],
+        "env": env,
         "volumeMounts": [{"name": "tibench-private", "mountPath": PRIVATE_DIR}],
     }
     spec = {

@@ -217,10 +217,18 @@ def _exit_code(pod: Mapping) -> int | None:
     return None
 
 
+def _finished(pod: Mapping) -> float | None:
+    for cs in _get(pod, "status", "containerStatuses") or []:
+        t = rfc3339_epoch(_get(cs, "state", "terminated", "finishedAt"))
+        if t is not None:
+            return t
+    return None
+
+
 def job_pods(pods: list[Mapping]) -> pd.DataFrame:
     """An Indexed Job's pods: ``index`` (the completion index, None when the pod has none),
-    ``pod``, ``node``, ``phase``, ``started`` (epoch seconds), ``exit_code``; sorted by index
-    then name."""
+    ``pod``, ``node``, ``phase``, ``started`` and ``finished`` (the container's, epoch
+    seconds), ``exit_code``; sorted by index then name."""
     rows = [
         {
             "index": _index(p),
@@ -228,10 +236,12 @@ def job_pods(pods: list[Mapping]) -> pd.DataFrame:
             "node": _get(p, "spec", "nodeName"),
             "phase": _get(p, "status", "phase"),
             "started": _started(p, None),
+            "finished": _finished(p),
             "exit_code": _exit_code(p),
         }
         for p in pods
     ]
-    df = pd.DataFrame(rows, columns=["index", "pod", "node", "phase", "started", "exit_code"])
+    cols = ["index", "pod", "node", "phase", "started", "finished", "exit_code"]
+    df = pd.DataFrame(rows, columns=cols)
     df["index"] = df["index"].astype("Int64")
     return df.sort_values(["index", "pod"], na_position="last", ignore_index=True)

@@ -38,7 +38,12 @@ __all__ = ["JobFailed", "JobOutcome", "merge_sysbench", "run_job"]
 
 
 class JobFailed(RuntimeError):
-    """The Job failed or timed out; the message is one line, the logs are saved."""
+    """The Job failed or timed out; the message is one line, the logs are saved
+    (``outcome``: what the Job left, None when its pods could not be listed)."""
+
+    def __init__(self, message: str, outcome: JobOutcome | None = None):
+        super().__init__(message)
+        self.outcome = outcome
 
 
 @dataclass
@@ -143,9 +148,10 @@ def run_job(
     log_dir: str | Path,
     timeout_s: float,
     poll_s: float = 1.0,
+    log_paths: list[Path] | None = None,
 ) -> JobOutcome:
-    """Run the Job, save every pod's log as ``<log_dir>/<job>-<index>.log``, delete the Job
-    and its Secret, and return what it left.
+    """Run the Job, save every pod's log as ``<log_dir>/<job>-<index>.log`` (or as
+    ``log_paths[index]``), delete the Job and its Secret, and return what it left.
 
     Raises :class:`JobFailed` when the Job failed, timed out or lacks a client's pod (after
     the logs were saved), :class:`KubectlError` when kubectl could not be run, and
@@ -170,13 +176,21 @@ def run_job(
             logs: dict[int, Path] = {}
             container = _container(job)
             for i, row in sorted(by_index.items()):
-                path = log_dir / f"{name}-{i}.log"
+                path = log_paths[i] if log_paths else log_dir / f"{name}-{i}.log"
+                path.parent.mkdir(parents=True, exist_ok=True)
                 try:
                     path.write_text(kubectl.run(["logs", str(row["pod"]), "-c", container]))
                     logs[i] = path
                 except KubectlError as e:
                     warnings.append(f"client {i} (pod {row['pod']}): no log: {e}")
             missing = [i for i in range(n) if i not in logs]
+            started = {}
+            for i, row in by_index.items():
+                if pd.notna(row["started"]):
+                    started[i] = float(row["started"])
+                else:
+                    warnings.append(f"pod {row['pod']}: no start time")
+            outcome = JobOutcome(name, pods, logs, started, warnings)
             if state != "complete" or missing:
                 bad = [
                     f"{r['pod']} ({r['phase']}, exit {r['exit_code']})"
@@ -190,15 +204,10 @@ def run_job(
                     f"Job {name} {why}"
                     + (f"; pods not succeeded: {', '.join(bad)}" if bad else "")
                     + (f"; no log for client(s) {missing}" if missing else "")
-                    + f"; logs in {log_dir}"
+                    + f"; logs in {log_dir}",
+                    outcome,
                 )
-            started = {}
-            for i, row in by_index.items():
-                if pd.notna(row["started"]):
-                    started[i] = float(row["started"])
-                else:
-                    warnings.append(f"pod {row['pod']}: no start time")
-            return JobOutcome(name, pods, logs, started, warnings)
+            return outcome
         finally:
             _delete(kubectl, name)
 
