@@ -10,10 +10,10 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
+import kube_fake
 import psutil
 import pytest
 
@@ -32,61 +32,15 @@ LOG_A = HERE / "fixtures" / "sysbench" / "mariadb" / "point_select-t2-ri1-hist.t
 LOG_B = HERE / "fixtures" / "sysbench" / "mariadb" / "write_only-t2-ri1-hist.txt"
 PASSWORD = "Pw-0f-the-target"
 
-FAKE = r"""
-import json, os, sys, time
-argv = sys.argv[1:]
-stdin = sys.stdin.read() if argv[-2:] == ["-f", "-"] else None
-with open(os.environ["FAKE_KUBECTL_RECORD"], "a") as f:
-    f.write(json.dumps({"argv": argv, "stdin": stdin}) + "\n")
-rest, i = [], 0
-while i < len(argv):
-    if argv[i] in ("--context", "--namespace"):
-        i += 2
-        continue
-    rest.append(argv[i])
-    i += 1
-verb = rest[0]
-scenario = os.environ.get("FAKE_KUBECTL_SCENARIO", "complete")
-if verb == "wait":
-    cond = next(a for a in rest if a.startswith("--for=condition=")).rsplit("=", 1)[1]
-    if cond == scenario:
-        sys.exit(0)
-    if scenario == "timeout":
-        sys.exit(1)
-    time.sleep(120)
-    sys.exit(1)
-if verb in ("get", "logs", "version"):
-    key = "FAKE_KUBECTL_" + (rest[1] if verb == "get" else verb).upper()
-    path = os.environ.get(key)
-    if not path:
-        print(f"fake kubectl: no recorded output for {verb} ({key} unset)", file=sys.stderr)
-        sys.exit(1)
-    sys.stdout.write(open(path).read())
-sys.exit(0)
-"""
-
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    exe = bin_dir / "kubectl"
-    exe.write_text(f"#!{sys.executable}\n" + textwrap.dedent(FAKE))
-    exe.chmod(0o755)
-    record = tmp_path / "calls.jsonl"
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_KUBECTL_RECORD", str(record))
+    record = kube_fake.install(tmp_path, monkeypatch)
     monkeypatch.setenv("FAKE_KUBECTL_PODS", str(POD))
     monkeypatch.setenv("FAKE_KUBECTL_LOGS", str(LOG_A))
     monkeypatch.setenv("FAKE_KUBECTL_TIDBCLUSTER", str(TC))
     monkeypatch.setenv("FAKE_KUBECTL_VERSION", str(K8S / "kubectl-v1.32.4-version-client.txt"))
-
-    def calls():
-        if not record.exists():
-            return []
-        return [json.loads(ln) for ln in record.read_text().splitlines()]
-
-    return calls
+    return lambda: kube_fake.calls(record)
 
 
 def manifests(clients=1, args=("oltp_point_select", "--threads=2", "run")):
