@@ -22,6 +22,7 @@ from tibenchlib.kube.sweep_job import pod_conn
 from tibenchlib.params import ParamsError, load_study, parse_study
 from tibenchlib.parse.sysbench import parse_sysbench_file
 from tibenchlib.store import Store
+from tibenchlib.sweep import phase_estimate
 from tibenchlib.sysbench.runner import RunSpec, run_one
 from tibenchlib.target import open_arm
 
@@ -233,3 +234,9 @@ def test_a_failed_pod_fails_the_run_and_the_job_is_deleted(
     names = [c["argv"][4] for c in running_fake() if _verbs([c])[0].startswith("delete")]
     assert _verbs(running_fake())[-2:] == ["delete job", "delete secret"]
     assert names[0] == names[1] == rec.error.split()[1]
+
+
+def test_the_estimate_counts_each_runs_start_lead():
+    base = study(clients_job={**JOB, "start_lead_s": 1})
+    later = study(clients_job={**JOB, "start_lead_s": 31})
+    assert phase_estimate(later)["eta_s"] - phase_estimate(base)["eta_s"] == 30 * 6  # 2×3 runs
