@@ -12,6 +12,7 @@ import pytest
 
 from tibenchlib import phases
 from tibenchlib.kube.capture import capture_kubernetes, kubernetes_tables
+from tibenchlib.kube.resources import POD_COLUMNS
 from tibenchlib.params import KubernetesTarget, parse_study
 from tibenchlib.report import sections
 from tibenchlib.report.html import build_report
@@ -49,6 +50,9 @@ def test_view_in_english(capture):
     assert v.pods.loc[0, "node"] == "kube-worker-1"
     assert v.pods.loc[0, "started"] == "2022-02-17 21:51:05 UTC"  # the container's startedAt
     assert v.unavailable == []
+    assert list(v.pods.columns) == POD_COLUMNS  # the capture's order, not the saved JSON's
+    assert v.components.loc[0, "Ready"] == "n/a"  # not in the output: shown as such
+    assert v.pods.loc[0, "component"] == ""
 
 
 def test_view_in_chinese(capture):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..kube import kubernetes_tables
+from ..kube.resources import POD_COLUMNS
 from . import words as W
 
 __all__ = ["COMPONENT_LABELS", "KubeView", "kubernetes_view"]
@@ -81,10 +82,13 @@ def kubernetes_view(capture: Mapping, lang: str = "en") -> KubeView | None:
     tables = kubernetes_tables(k)
     comp = tables["components"]
     labels = COMPONENT_LABELS["zh" if lang == "zh" else "en"]
-    comp = comp[[c for c in labels if c in comp]].rename(columns=labels)
+    comp = comp[[c for c in labels if c in comp]].astype(object)
+    comp = comp.where(comp.notna(), "n/a").rename(columns=labels)
     pods = tables["pods"]
+    pods = pods[[c for c in POD_COLUMNS if c in pods]].astype(object)
     if "started" in pods:
         pods = pods.assign(started=[_utc(t) for t in pods["started"]])
+    pods = pods.where(pods.notna(), "")
     missing = [
         W.say(
             "env_kube_unavailable",
