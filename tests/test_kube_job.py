@@ -187,3 +187,12 @@ def test_bad_arguments():
         make("mysqlslap")
     with pytest.raises(ValueError, match="clients: 0"):
         make(clients=0)
+
+
+def test_job_with_barrier_and_shares_matches_the_api_schema():
+    job = make(clients=3, args=["oltp_read_only", "run"], start_at=1764160000, shares=[3, 3, 2])
+    assert round_trip(job, "V1Job") == job
+    env = {
+        e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert env["TIBENCH_START_AT"] == "1764160000" and env["TIBENCH_SHARES"] == "3 3 2"

@@ -6,6 +6,8 @@
 - :mod:`.capture`: the environment phase's collector (:func:`capture_kubernetes`);
 - :mod:`.job`: pure builders of the clients' Job and its password Secret;
 - :mod:`.runner`: :func:`run_job` (apply, wait, logs, delete) and :func:`merge_sysbench`.
+- :mod:`.sweep_job`: a sweep run's clients as a Job (``clients_job``): thread shares, start
+  barrier, the pods' logs merged and recorded per pod in ``run_hosts``.
 """
 
 from __future__ import annotations
