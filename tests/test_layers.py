@@ -25,7 +25,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "foundation": (
         "paths", "phasenames", "texttable", "cpulist", "ycsb_workload", "lock", "db", "record",
         "store", "tools", "safety", "terminal", "server", "parse", "params", "runorder",
-        "httpclient", "hosts", "hosts.spec", "attempts",
+        "httpclient", "hosts", "hosts.spec", "attempts", "kube.kubectl", "kube.resources",
+        "kube.job",
     ),
     "statistics": (
         "stats", "steady", "warmup", "rounds", "saturation", "stability", "adaptive",
@@ -35,7 +36,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "sysbench", "ycsb", "tpcc", "tpch", "dm", "envcapture", "binding", "clients",
         "prometheus", "resources", "topology", "compare", "hosts.ssh", "hosts.preflight",
         "hosts.proc", "hosts.execute", "hosts.runs", "hosts.capture", "hosts.loopback",
-        "hosts.demo",
+        "hosts.demo", "kube",
     ),
     "run": ("phase", "target", "runloop"),
     "phases": (

@@ -190,6 +190,87 @@ class HttpAccess(_Model):
         return self
 
 
+#: A Kubernetes object name: a DNS-1123 label (namespaces) or subdomain (a TidbCluster's name).
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+
+
+def _k8s_name(v: str, rule: re.Pattern, what: str) -> str:
+    if not rule.match(v):
+        raise ValueError(f"is not a {what}, starting and ending with a letter or digit")
+    return v
+
+
+class KubernetesTarget(_Model):
+    """``target.kubernetes``: the TiDB Operator cluster behind the target (report 001).
+
+    ``namespace`` and ``cluster`` name the TidbCluster resource; ``context`` picks a kubeconfig
+    context (default: the current one); ``kubeconfig_env`` names the variable holding the
+    kubeconfig file's path (default: kubectl's own ``KUBECONFIG`` or ``~/.kube/config``).
+    """
+
+    namespace: str
+    cluster: str
+    context: Annotated[str, Field(min_length=1)] | None = None
+    kubeconfig_env: str | None = None
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str) -> str:
+        what = "Kubernetes namespace name: lower-case letters, digits and '-', at most 63"
+        return _k8s_name(v, _DNS_LABEL, what)
+
+    @field_validator("cluster")
+    @classmethod
+    def _cluster(cls, v: str) -> str:
+        return _k8s_name(
+            v, _DNS_SUBDOMAIN, "TidbCluster name: lower-case letters, digits, '-', '.'"
+        )
+
+    @field_validator("kubeconfig_env")
+    @classmethod
+    def _kubeconfig_env(cls, v: str | None) -> str | None:
+        if v is not None and not _ENV_NAME.match(v):
+            raise ValueError(
+                "is not an environment variable's name: give the name of the variable holding "
+                "the kubeconfig file's path"
+            )
+        return v
+
+
+class ClientsJob(_Model):
+    """``clients_job``: each sweep run's sysbench clients as one Kubernetes Job of ``pods``
+    pods, in the cluster of ``target.kubernetes`` (:mod:`tibenchlib.kube.sweep_job`).
+
+    ``image`` holds ``sysbench`` and ``/bin/sh``; ``namespace`` is the Job's (default: the
+    target's); ``endpoint`` is the ``host:port`` the pods connect to (default: TiDB Operator's
+    Service ``<cluster>-tidb.<namespace>.svc:4000``; ``target``: the address tibench itself
+    uses); ``start_lead_s`` is the time from sending the Job to the pods' common start, room
+    for scheduling and pulling the image.
+    """
+
+    pods: Annotated[int, Field(ge=1, le=MAX_CLIENTS)]
+    image: Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
+    namespace: str | None = None
+    endpoint: str | None = None
+    start_lead_s: Annotated[int, Field(ge=1, le=3600)] = 30
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str | None) -> str | None:
+        what = "Kubernetes namespace name: lower-case letters, digits and '-', at most 63"
+        return v if v is None else _k8s_name(v, _DNS_LABEL, what)
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, v: str | None) -> str | None:
+        if v is not None and v != "target" and not _ENDPOINT.match(v):
+            raise ValueError(f"{v!r} is not host:port (e.g. basic-tidb.tidb-cluster.svc:4000)")
+        return v
+
+
 class Target(_Model):
     """Which database to drive.
 
@@ -205,6 +286,8 @@ class Target(_Model):
     tls: TLS = TLS()
     server_options: dict[str, Scalar] = {}
     cpu_binding: str | None = None
+    #: the TiDB Operator cluster behind the target: captured by the environment phase
+    kubernetes: KubernetesTarget | None = None
 
     @model_validator(mode="after")
     def _url_when_url(self) -> Target:
@@ -589,6 +672,8 @@ class Study(_Model):
         | Annotated[list[ClientHost], Field(min_length=1, max_length=MAX_CLIENTS)]
         | Annotated[list[str], Field(max_length=MAX_CLIENTS)]
     ) = 1
+    #: the sweep's clients as a Kubernetes Job of N pods (needs ``target.kubernetes``)
+    clients_job: ClientsJob | None = None
     #: client hosts whose sysbench versions differ may run together (else pre-flight refuses)
     allow_mixed_versions: bool = False
     duration_s: Seconds = 10
@@ -732,6 +817,30 @@ class Study(_Model):
         # client hosts (SSH destinations) are given in the same list: no endpoint check for them
         clients = self.clients if self.client_hosts is None else None
         _check_clients("", threads, self.n_clients, clients, self.target.kind)
+        return self
+
+    @model_validator(mode="after")
+    def _clients_job_consistent(self) -> Study:
+        job = self.clients_job
+        if job is None:
+            return self
+        if self.clients != 1:
+            raise ValueError(
+                "clients_job: the sweep's clients are the Job's pods; leave clients out"
+            )
+        for arm in self.arms:
+            if self.target_for(arm).kubernetes is None:
+                where = f"arms[{arm.label}].target" if arm.target else "target"
+                raise ValueError(
+                    f"clients_job needs {where}.kubernetes (the cluster the Job runs in)"
+                )
+        threads = [t for ts in [self.threads, *self.threads_by_workload.values()] for t in ts]
+        few = [t for t in threads if t < job.pods]
+        if few:
+            raise ValueError(
+                f"threads: {few[0]} threads cannot be shared by clients_job.pods={job.pods} "
+                "pods (each needs at least one)"
+            )
         return self
 
     @model_validator(mode="after")

@@ -93,7 +93,8 @@ def adaptive_specs(
 def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None) -> dict:
     """ETA and disk estimate of a plan (logs: ~130 bytes a second, histogram ~40 KB a run)."""
     d = duration_s or study.duration_s
-    secs = len(specs) * (d + RUN_OVERHEAD_S) + max(len(specs) - 1, 0) * study.cooldown_s
+    lead = study.clients_job.start_lead_s if study.clients_job else 0  # pods' start barrier
+    secs = len(specs) * (d + RUN_OVERHEAD_S + lead) + max(len(specs) - 1, 0) * study.cooldown_s
     if study.warmup_s:
         # unrecorded warm-up runs per workload each time an arm is (re)opened: at least two
         # short ones (they must agree), one of 20 s or more (MSER-5 can judge it alone)

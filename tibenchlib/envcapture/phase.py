@@ -7,6 +7,7 @@ import pandas as pd
 
 from .. import paths
 from ..hosts.capture import capture_client_hosts
+from ..kube.capture import capture_kubernetes
 from ..phase import Phase, RunContext
 from ..target import open_arm
 from .database import capture_database
@@ -41,6 +42,9 @@ class Environment(Phase):
                 eng.dispose()
             if study.client_hosts:
                 cap["client_hosts"] = capture_client_hosts(study, arm.conn)
+            k8s = study.target_for(arm.arm).kubernetes
+            if k8s is not None:
+                cap["kubernetes"] = capture_kubernetes(k8s)
             save_capture(cap, paths.environment_file(study.study, label))
             store.record_environment(study.study, label, cap)
             rows.append(

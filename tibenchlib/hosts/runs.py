@@ -22,6 +22,7 @@ import pandas as pd
 from .. import paths
 from ..clients import split_threads
 from ..db import secret_config_file
+from ..kube.sweep_job import check_job, job_logs, run_on_job
 from ..multiclient import merge_parsed
 from ..parse.sysbench import parse_sysbench_file
 from ..resources import client_bottleneck
@@ -94,12 +95,16 @@ def open_hosts(study, conn, *, store=None, arm: str | None = None) -> list[HostC
 
 def check_arm(ctx) -> None:
     """The sweep's hook when an arm opens: pre-flight of its client hosts (none: nothing)."""
+    if ctx.study.clients_job is not None:  # clients as a Kubernetes Job: kube.sweep_job
+        check_job(ctx)
     if ctx.study.client_hosts:
         open_hosts(ctx.study, ctx.conn, store=ctx.store, arm=ctx.arm.label)
 
 
 def host_logs(study, run_key: str) -> list:
     """Each client's raw log of a run on hosts: ``raw/sysbench/<run>/<host>.log``."""
+    if study.clients_job is not None:
+        return job_logs(study, run_key)
     labels = host_labels([c.host for c in study.client_hosts])
     return paths.host_run_logs(study.study, "sysbench", run_key, labels)
 
@@ -107,6 +112,8 @@ def host_logs(study, run_key: str) -> list:
 def run_on_hosts(ctx, spec, d: int, logs: list, timeout: float, sampler):
     """One sweep run with clients on hosts; returns ``(parsed, outcome, command, extras)``
     as the run's record wants them (see :func:`tibenchlib.sysbench.runner.run_one`)."""
+    if ctx.study.clients_job is not None:
+        return run_on_job(ctx, spec, d, logs, timeout, sampler)
     study = ctx.study
     checks = open_hosts(study, ctx.conn, store=ctx.store, arm=ctx.arm.label)
     shares = split_threads(spec.threads, len(checks))

@@ -39,6 +39,7 @@ from ..tpch.phase import TPCH_SCALING
 from ..ycsb.phase import YCSB
 from . import tables as T
 from .comparison import export
+from .kubernetes import kubernetes_view
 from .words import say
 
 matplotlib.use("Agg")  # the report draws off screen, also where no display exists
@@ -347,6 +348,19 @@ def _environment(c: _Ctx, sec: Section) -> None:
                     "table": as_table(t.astype(str), c.lang),
                 }
             )
+        view = kubernetes_view(caps[arm], c.lang) if arm in caps else None
+        if view is not None:  # the arm's TiDB Operator cluster (target.kubernetes)
+            shown = view.components
+            lines = [f"{arm} · {view.sentence}", *(view.unavailable if len(shown) else [])]
+            text = " ".join(lines).replace("`", "")
+            if not len(shown):  # not captured: the reasons in its place
+                shown = pd.DataFrame({say("env_unavailable", c.lang): view.unavailable})
+            sec.blocks.append(c.table("environment", f"kubernetes_{arm}", shown, text))
+            if len(view.pods):
+                what = say("env_kube_pods_rows", c.lang, n=len(view.pods))
+                sec.details.append(
+                    {"summary": f"{arm} · {what}", "table": as_table(view.pods.astype(str), c.lang)}
+                )
 
 
 def _sentences():

@@ -31,6 +31,7 @@ from . import words as W
 from .comparison import export as export_tables
 from .diagnosis import study_diagnosis
 from .display import details, quiet, say, show
+from .kubernetes import kubernetes_view
 from .scaling import tpch_verdicts
 
 # -- 00 environment ----------------------------------------------------------------------------
@@ -79,6 +80,24 @@ def environment(session, summary: pd.DataFrame) -> dict:
             what = W.say(f"env_{name}", lang) if f"env_{name}" in W.SENTENCES else name
             details(W.say("rows", lang, what=what, n=len(table)), table, lang=lang)
     return captures
+
+
+def kubernetes(session, captures: dict) -> dict:
+    """Each arm's TiDB Operator cluster (``target.kubernetes``): a sentence naming it, its
+    components, its pods collapsed; nothing for an arm without one. Returns the views by arm."""
+    lang = session.lang
+    views = {
+        a: v for a in session.arms if a in captures and (v := kubernetes_view(captures[a], lang))
+    }
+    for arm, v in views.items():
+        say(W.say("env_arm", lang, arm=arm) + "\n\n" + v.sentence)
+        for line in v.unavailable:
+            say(line)
+        if len(v.components):
+            show(v.components, lang)
+        if len(v.pods):
+            details(W.say("env_kube_pods_rows", lang, n=len(v.pods)), v.pods, lang=lang)
+    return views
 
 
 # -- 01 prepare --------------------------------------------------------------------------------

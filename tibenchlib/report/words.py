@@ -80,6 +80,23 @@ SENTENCES: dict[str, dict[str, str]] = {
     "env_software": {"en": "software", "zh": "软件环境"},
     "env_configuration": {"en": "configuration", "zh": "参数配置"},
     "env_unavailable": {"en": "unavailable", "zh": "未能采集的项目"},
+    "env_kube": {
+        "en": "Kubernetes: TidbCluster `{cluster}` in namespace `{namespace}`{context}, read "
+        "with kubectl {kubectl}.",
+        "zh": "Kubernetes:命名空间 `{namespace}` 中的 TidbCluster `{cluster}`{context},"
+        "由 kubectl {kubectl} 读取。",
+    },
+    "env_kube_context": {"en": " (context `{context}`)", "zh": "(上下文 `{context}`)"},
+    "env_kube_components": {"en": "components", "zh": "组件"},
+    "env_kube_pods": {"en": "pods", "zh": "各 Pod"},
+    "env_kube_unavailable": {
+        "en": "Kubernetes {what} not captured: {reason}",
+        "zh": "未能采集 Kubernetes {what}:{reason}",
+    },
+    "env_kube_pods_rows": {
+        "en": "Kubernetes pods, one row per container ({n} rows)",
+        "zh": "Kubernetes Pod,每个容器一行({n} 行)",
+    },
     "yes": {"en": "yes", "zh": "是"},
     "no": {"en": "no", "zh": "否"},
     # -- 01 prepare -----------------------------------------------------------------------------

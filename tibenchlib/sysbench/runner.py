@@ -65,7 +65,7 @@ def client_logs(study: str, spec: RunSpec, clients: int) -> list[Path]:
 def study_logs(study, spec: RunSpec) -> list[Path]:
     """Every client's log of a run of ``study``: per host (``<run>/<host>.log``) when its
     clients are hosts, else :func:`client_logs`."""
-    if study.client_hosts:
+    if study.client_hosts or study.clients_job:
         return host_logs(study, spec.run_key)
     return client_logs(study.study, spec, study.n_clients)
 
@@ -87,7 +87,7 @@ def run_one(
             sampler.t0 = time.time()
             sampler.start()
 
-    if study.client_hosts:  # one or more clients on hosts, this machine ("local") or SSH
+    if study.client_hosts or study.clients_job:  # clients on hosts (local, SSH) or pods
         parsed, outcome, command, hosts = run_on_hosts(ctx, spec, d, logs, timeout, sampler)
     elif len(logs) == 1:
         with secret_config_file(ctx.conn, paths.private_dir(study.study)) as cfg:
@@ -117,6 +117,8 @@ def run_one(
         interval_s=study.report_interval_s,
     )
     rec.attempts = attempt
+    if study.clients_job:
+        rec.warnings += hosts.warnings
     if sampler is not None:
         samples = sampler.samples
         rec.warnings += sampler.warnings

@@ -1,0 +1,226 @@
+"""A sweep run whose sysbench clients are the pods of one Kubernetes Job (``clients_job``).
+
+:func:`run_on_job` is one run: the run's threads shared among the pods
+(:func:`tibenchlib.clients.split_threads`, pod ``i`` gets share ``i``), the Job and its password
+Secret built for the run key (:mod:`.job`) with a start barrier ``start_lead_s`` ahead, run and
+deleted (:func:`.runner.run_job`), each pod's log saved as ``raw/sysbench/<run>/pod<i>.log``,
+the logs merged like the SSH hosts' (:func:`tibenchlib.multiclient.merge_parsed`, each pod
+aligned on its actual start) and each pod recorded in ``run_hosts`` (``host`` = ``pod<i>``, the
+same client across repeats; ``destination`` = the pod's name and node). A failed pod fails the
+run with the runner's one line; the Job and the Secret are deleted either way.
+
+:func:`check_job` is the sweep's hook when an arm opens (kubectl present, before any run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .. import paths
+from ..clients import split_threads
+from ..multiclient import merge_parsed
+from ..parse.sysbench import SysbenchResult, parse_sysbench_file
+from ..sysbench.command import study_command
+from ..tools import Outcome, display_command
+from .job import START_MARK, job_labels, job_manifest, job_name, secret_manifest
+from .kubectl import Kubectl, KubectlError
+from .runner import JobFailed, run_job
+
+__all__ = ["JobExtras", "check_job", "job_logs", "pod_labels", "pod_conn", "run_on_job"]
+
+#: A pod that started this much after the agreed instant missed the barrier (a warning).
+LATE_S = 1.0
+
+_MARK = re.compile(rf"^{re.escape(START_MARK)} (\d+(?:\.\d+)?)", re.MULTILINE)
+
+
+@dataclass
+class JobExtras:
+    """What a run on a Job adds to the run's record: warnings (no client-side samples: the
+    pods' CPU is the cluster's to measure)."""
+
+    samples: pd.DataFrame = field(default_factory=pd.DataFrame)
+    warnings: list[str] = field(default_factory=list)
+
+
+def pod_labels(pods: int) -> list[str]:
+    """Each client's name across runs: ``pod0``, ``pod1``… (its log's name too)."""
+    return [f"pod{i}" for i in range(pods)]
+
+
+def job_logs(study, run_key: str) -> list[Path]:
+    """Each pod's raw log of a run: ``raw/sysbench/<run>/pod<i>.log``."""
+    labels = pod_labels(study.clients_job.pods)
+    return paths.host_run_logs(study.study, "sysbench", run_key, labels)
+
+
+def _kubectl(study, arm_label: str) -> Kubectl:
+    k8s = study.target_for(study.arm(arm_label)).kubernetes
+    kc = Kubectl.for_target(k8s)
+    ns = study.clients_job.namespace
+    return dataclasses.replace(kc, namespace=ns) if ns else kc
+
+
+def check_job(ctx) -> None:
+    """The sweep's hook when an arm opens: kubectl is there (else one line, nothing run)."""
+    kc = _kubectl(ctx.study, ctx.arm.label)
+    if kc.installed() is None:
+        raise KubectlError(
+            f"clients_job: {kc.binary} is not installed (not found on PATH); the Job needs it"
+        )
+
+
+def pod_conn(study, arm_label: str, conn):
+    """The connection the pods use: ``clients_job.endpoint``, the target's own address
+    (``target``) or TiDB Operator's Service ``<cluster>-tidb.<namespace>.svc:4000``."""
+    ep = study.clients_job.endpoint
+    if ep == "target":
+        return conn
+    if ep is None:
+        k8s = study.target_for(study.arm(arm_label)).kubernetes
+        ep = f"{k8s.cluster}-tidb.{k8s.namespace}.svc:4000"
+    host, _, port = ep.rpartition(":")
+    return dataclasses.replace(conn, host=host.strip("[]"), port=int(port))
+
+
+def _actual_start(log: Path) -> float | None:
+    """The pod's actual start as its wrapper printed it (:data:`.job.START_MARK`)."""
+    try:
+        with log.open(errors="replace") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    m = _MARK.search(head)
+    return float(m.group(1)) if m else None
+
+
+def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
+    """One sweep run with its clients as a Job; returns ``(parsed, outcome, command, extras)``
+    as the run's record wants them (see :func:`tibenchlib.sysbench.runner.run_one`)."""
+    study, cj = ctx.study, ctx.study.clients_job
+    kc = _kubectl(study, spec.arm)
+    shares = split_threads(spec.threads, cj.pods)
+    argv = study_command(study, pod_conn(study, spec.arm, ctx.conn), spec.workload, 1, d, None)
+    args = [a for a in argv[1:] if not a.startswith("--threads=")]
+    name = job_name(study.study, spec.run_key)
+    labels = job_labels(study.study, spec.run_key)
+    start_at = math.ceil(time.time()) + cj.start_lead_s
+    job = job_manifest(
+        name=name,
+        namespace=kc.namespace,
+        tool="sysbench",
+        image=cj.image,
+        args=args,
+        clients=cj.pods,
+        secret=name,
+        labels=labels,
+        deadline_s=int(cj.start_lead_s + timeout),
+        start_at=start_at,
+        shares=shares,
+    )
+    secret = secret_manifest(name, kc.namespace, ctx.conn.password, labels)
+    extras = JobExtras()
+    error = None
+    t_apply = time.time()
+    if sampler is not None:
+        sampler.start()
+    try:
+        out = run_job(
+            kc,
+            job=job,
+            secret=secret,
+            log_dir=logs[0].parent,
+            log_paths=logs,
+            timeout_s=cj.start_lead_s + timeout,
+        )
+    except JobFailed as e:
+        error, out = str(e), e.outcome
+    finally:
+        if sampler is not None:
+            sampler.stop()
+    t_end = time.time()
+    pods = out.pods if out is not None else pd.DataFrame()
+    if out is not None:
+        extras.warnings += out.warnings
+    read = sorted(out.logs) if out is not None else []
+    each = {i: parse_sysbench_file(out.logs[i]) for i in read}
+    started = {}
+    for i in read:
+        t = _actual_start(out.logs[i])
+        if t is None:
+            t = out.started.get(i, float(start_at))
+            extras.warnings.append(f"pod{i}: no start line in its log; its container's start used")
+        started[i] = t
+        if t - start_at > LATE_S:
+            extras.warnings.append(
+                f"pod{i} started {t - start_at:.1f} s after the agreed start: raise "
+                "clients_job.start_lead_s"
+            )
+    if each:
+        parsed = merge_parsed([each[i] for i in read], [started[i] for i in read], logs)
+    else:
+        parsed = SysbenchResult(
+            summary={"status": "failed", "error": error}, intervals=None, histogram=None
+        )
+    summary = parsed.summary
+    summary["client_hosts"] = pod_labels(cj.pods)
+    summary["start_spread_ms"] = (
+        (max(started.values()) - min(started.values())) * 1000 if started else None
+    )
+    summary["kubernetes_job"] = {"name": name, "image": cj.image, "namespace": kc.namespace}
+    by_index = {int(r["index"]): r for _, r in pods.iterrows() if pd.notna(r["index"])}
+    codes = [by_index[i]["exit_code"] for i in sorted(by_index)]
+    bad = [c for c in codes if pd.notna(c) and c != 0]
+    returncode = int(bad[0]) if bad else (1 if error else 0)
+    if error:
+        summary["status"] = "failed"
+        summary["error"] = error
+    finished = [float(r["finished"]) for r in by_index.values() if pd.notna(r["finished"])]
+    outcome = Outcome(
+        returncode=returncode,
+        log_path=logs[0],
+        started_at=min(started.values()) if started else t_apply,
+        finished_at=max(finished) if finished else t_end,
+    )
+    rows = []
+    for i, label in enumerate(pod_labels(cj.pods)):
+        r = by_index.get(i)
+        pod = None if r is None else r["pod"]
+        node = None if r is None or pd.isna(r["node"]) else r["node"]
+        t = started.get(i)
+        rows.append(
+            {
+                "host": label,
+                "destination": f"{pod} on {node}" if node else pod,
+                "threads": shares[i],
+                "agreed_start": float(start_at),
+                "started_at": t,
+                "start_delay_ms": None if t is None else (t - start_at) * 1000,
+                "finished_at": None if r is None or pd.isna(r["finished"]) else r["finished"],
+                "returncode": None if r is None or pd.isna(r["exit_code"]) else r["exit_code"],
+                "tps": each[i].summary.get("tps") if i in each else None,
+                "log_path": str(logs[i]),
+                "error": _pod_error(r, i in each),
+            }
+        )
+    ctx.store.replace_run_rows("run_hosts", study.study, spec.run_key, rows)
+    command = display_command(["sysbench", *args]) + (
+        f"  ({cj.pods} pods of Job {name}, image {cj.image}, threads {'+'.join(map(str, shares))})"
+    )
+    return parsed, outcome, command, extras
+
+
+def _pod_error(row, has_log: bool) -> str | None:
+    if row is None:
+        return "no pod"
+    if row["phase"] != "Succeeded":
+        code = "" if pd.isna(row["exit_code"]) else f", exit {int(row['exit_code'])}"
+        return f"pod {row['pod']} {row['phase']}{code}" + ("" if has_log else ", no log")
+    return None if has_log else "no log"
