@@ -23,6 +23,7 @@ from tibenchlib.hosts.proc import parse_readings, sample_rows, sampler_script
 from tibenchlib.hosts.spec import Destination, host_labels, parse_destination
 from tibenchlib.hosts.tables import contributions
 from tibenchlib.params import ParamsError, parse_study
+from tibenchlib.report.hosts import contributions_table, lead
 from tibenchlib.tools import Outcome
 
 
@@ -239,6 +240,33 @@ def test_per_host_contributions_share_and_cpu_demand():
     assert c.loc["h2", "cpu_demand"] == pytest.approx(0.95)
     assert c.loc["local", "cpu_demand"] == pytest.approx(0.25)
     assert contributions(runs, run_hosts)["cpu_demand"].isna().all()
+    assert c.loc["h2", "tps"] == pytest.approx(190.0)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_contributions_for_people_in_both_languages(lang):
+    c = pd.DataFrame(
+        {"arm": "a", "workload": "oltp_point_select", "threads": 6, "host": ["local", "h2"],
+         "n": 3, "tps": [210.0, 190.0], "tps_ci_low": [200.0, 150.0],
+         "tps_ci_high": [220.0, 230.0], "tps_share": [0.525, 0.475],
+         "tps_share_ci_low": [0.5, 0.45], "tps_share_ci_high": [0.55, 0.5],
+         "cpu_demand": [0.25, 0.97], "cpu_demand_ci_low": [0.2, 0.9],
+         "cpu_demand_ci_high": [0.3, 1.04], "merged_tps": 400.0, "merged_tps_ci_low": 380.0,
+         "merged_tps_ci_high": 420.0}
+    )  # fmt: skip
+    t = contributions_table(c, lang)
+    share, demand = [next(k for k in t if k.startswith(p)) for p in ("TPS ", "CPU ")]
+    assert list(t[share]) == ["52.5 [50.0, 55.0]", "47.5 [45.0, 50.0]"]
+    assert list(t[demand]) == ["25.0 [20.0, 30.0]", "97.0 [90.0, 104.0]"]
+    assert (t.iloc[:, 5] == "400 [380, 420]").all()  # the merged TPS beside each host
+    text = lead(c, lang)
+    assert "2" in text and "h2" in text
+    if lang == "zh":
+        assert "客户端主机" in t.columns[3] and "置信区间" in share
+        assert not set(",;:()") & set(text.replace("Student t", ""))
+    else:
+        assert t.columns[3] == "Client host"
+    assert not len(contributions_table(c.iloc[:0], lang))
 
 
 def _t_plain(values):
