@@ -419,3 +419,61 @@ def test_one_ssh_client_alone(hosts, data_dir, sysbench_bin):
     )
     assert not _leftovers("hostone")
     close_all()
+
+
+#: A client host's sysbench held to a sliver of one CPU: pinned to CPU 0 at the lowest
+#: priority, beside a busy neighbour there for as long as it runs (``--version`` untouched, so
+#: pre-flight sees the same version everywhere). ``exec`` keeps the client's pid: the host's
+#: sampling reads the sysbench process itself.
+STARVED = """#!/bin/sh
+case " $* " in *" --version "*) exec sysbench "$@";; esac
+taskset -c 0 sh -c 'while kill -0 "$0" 2>/dev/null; do :; done' "$$" &
+exec taskset -c 0 nice -n 19 sysbench "$@"
+"""
+
+
+@pytest.mark.slow
+def test_a_starved_client_host_is_named_by_the_diagnosis_and_shown(hosts, tmp_path, data_dir):
+    from tibenchlib import phases
+    from tibenchlib.report.diagnosis import study_diagnosis
+    from tibenchlib.report.hosts import contributions_table, host_contributions
+    from tibenchlib.report.html import build_report
+
+    if not shutil.which("taskset"):
+        pytest.skip("taskset is not installed (util-linux)")
+    starved = tmp_path / "starved" / "sysbench"
+    starved.parent.mkdir()
+    starved.write_text(STARVED)
+    starved.chmod(0o755)
+    entries = hosts.client_entries()
+    name = "hoststarved"
+    d = _study(
+        name,
+        hosts,
+        workloads=["oltp_point_select"],
+        threads=[6, 12],
+        repeats=3,
+        clients=["local", entries[0], {**entries[1], "sysbench": str(starved)}],
+    )
+    study = parse_study(d)
+    phases.run_phase(study, "prepare", progress=False)
+    phases.run_phase(study, "sweep", progress=False)
+    label = parse_destination(entries[1]["host"]).label
+    (row,) = study_diagnosis(study, lang="en").to_dict("records")
+    assert row["verdict"] == "client_cpu" and row["resource"] == f"client:{label}", row["sentence"]
+    assert f"client host {label} CPU-bound" in row["sentence_en"]
+    assert f"客户端主机 {label} CPU 瓶颈" in row["sentence_zh"]
+    # the contributions say the same: the starved host gives the least TPS and wants the most CPU
+    c = host_contributions(study)
+    top = c[c["threads"] == 12].set_index("host")
+    assert list(top.index) == ["local", parse_destination(entries[0]["host"]).label, label]
+    assert (top["n"] == 3).all() and top["tps_share"].sum() == pytest.approx(1.0)
+    assert top["tps_share"].idxmin() == label and top["cpu_demand"].idxmax() == label
+    assert top.loc[label, "cpu_demand"] >= 0.9
+    for lang in ("en", "zh"):
+        html = build_report(name, lang=lang).read_text()
+        t = contributions_table(c, lang)
+        assert all(h in html for h in t.columns)
+        assert label in html
+    assert not _leftovers(name)
+    close_all()
