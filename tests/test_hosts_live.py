@@ -477,3 +477,69 @@ def test_a_starved_client_host_is_named_by_the_diagnosis_and_shown(hosts, tmp_pa
         assert label in html
     assert not _leftovers(name)
     close_all()
+
+
+def _wait_for(path: Path, text: str, timeout: float = 120) -> None:
+    end = time.monotonic() + timeout
+    while text not in (path.read_text(errors="replace") if path.exists() else ""):
+        assert time.monotonic() < end, f"{path.name} never printed {text!r}"
+        time.sleep(0.1)
+
+
+YCSB_A = {"recordcount": 1000, "readproportion": 0.5, "updateproportion": 0.5}
+
+
+@pytest.mark.slow
+def test_ycsb_with_one_local_and_one_ssh_client(hosts, data_dir):
+    from tibenchlib import phases
+    from tibenchlib.store import Store
+    from tibenchlib.target import open_arm
+    from tibenchlib.ycsb import hdr
+
+    if not shutil.which("java"):
+        pytest.skip("java is not installed (default-jdk-headless)")
+    name = "hostycsb"
+    entry = hosts.client_entries()[0]
+    d = _study(name, hosts, clients=1)
+    d["ycsb"] = {
+        "workloads": {"a": {**YCSB_A, "maxexecutiontime_s": 3}},
+        "threads": [2],
+        "repeats": 2,
+        "clients": ["local", entry],
+    }
+    study = parse_study(d)
+    password = open_arm(study, "a").conn.password
+    watch = _Watch(hosts, name)
+    watch.start()
+    try:
+        phases.run_phase(study, "ycsb", progress=False)
+    finally:
+        watch.stop.set()
+        watch.join()
+    store = Store.for_study(study, record=False)
+    runs = store.runs(name, phase="ycsb")
+    assert len(runs) == 2 and (runs["status"] == "ok").all(), runs[["run_key", "error"]]
+    label = parse_destination(entry["host"]).label
+    per_host = store.read("run_hosts", name)
+    for _, run in runs.iterrows():
+        mine = per_host[per_host["run_key"] == run["run_key"]]
+        logs = [Path(p) for p in mine["log_path"]]
+        assert [p.name for p in logs] == ["local.log", f"{label}.log"]
+        assert all(p.parent.parent.name == "ycsb" for p in logs)
+        assert list(mine["threads"]) == [2, 2] and run["threads"] == 4
+        # each host's histograms came back beside its log; the run's p95 is the merged one's
+        clients = [hdr.read_client(p.with_suffix(".hdr")) for p in logs]
+        assert all("READ" in c and "UPDATE" in c for c in clients)
+        merged = hdr.merged_latency(clients)[hdr.ALL]
+        assert run["lat_p95_ms"] == pytest.approx(merged["p95"])
+        assert run["tps"] == pytest.approx(mine["tps"].sum(), rel=1e-6)
+        assert (mine["tps"] > 0).all()
+        assert mine["started_at"].max() - mine["started_at"].min() < 0.25
+    checks = store.read("client_hosts", name)
+    assert checks["problems"].isna().all() and checks["tool_version"].str.contains("openjdk").all()
+    seen = "\n".join(watch.lists)
+    assert f".tibench/{name}/" in seen and "db.passwordfile=" in seen  # looked mid-run
+    assert password not in seen
+    assert not _leftovers(name)
+    assert not list((Path.home() / ".tibench" / name).glob("*/*"))
+    close_all()
