@@ -6,6 +6,7 @@ Skipped with the reason only where sshd is not installed (make setup installs op
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -542,4 +543,133 @@ def test_ycsb_with_one_local_and_one_ssh_client(hosts, data_dir):
     assert password not in seen
     assert not _leftovers(name)
     assert not list((Path.home() / ".tibench" / name).glob("*/*"))
+    close_all()
+
+
+def _tpcc_study(name: str, sshd: LoopbackSshd, clients: list, duration_s: int = 3) -> dict:
+    d = _study(name, sshd, clients=1)
+    d["tpcc"] = {
+        "warehouses": [1], "items": 1000, "customers": 30, "threads": [4],
+        "duration_s": duration_s, "repeats": 2, "wait": [False], "clients": clients,
+    }  # fmt: skip
+    return d
+
+
+@pytest.mark.slow
+def test_tpcc_with_one_local_and_one_ssh_client(hosts, data_dir, sysbench_bin):
+    from tibenchlib import phases
+    from tibenchlib.store import Store
+    from tibenchlib.target import open_arm
+    from tibenchlib.tpcc.runner import parse_driver_counts
+
+    name = "hosttpcc"
+    entry = hosts.client_entries()[0]
+    study = parse_study(_tpcc_study(name, hosts, ["local", entry]))
+    password = open_arm(study, "a").conn.password
+    watch = _Watch(hosts, name)
+    watch.start()
+    try:
+        phases.run_phase(study, "tpcc", progress=False)
+    finally:
+        watch.stop.set()
+        watch.join()
+    store = Store.for_study(study, record=False)
+    runs = store.runs(name, phase="tpcc")
+    assert len(runs) == 2 and (runs["status"] == "ok").all(), runs[["run_key", "error"]]
+    label = parse_destination(entry["host"]).label
+    per_host = store.read("run_hosts", name)
+    for _, run in runs.iterrows():
+        mine = per_host[per_host["run_key"] == run["run_key"]]
+        logs = [Path(p) for p in mine["log_path"]]
+        assert [p.name for p in logs] == ["local.log", f"{label}.log"]
+        assert all(p.parent.parent.name == "tpcc" for p in logs)
+        assert list(mine["threads"]) == [2, 2] and run["threads"] == 4
+        # the driver's counters summed over both hosts match the orders table's growth
+        counts = [parse_driver_counts(p.read_text()) for p in logs]
+        assert all(c and c["new_order"] > 0 for c in counts)
+        summary = json.loads(run["summary_json"])
+        assert summary["new_orders"] == sum(c["new_order"] for c in counts)
+        assert summary["transactions"]["payment"] == sum(c["payment"] for c in counts)
+        assert (mine["tps"] > 0).all()
+        assert mine["started_at"].max() - mine["started_at"].min() < 0.25
+    seen = "\n".join(watch.lists)
+    assert f".tibench/{name}/" in seen and "--config-file=" in seen  # looked mid-run
+    assert password not in seen
+    assert not _leftovers(name)
+    assert not list((Path.home() / ".tibench" / name).glob("*/*"))
+    close_all()
+
+
+def _kill_mid_run(hosts, log: Path, marker: str, run) -> dict:
+    """Start ``run`` in a thread, kill the second loopback host once its client's ``log``
+    shows ``marker``, and return what ``run`` returned (``out["rec"]``)."""
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.update(rec=run()))
+    t.start()
+    try:
+        _wait_for(log, marker)
+        hosts.kill_host(hosts.addresses[1])
+    finally:
+        t.join(180)
+    return out
+
+
+@pytest.mark.slow
+def test_a_tpcc_host_killed_mid_run_fails_that_run_naming_it(hosts, data_dir, sysbench_bin):
+    from tibenchlib.target import open_arm
+    from tibenchlib.tpcc.phase import ensure_data, plan, run_one
+    from tibenchlib.tpcc.runner import host_logs
+
+    entries = hosts.client_entries()
+    name = "hosttpcckill"
+    study = parse_study(_tpcc_study(name, hosts, ["local", entries[1]], duration_s=8))
+    ctx = open_arm(study, "a")
+    ctx.tpcc_ready = set()
+    ensure_data(ctx, 1, "sysbench")
+    ctx.tpcc_ready.add(1)
+    spec = plan(study)[0]
+    logs = host_logs(study, spec.run_key)
+    out = _kill_mid_run(hosts, logs[1], "[ 2s ]", lambda: run_one(ctx, spec, "sysbench"))
+    rec = out["rec"]
+    assert rec.status == "failed"
+    assert rec.error.startswith(f"client host {entries[1]['host']}:") and "\n" not in rec.error
+    assert "connection lost" in rec.error
+    assert all(p.is_file() for p in logs) and "[ 2s ]" in logs[1].read_text()
+    assert "[ 8s ]" in logs[0].read_text()  # the local client ran to its end, its log kept
+    rows = ctx.store.read("run_hosts", name)
+    assert rows.set_index("destination").loc[entries[1]["host"], "error"] == rec.error
+    assert not _leftovers(name)
+    close_all()
+
+
+@pytest.mark.slow
+def test_a_ycsb_host_killed_mid_run_fails_that_run_naming_it(hosts, data_dir):
+    from tibenchlib.target import open_arm
+    from tibenchlib.ycsb.phase import ensure_loaded, plan, run_one
+    from tibenchlib.ycsb.runner import host_paths
+
+    if not shutil.which("java"):
+        pytest.skip("java is not installed (default-jdk-headless)")
+    entries = hosts.client_entries()
+    name = "hostycsbkill"
+    d = _study(name, hosts, clients=1)
+    d["ycsb"] = {
+        "workloads": {"a": {**YCSB_A, "maxexecutiontime_s": 10}},
+        "threads": [2],
+        "repeats": 1,
+        "clients": ["local", entries[1]],
+    }
+    study = parse_study(d)
+    ctx = open_arm(study, "a")
+    ensure_loaded(ctx)
+    spec = plan(study)[0]
+    logs, _ = host_paths(study, spec.run_key)
+    out = _kill_mid_run(hosts, logs[1], " 2 sec: ", lambda: run_one(ctx, spec))
+    rec = out["rec"]
+    assert rec.status == "failed"
+    assert rec.error.startswith(f"client host {entries[1]['host']}:") and "\n" not in rec.error
+    assert "connection lost" in rec.error
+    assert all(p.is_file() for p in logs) and " 2 sec: " in logs[1].read_text()
+    assert "[OVERALL], RunTime(ms)" in logs[0].read_text()  # the local client ran to its end
+    assert not _leftovers(name)
     close_all()
