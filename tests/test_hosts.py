@@ -85,6 +85,40 @@ def test_bad_client_hosts_name_the_field_and_never_show_a_password(clients, wher
     assert "s3cret" not in str(e.value)
 
 
+def test_ycsb_and_tpcc_take_the_same_client_hosts():
+    hosts = ["local", "bench@10.0.1.21", {"host": "bench@10.0.1.22:2222", "java": "/opt/jdk/java",
+             "sysbench": "/opt/sb/sysbench", "key": "k"}]  # fmt: skip
+    s = parse_study({"study": "t", "ycsb": {"clients": hosts}, "tpcc": {"clients": hosts,
+                     "threads": [3]}})  # fmt: skip
+    assert [c.host for c in s.ycsb.client_hosts] == [c.host for c in s.tpcc.client_hosts]
+    assert s.ycsb.n_clients == s.tpcc.n_clients == 3
+    assert s.ycsb.client_hosts[2].java == "/opt/jdk/java"
+    assert s.tpcc.client_hosts[2].sysbench == "/opt/sb/sysbench"
+    # the numbers and endpoints of before still mean what they meant
+    old = parse_study(
+        {"study": "t", "ycsb": {"clients": 2}, "tpcc": {"clients": 2, "threads": [2]}}
+    )
+    assert old.ycsb.client_hosts is None and old.ycsb.n_clients == 2
+    assert old.tpcc.client_hosts is None and old.tpcc.n_clients == 2
+
+
+@pytest.mark.parametrize(
+    ("section", "where"),
+    [
+        ({"ycsb": {"clients": ["local", "bench:s3cret@h"]}}, "ycsb.clients"),
+        ({"tpcc": {"clients": ["local", {"host": "b@h", "password": "s3cret"}]}}, "tpcc.clients"),
+        ({"ycsb": {"clients": ["local", "b@h"], "tool": "go-ycsb"}}, "tool: go-ycsb"),
+        ({"tpcc": {"clients": ["local", "b@h"], "tool": "go-tpc"}}, "go-tpc takes the password"),
+        ({"tpcc": {"clients": ["local", "b@h", "c@h"], "threads": [2]}}, "tpcc.threads: 2"),
+    ],
+)
+def test_bad_ycsb_or_tpcc_client_hosts_are_one_line_naming_the_field(section, where):
+    with pytest.raises(ParamsError) as e:
+        parse_study({"study": "t", **section})
+    assert where in str(e.value)
+    assert "s3cret" not in str(e.value)
+
+
 def test_host_logs_sit_in_one_folder_per_run(data_dir):
     logs = paths.host_run_logs("s", "sysbench", "a/oltp_read_only/t4/r1", ["local", "h_2222"])
     run = paths.raw_dir("s", "sysbench") / "a__oltp_read_only__t4__r1"

@@ -673,3 +673,22 @@ def test_a_ycsb_host_killed_mid_run_fails_that_run_naming_it(hosts, data_dir):
     assert "[OVERALL], RunTime(ms)" in logs[0].read_text()  # the local client ran to its end
     assert not _leftovers(name)
     close_all()
+
+
+def test_ycsb_hosts_pre_flight_names_a_missing_java(hosts, tmp_path):
+    from tibenchlib.ycsb.runner import open_ycsb_hosts
+
+    entries = hosts.client_entries()
+    missing = str(tmp_path / "no" / "java")
+    study = parse_study(
+        {"study": "hostjava", "ycsb": {"clients": ["local", {**entries[0], "java": missing}]}}
+    )
+    with _listening() as (host, port):
+        conn = type("C", (), {"host": host, "port": port})
+        with pytest.raises(HostError) as e:
+            open_ycsb_hosts(study, conn)
+    assert str(e.value) == (
+        f"client host {entries[0]['host']}: {missing} not found "
+        "(install it there or give its path (java:))"
+    )
+    close_all()
