@@ -592,6 +592,11 @@ def test_tpcc_with_one_local_and_one_ssh_client(hosts, data_dir, sysbench_bin):
         assert summary["transactions"]["payment"] == sum(c["payment"] for c in counts)
         assert (mine["tps"] > 0).all()
         assert mine["started_at"].max() - mine["started_at"].min() < 0.25
+    samples = store.read("samples", name)
+    assert set(samples["source"]) == {f"client:{label}"} and set(samples["run_key"]) == set(
+        runs["run_key"]
+    )
+    assert (samples["cpu_pct"] > 0).any()
     seen = "\n".join(watch.lists)
     assert f".tibench/{name}/" in seen and "--config-file=" in seen  # looked mid-run
     assert password not in seen

@@ -143,8 +143,16 @@ def merged_outcome(results: list[ClientResult]) -> tuple[Outcome, str | None]:
     return outcome, (failed[0].error if failed else None)
 
 
-def record_hosts(store, study: str, run_key: str, results: list[ClientResult], tps) -> None:
-    """One ``run_hosts`` row per client of a run (``tps``: each client's own figure)."""
+def record_hosts(
+    store, study: str, run_key: str, results: list[ClientResult], tps, *, samples: bool = False
+) -> None:
+    """One ``run_hosts`` row per client of a run (``tps``: each client's own figure); with
+    ``samples``, the SSH hosts' CPU samples become the run's ``samples`` (a phase that samples
+    nothing else: YCSB, TPC-C; ``t`` counts from the agreed start)."""
+    if samples:
+        remote = [r.samples for r in results if len(r.samples)]
+        rows = pd.concat(remote, ignore_index=True).to_dict("records") if remote else []
+        store.replace_run_rows("samples", study, run_key, rows)
     store.replace_run_rows(
         "run_hosts",
         study,

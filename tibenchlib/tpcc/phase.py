@@ -378,7 +378,7 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
         if host_error:
             status, error = "failed", host_error
         tps_each = [sb.summary.get("tps") for sb in parsed]
-        record_hosts(ctx.store, study.study, spec.run_key, per_host, tps_each)
+        record_hosts(ctx.store, study.study, spec.run_key, per_host, tps_each, samples=True)
     new_orders = after - before if after is not None else None
     if status == "ok" and total.get("new_order") != new_orders:
         status, error = (

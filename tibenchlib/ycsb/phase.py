@@ -383,7 +383,7 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
         status, error = "failed", host_error
     if hosts:
         tps_each = [s.get("throughput_ops_s") for s in summaries]
-        record_hosts(ctx.store, study.study, spec.run_key, per_host, tps_each)
+        record_hosts(ctx.store, study.study, spec.run_key, per_host, tps_each, samples=True)
     warnings += more
     loaded = y.workloads[spec.workload].recordcount
     if w.recordcount > GROWTH_WARN * loaded:
