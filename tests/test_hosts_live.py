@@ -422,32 +422,74 @@ def test_one_ssh_client_alone(hosts, data_dir, sysbench_bin):
     close_all()
 
 
-#: A client host's sysbench held to a sliver of one CPU: pinned to CPU 0 at the lowest
-#: priority, beside a busy neighbour there for as long as it runs (``--version`` untouched, so
-#: pre-flight sees the same version everywhere). ``exec`` keeps the client's pid: the host's
-#: sampling reads the sysbench process itself.
+#: A client host's sysbench held to a twentieth of one CPU whatever its thread count (the CFS
+#: bandwidth limit of the cgroup ``{tasks}`` belongs to; ``--version`` untouched, so pre-flight
+#: sees the same version everywhere). ``exec`` keeps the client's pid: the host's sampling
+#: reads the sysbench process itself, and its threads are born in the cgroup.
 STARVED = """#!/bin/sh
 case " $* " in *" --version "*) exec sysbench "$@";; esac
-taskset -c 0 sh -c 'while kill -0 "$0" 2>/dev/null; do :; done' "$$" &
-exec taskset -c 0 nice -n 19 sysbench "$@"
+echo $$ > {tasks}
+exec sysbench "$@"
 """
 
 
+#: The starved host's CPU per 100 ms period (µs): so little that its sysbench threads wait for
+#: a CPU nearly all the time, and the server, seldom asked, has time to spare.
+QUOTA_US = 5000
+
+
+@pytest.fixture
+def starved_cgroup():
+    """A cgroup whose tasks get at most 5 ms of CPU per 100 ms (cgroup v2's ``cpu.max``, or
+    v1's ``cpu.cfs_quota_us``); yields its ``tasks`` (v1) or ``cgroup.procs`` (v2) file.
+    Skips the test where no cgroup can be made (not root, a read-only cgroup file system)."""
+    v2, v1 = Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpu")
+    name = f"tibench-test-{os.getpid()}"
+    g = None
+    try:
+        if "cpu" in (v2 / "cgroup.subtree_control").read_text().split():
+            g = v2 / name
+            g.mkdir()
+            (g / "cpu.max").write_text(f"{QUOTA_US} 100000\n")
+            tasks = g / "cgroup.procs"
+        else:
+            raise OSError("no cpu controller in cgroup v2")
+    except OSError:
+        try:
+            g = v1 / name
+            g.mkdir()
+            (g / "cpu.cfs_period_us").write_text("100000\n")
+            (g / "cpu.cfs_quota_us").write_text(f"{QUOTA_US}\n")
+            tasks = g / "tasks"
+        except OSError as e:
+            pytest.skip(f"no cgroup with a CPU limit can be made here ({e})")
+    try:
+        yield tasks
+    finally:
+        end = time.monotonic() + 10
+        while g.exists():
+            try:
+                g.rmdir()
+            except OSError:  # a task still inside
+                assert time.monotonic() < end
+                time.sleep(0.2)
+
+
 @pytest.mark.slow
-def test_a_starved_client_host_is_named_by_the_diagnosis_and_shown(hosts, tmp_path, data_dir):
+def test_a_starved_client_host_is_named_by_the_diagnosis_and_shown(
+    hosts, tmp_path, data_dir, starved_cgroup
+):
     from tibenchlib import phases
     from tibenchlib.report.diagnosis import study_diagnosis
     from tibenchlib.report.hosts import contributions_table, host_contributions
     from tibenchlib.report.html import build_report
 
-    if not shutil.which("taskset"):
-        pytest.skip("taskset is not installed (util-linux)")
+    name = "hoststarved"
     starved = tmp_path / "starved" / "sysbench"
     starved.parent.mkdir()
-    starved.write_text(STARVED)
+    starved.write_text(STARVED.format(tasks=starved_cgroup))
     starved.chmod(0o755)
     entry = hosts.client_entries()[1]
-    name = "hoststarved"
     # the starved host drives the whole load: its sliver of CPU is what the sweep measures, so
     # throughput is flat over the ladder however busy the machine's other CPUs are
     d = _study(
@@ -456,6 +498,7 @@ def test_a_starved_client_host_is_named_by_the_diagnosis_and_shown(hosts, tmp_pa
         workloads=["oltp_point_select"],
         threads=[4, 8],
         repeats=3,
+        duration_s=4,  # a few of the host's one-second samples in every run
         clients=[{**entry, "sysbench": str(starved)}],
     )
     study = parse_study(d)
@@ -472,6 +515,7 @@ def test_a_starved_client_host_is_named_by_the_diagnosis_and_shown(hosts, tmp_pa
     assert list(top.index) == [label] and top.loc[label, "n"] == 3
     assert top.loc[label, "tps_share"] == pytest.approx(1.0)
     assert top.loc[label, "cpu_demand"] >= 0.9
+    assert top.loc[label, "cpu_demand_ci_low"] > 0  # every run sampled the host
     assert top.loc[label, "tps"] == pytest.approx(top.loc[label, "merged_tps"], rel=1e-6)
     for lang in ("en", "zh"):
         html = build_report(name, lang=lang).read_text()
