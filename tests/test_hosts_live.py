@@ -496,7 +496,7 @@ def test_a_starved_client_host_is_named_by_the_diagnosis_and_shown(
         name,
         hosts,
         workloads=["oltp_point_select"],
-        threads=[4, 8],
+        threads=[8, 16],  # enough threads to use the host's sliver in full at both counts
         repeats=3,
         duration_s=4,  # a few of the host's one-second samples in every run
         clients=[{**entry, "sysbench": str(starved)}],
@@ -511,7 +511,7 @@ def test_a_starved_client_host_is_named_by_the_diagnosis_and_shown(
     assert f"客户端主机 {label} CPU 瓶颈" in row["sentence_zh"]
     # the contributions say the same: the host gives all the TPS and wants more than its CPUs
     c = host_contributions(study)
-    top = c[c["threads"] == 8].set_index("host")
+    top = c[c["threads"] == 16].set_index("host")
     assert list(top.index) == [label] and top.loc[label, "n"] == 3
     assert top.loc[label, "tps_share"] == pytest.approx(1.0)
     assert top.loc[label, "cpu_demand"] >= 0.9
