@@ -161,6 +161,17 @@ def test_sweep_with_one_local_and_two_ssh_clients(hosts, data_dir, sysbench_bin)
     }
     samples = store.read("samples", "hostsweep")
     assert {f"client:{lab}" for lab in labels} <= set(samples["source"])
+    # each host's contribution per cell: its TPS, its share (all shares add up to the run's
+    # whole), its CPU demand, beside the merged TPS of the sweep's table
+    from tibenchlib.report.hosts import host_contributions
+
+    c = host_contributions(study)
+    assert len(c) == 4 * 3 and (c["n"] == 2).all()
+    for _, cell in c.groupby(["workload", "threads"]):
+        assert list(cell["host"].astype(str)) == ["local", *labels]
+        assert cell["tps_share"].sum() == pytest.approx(1.0)
+        assert cell["tps"].sum() == pytest.approx(cell["merged_tps"].iloc[0], rel=1e-6)
+        assert cell["cpu_demand"].notna().all() and (cell["cpu_demand"] > 0).all()
     assert (samples[samples["source"].str.startswith("client:")]["cpu_pct"] >= 0).all()
     # the password: in no host's process list during the runs, in no file of the study; the
     # remote credentials files were 0600 in 0700 folders, and are gone
