@@ -787,3 +787,26 @@ def test_ycsb_hosts_pre_flight_names_a_missing_java(hosts, tmp_path):
         "(install it there or give its path (java:))"
     )
     close_all()
+
+
+def test_the_environment_captures_ycsb_and_tpcc_client_hosts(hosts, tmp_path, data_dir):
+    from tibenchlib import phases
+    from tibenchlib.store import Store
+
+    if not shutil.which("java"):
+        pytest.skip("java is not installed (default-jdk-headless)")
+    entries = hosts.client_entries()
+    d = _study("hostenv2", hosts, clients=1, phases=["environment"])
+    d["ycsb"] = {"clients": ["local", entries[0]]}
+    d["tpcc"] = {"clients": ["local", entries[0], entries[1]], "threads": [3]}
+    phases.run_phase(parse_study(d), "environment", progress=False)
+    cap = Store.for_study(parse_study(d), record=False).environment_captures("hostenv2")["a"]
+    first, second = (parse_destination(e["host"]).label for e in entries)
+    assert sorted(cap["client_hosts"]) == sorted([first, second])
+    # the host of both sections with both tools' versions, the other with sysbench's
+    tools = cap["client_hosts"][first]["tools"]
+    assert set(tools) == {"java", "sysbench"}
+    assert tools["java"]["first_line"].startswith("openjdk")
+    assert tools["sysbench"]["first_line"].startswith("sysbench")
+    assert set(cap["client_hosts"][second]["tools"]) == {"sysbench"}
+    close_all()

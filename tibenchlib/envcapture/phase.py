@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import paths
-from ..hosts.capture import capture_client_hosts
+from ..hosts.capture import capture_client_hosts, client_host_sections
 from ..phase import Phase, RunContext
 from ..target import open_arm
 from .database import capture_database
@@ -40,7 +40,7 @@ class Environment(Phase):
                 }
             finally:
                 eng.dispose()
-            if study.client_hosts:
+            if client_host_sections(study):
                 cap["client_hosts"] = capture_client_hosts(study, arm.conn)
             save_capture(cap, paths.environment_file(study.study, label))
             store.record_environment(study.study, label, cap)
