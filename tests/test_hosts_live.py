@@ -580,11 +580,53 @@ def _wait_for(path: Path, text: str, timeout: float = 120) -> None:
 YCSB_A = {"recordcount": 1000, "readproportion": 0.5, "updateproportion": 0.5}
 
 
-@pytest.mark.slow
-def test_ycsb_with_one_local_and_one_ssh_client(hosts, data_dir):
+def _run_watched(hosts, study, phase: str):
+    """Run ``phase`` of ``study`` while every host's process list is read; returns the
+    catalog and what the lists showed. Checks the password appeared in none, and nothing of
+    the study is left running or on disk on any host."""
     from tibenchlib import phases
     from tibenchlib.store import Store
     from tibenchlib.target import open_arm
+
+    name = study.study
+    password = open_arm(study, "a").conn.password
+    assert password
+    watch = _Watch(hosts, name)
+    watch.start()
+    try:
+        phases.run_phase(study, phase, progress=False)
+    finally:
+        watch.stop.set()
+        watch.join()
+    seen = "\n".join(watch.lists)
+    assert f".tibench/{name}/" in seen  # we did look mid-run
+    assert password not in seen
+    assert not _leftovers(name)
+    assert not list((Path.home() / ".tibench" / name).glob("*/*"))
+    return Store.for_study(study, record=False), seen
+
+
+def _runs_by_host(store, study, phase: str, entry: dict):
+    """Each run of a two-client phase (``local`` and ``entry``), all ``ok``, with its
+    ``run_hosts`` rows and its clients' logs (``raw/<phase>/<run>/<host>.log``), two threads
+    each, their own TPS, started together."""
+    runs = store.runs(study.study, phase=phase)
+    assert len(runs) == 2 and (runs["status"] == "ok").all(), runs[["run_key", "error"]]
+    label = parse_destination(entry["host"]).label
+    per_host = store.read("run_hosts", study.study)
+    for _, run in runs.iterrows():
+        mine = per_host[per_host["run_key"] == run["run_key"]]
+        logs = [Path(p) for p in mine["log_path"]]
+        assert [p.name for p in logs] == ["local.log", f"{label}.log"]
+        assert all(p.parent.parent.name == phase for p in logs)
+        assert list(mine["threads"]) == [2, 2] and run["threads"] == 4
+        assert (mine["tps"] > 0).all()
+        assert mine["started_at"].max() - mine["started_at"].min() < 0.25
+        yield run, mine, logs
+
+
+@pytest.mark.slow
+def test_ycsb_with_one_local_and_one_ssh_client(hosts, data_dir):
     from tibenchlib.ycsb import hdr
 
     if not shutil.which("java"):
@@ -599,40 +641,17 @@ def test_ycsb_with_one_local_and_one_ssh_client(hosts, data_dir):
         "clients": ["local", entry],
     }
     study = parse_study(d)
-    password = open_arm(study, "a").conn.password
-    watch = _Watch(hosts, name)
-    watch.start()
-    try:
-        phases.run_phase(study, "ycsb", progress=False)
-    finally:
-        watch.stop.set()
-        watch.join()
-    store = Store.for_study(study, record=False)
-    runs = store.runs(name, phase="ycsb")
-    assert len(runs) == 2 and (runs["status"] == "ok").all(), runs[["run_key", "error"]]
-    label = parse_destination(entry["host"]).label
-    per_host = store.read("run_hosts", name)
-    for _, run in runs.iterrows():
-        mine = per_host[per_host["run_key"] == run["run_key"]]
-        logs = [Path(p) for p in mine["log_path"]]
-        assert [p.name for p in logs] == ["local.log", f"{label}.log"]
-        assert all(p.parent.parent.name == "ycsb" for p in logs)
-        assert list(mine["threads"]) == [2, 2] and run["threads"] == 4
+    store, seen = _run_watched(hosts, study, "ycsb")
+    for run, mine, logs in _runs_by_host(store, study, "ycsb", entry):
         # each host's histograms came back beside its log; the run's p95 is the merged one's
         clients = [hdr.read_client(p.with_suffix(".hdr")) for p in logs]
         assert all("READ" in c and "UPDATE" in c for c in clients)
         merged = hdr.merged_latency(clients)[hdr.ALL]
         assert run["lat_p95_ms"] == pytest.approx(merged["p95"])
         assert run["tps"] == pytest.approx(mine["tps"].sum(), rel=1e-6)
-        assert (mine["tps"] > 0).all()
-        assert mine["started_at"].max() - mine["started_at"].min() < 0.25
     checks = store.read("client_hosts", name)
     assert checks["problems"].isna().all() and checks["tool_version"].str.contains("openjdk").all()
-    seen = "\n".join(watch.lists)
-    assert f".tibench/{name}/" in seen and "db.passwordfile=" in seen  # looked mid-run
-    assert password not in seen
-    assert not _leftovers(name)
-    assert not list((Path.home() / ".tibench" / name).glob("*/*"))
+    assert "db.passwordfile=" in seen  # the binding's password file, named mid-run
     close_all()
 
 
@@ -647,51 +666,25 @@ def _tpcc_study(name: str, sshd: LoopbackSshd, clients: list, duration_s: int = 
 
 @pytest.mark.slow
 def test_tpcc_with_one_local_and_one_ssh_client(hosts, data_dir, sysbench_bin):
-    from tibenchlib import phases
-    from tibenchlib.store import Store
-    from tibenchlib.target import open_arm
     from tibenchlib.tpcc.runner import parse_driver_counts
 
     name = "hosttpcc"
     entry = hosts.client_entries()[0]
     study = parse_study(_tpcc_study(name, hosts, ["local", entry]))
-    password = open_arm(study, "a").conn.password
-    watch = _Watch(hosts, name)
-    watch.start()
-    try:
-        phases.run_phase(study, "tpcc", progress=False)
-    finally:
-        watch.stop.set()
-        watch.join()
-    store = Store.for_study(study, record=False)
-    runs = store.runs(name, phase="tpcc")
-    assert len(runs) == 2 and (runs["status"] == "ok").all(), runs[["run_key", "error"]]
-    label = parse_destination(entry["host"]).label
-    per_host = store.read("run_hosts", name)
-    for _, run in runs.iterrows():
-        mine = per_host[per_host["run_key"] == run["run_key"]]
-        logs = [Path(p) for p in mine["log_path"]]
-        assert [p.name for p in logs] == ["local.log", f"{label}.log"]
-        assert all(p.parent.parent.name == "tpcc" for p in logs)
-        assert list(mine["threads"]) == [2, 2] and run["threads"] == 4
+    store, seen = _run_watched(hosts, study, "tpcc")
+    for run, _, logs in _runs_by_host(store, study, "tpcc", entry):
         # the driver's counters summed over both hosts match the orders table's growth
         counts = [parse_driver_counts(p.read_text()) for p in logs]
         assert all(c and c["new_order"] > 0 for c in counts)
         summary = json.loads(run["summary_json"])
         assert summary["new_orders"] == sum(c["new_order"] for c in counts)
         assert summary["transactions"]["payment"] == sum(c["payment"] for c in counts)
-        assert (mine["tps"] > 0).all()
-        assert mine["started_at"].max() - mine["started_at"].min() < 0.25
     samples = store.read("samples", name)
-    assert set(samples["source"]) == {f"client:{label}"} and set(samples["run_key"]) == set(
-        runs["run_key"]
-    )
+    label = parse_destination(entry["host"]).label
+    assert set(samples["source"]) == {f"client:{label}"}
+    assert set(samples["run_key"]) == set(store.runs(name, phase="tpcc")["run_key"])
     assert (samples["cpu_pct"] > 0).any()
-    seen = "\n".join(watch.lists)
-    assert f".tibench/{name}/" in seen and "--config-file=" in seen  # looked mid-run
-    assert password not in seen
-    assert not _leftovers(name)
-    assert not list((Path.home() / ".tibench" / name).glob("*/*"))
+    assert "--config-file=" in seen  # sysbench's credentials file, named mid-run
     close_all()
 
 
