@@ -307,3 +307,15 @@ def _t_plain(values):
     v = np.asarray(values, float)
     half = st.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
     return v.mean(), v.mean() - half, v.mean() + half
+
+
+def test_tibench_files_go_to_one_folder_per_version(tmp_path):
+    from tibenchlib.hosts.ssh import bundle_dir
+
+    a, b = tmp_path / "tpcc.lua", tmp_path / "tpcc_common.lua"
+    a.write_text("-- one\n")
+    b.write_text("-- two\n")
+    first = bundle_dir([a, b])
+    assert first.startswith(".tibench/files/") and bundle_dir([a, b]) == first
+    a.write_text("-- one, changed\n")  # another version of the driver: another folder
+    assert bundle_dir([a, b]) != first
