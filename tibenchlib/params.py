@@ -414,78 +414,6 @@ class DmParams(_Model):
         return env_secret(self.source_password_env)
 
 
-_ENDPOINT = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
-
-
-class ClientHost(_Model):
-    """One client of a sweep, YCSB or TPC-C run: ``local`` (this machine) or an SSH destination
-    ``user@host[:port]``. ``sysbench`` (the sweep, TPC-C's Lua driver) and ``java`` (YCSB's
-    Java binding): the tool's path on that host (default: its PATH);
-    ``key``: the private key file on this machine (default: the SSH agent and ``~/.ssh``);
-    ``known_hosts``: the file holding the host's key (default: ``~/.ssh/known_hosts``)."""
-
-    host: str
-    sysbench: str | None = None
-    java: str | None = None
-    key: str | None = None
-    known_hosts: str | None = None
-
-    @field_validator("host")
-    @classmethod
-    def _destination(cls, v: str) -> str:
-        if v != LOCAL:
-            parse_destination(v)
-        return v
-
-    @property
-    def local(self) -> bool:
-        return self.host == LOCAL
-
-
-def _is_host_entry(e) -> bool:
-    return isinstance(e, dict) or e == LOCAL or (isinstance(e, str) and "@" in e)
-
-
-def client_hosts_before(v, field: str = "clients"):
-    """A ``clients`` list naming hosts (``local``, ``user@host[:port]`` or a mapping with
-    ``host``) as :class:`ClientHost` mappings; a password anywhere is refused naming its field."""
-    if not isinstance(v, list) or not any(_is_host_entry(e) for e in v):
-        return v
-    out = []
-    for i, e in enumerate(v):
-        if not _is_host_entry(e):
-            raise ValueError(
-                f"{field}[{i}]: {e!r} is an endpoint among client hosts: give every client as "
-                "'local' or user@host[:port]"
-            )
-        e = {"host": e} if isinstance(e, str) else dict(e)
-        secret = [k for k in e if "pass" in str(k).lower() or "secret" in str(k).lower()]
-        if secret:
-            raise ValueError(
-                f"{field}[{i}].{secret[0]}: a password never goes in the study file; give key: "
-                "<private key file> or let the SSH agent authenticate"
-            )
-        host = e.get("host")
-        if isinstance(host, str) and host != LOCAL:
-            try:
-                parse_destination(host)
-            except ValueError as err:
-                raise ValueError(f"{field}[{i}].host: {err}") from None
-        out.append(e)
-    return out
-
-
-def check_endpoints(v):
-    """A ``clients`` value: a number, or a non-empty list of ``host:port`` endpoints."""
-    if isinstance(v, list) and not any(isinstance(e, ClientHost) for e in v):
-        if not v:
-            raise ValueError("clients: give a number or at least one host:port endpoint")
-        bad = [e for e in v if not _ENDPOINT.match(e)]
-        if bad:
-            raise ValueError(f"clients: {bad[0]!r} is not host:port (e.g. 10.0.1.8:4000)")
-    return v
-
-
 class YcsbParams(_Model):
     """The ``ycsb`` phase: YCSB core workloads by name × a thread ladder × repeats.
 
@@ -559,6 +487,78 @@ class YcsbParams(_Model):
                     "its recordcount/fieldcount/fieldlength: give one of them another table"
                 )
         return self
+
+
+_ENDPOINT = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
+
+
+class ClientHost(_Model):
+    """One client of a sweep, YCSB or TPC-C run: ``local`` (this machine) or an SSH destination
+    ``user@host[:port]``. ``sysbench`` (the sweep, TPC-C's Lua driver) and ``java`` (YCSB's
+    Java binding): the tool's path on that host (default: its PATH);
+    ``key``: the private key file on this machine (default: the SSH agent and ``~/.ssh``);
+    ``known_hosts``: the file holding the host's key (default: ``~/.ssh/known_hosts``)."""
+
+    host: str
+    sysbench: str | None = None
+    java: str | None = None
+    key: str | None = None
+    known_hosts: str | None = None
+
+    @field_validator("host")
+    @classmethod
+    def _destination(cls, v: str) -> str:
+        if v != LOCAL:
+            parse_destination(v)
+        return v
+
+    @property
+    def local(self) -> bool:
+        return self.host == LOCAL
+
+
+def _is_host_entry(e) -> bool:
+    return isinstance(e, dict) or e == LOCAL or (isinstance(e, str) and "@" in e)
+
+
+def client_hosts_before(v, field: str = "clients"):
+    """A ``clients`` list naming hosts (``local``, ``user@host[:port]`` or a mapping with
+    ``host``) as :class:`ClientHost` mappings; a password anywhere is refused naming its field."""
+    if not isinstance(v, list) or not any(_is_host_entry(e) for e in v):
+        return v
+    out = []
+    for i, e in enumerate(v):
+        if not _is_host_entry(e):
+            raise ValueError(
+                f"{field}[{i}]: {e!r} is an endpoint among client hosts: give every client as "
+                "'local' or user@host[:port]"
+            )
+        e = {"host": e} if isinstance(e, str) else dict(e)
+        secret = [k for k in e if "pass" in str(k).lower() or "secret" in str(k).lower()]
+        if secret:
+            raise ValueError(
+                f"{field}[{i}].{secret[0]}: a password never goes in the study file; give key: "
+                "<private key file> or let the SSH agent authenticate"
+            )
+        host = e.get("host")
+        if isinstance(host, str) and host != LOCAL:
+            try:
+                parse_destination(host)
+            except ValueError as err:
+                raise ValueError(f"{field}[{i}].host: {err}") from None
+        out.append(e)
+    return out
+
+
+def check_endpoints(v):
+    """A ``clients`` value: a number, or a non-empty list of ``host:port`` endpoints."""
+    if isinstance(v, list) and not any(isinstance(e, ClientHost) for e in v):
+        if not v:
+            raise ValueError("clients: give a number or at least one host:port endpoint")
+        bad = [e for e in v if not _ENDPOINT.match(e)]
+        if bad:
+            raise ValueError(f"clients: {bad[0]!r} is not host:port (e.g. 10.0.1.8:4000)")
+    return v
 
 
 class TpccParams(_Model):
