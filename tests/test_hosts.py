@@ -23,6 +23,7 @@ from tibenchlib.hosts.proc import parse_readings, sample_rows, sampler_script
 from tibenchlib.hosts.spec import Destination, host_labels, parse_destination
 from tibenchlib.hosts.tables import contributions
 from tibenchlib.params import ParamsError, parse_study
+from tibenchlib.report.hosts import contributions_table, lead
 from tibenchlib.tools import Outcome
 
 
@@ -80,6 +81,40 @@ def test_clients_as_hosts_in_the_study_file():
 def test_bad_client_hosts_name_the_field_and_never_show_a_password(clients, where):
     with pytest.raises(ParamsError) as e:
         parse_study({"study": "t", "threads": [2], "clients": clients})
+    assert where in str(e.value)
+    assert "s3cret" not in str(e.value)
+
+
+def test_ycsb_and_tpcc_take_the_same_client_hosts():
+    hosts = ["local", "bench@10.0.1.21", {"host": "bench@10.0.1.22:2222", "java": "/opt/jdk/java",
+             "sysbench": "/opt/sb/sysbench", "key": "k"}]  # fmt: skip
+    s = parse_study({"study": "t", "ycsb": {"clients": hosts}, "tpcc": {"clients": hosts,
+                     "threads": [3]}})  # fmt: skip
+    assert [c.host for c in s.ycsb.client_hosts] == [c.host for c in s.tpcc.client_hosts]
+    assert s.ycsb.n_clients == s.tpcc.n_clients == 3
+    assert s.ycsb.client_hosts[2].java == "/opt/jdk/java"
+    assert s.tpcc.client_hosts[2].sysbench == "/opt/sb/sysbench"
+    # the numbers and endpoints of before still mean what they meant
+    old = parse_study(
+        {"study": "t", "ycsb": {"clients": 2}, "tpcc": {"clients": 2, "threads": [2]}}
+    )
+    assert old.ycsb.client_hosts is None and old.ycsb.n_clients == 2
+    assert old.tpcc.client_hosts is None and old.tpcc.n_clients == 2
+
+
+@pytest.mark.parametrize(
+    ("section", "where"),
+    [
+        ({"ycsb": {"clients": ["local", "bench:s3cret@h"]}}, "ycsb.clients"),
+        ({"tpcc": {"clients": ["local", {"host": "b@h", "password": "s3cret"}]}}, "tpcc.clients"),
+        ({"ycsb": {"clients": ["local", "b@h"], "tool": "go-ycsb"}}, "tool: go-ycsb"),
+        ({"tpcc": {"clients": ["local", "b@h"], "tool": "go-tpc"}}, "go-tpc takes the password"),
+        ({"tpcc": {"clients": ["local", "b@h", "c@h"], "threads": [2]}}, "tpcc.threads: 2"),
+    ],
+)
+def test_bad_ycsb_or_tpcc_client_hosts_are_one_line_naming_the_field(section, where):
+    with pytest.raises(ParamsError) as e:
+        parse_study({"study": "t", **section})
     assert where in str(e.value)
     assert "s3cret" not in str(e.value)
 
@@ -239,9 +274,48 @@ def test_per_host_contributions_share_and_cpu_demand():
     assert c.loc["h2", "cpu_demand"] == pytest.approx(0.95)
     assert c.loc["local", "cpu_demand"] == pytest.approx(0.25)
     assert contributions(runs, run_hosts)["cpu_demand"].isna().all()
+    assert c.loc["h2", "tps"] == pytest.approx(190.0)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_contributions_for_people_in_both_languages(lang):
+    c = pd.DataFrame(
+        {"arm": "a", "workload": "oltp_point_select", "threads": 6, "host": ["local", "h2"],
+         "n": 3, "tps": [210.0, 190.0], "tps_ci_low": [200.0, 150.0],
+         "tps_ci_high": [220.0, 230.0], "tps_share": [0.525, 0.475],
+         "tps_share_ci_low": [0.5, 0.45], "tps_share_ci_high": [0.55, 0.5],
+         "cpu_demand": [0.25, 0.97], "cpu_demand_ci_low": [0.2, 0.9],
+         "cpu_demand_ci_high": [0.3, 1.04], "merged_tps": 400.0, "merged_tps_ci_low": 380.0,
+         "merged_tps_ci_high": 420.0}
+    )  # fmt: skip
+    t = contributions_table(c, lang)
+    share, demand = [next(k for k in t if k.startswith(p)) for p in ("TPS ", "CPU ")]
+    assert list(t[share]) == ["52.5 [50.0, 55.0]", "47.5 [45.0, 50.0]"]
+    assert list(t[demand]) == ["25.0 [20.0, 30.0]", "97.0 [90.0, 104.0]"]
+    assert (t.iloc[:, 5] == "400 [380, 420]").all()  # the merged TPS beside each host
+    text = lead(c, lang)
+    assert "2" in text and "h2" in text
+    if lang == "zh":
+        assert "客户端主机" in t.columns[3] and "置信区间" in share
+        assert not set(",;:()") & set(text.replace("Student t", ""))
+    else:
+        assert t.columns[3] == "Client host"
+    assert not len(contributions_table(c.iloc[:0], lang))
 
 
 def _t_plain(values):
     v = np.asarray(values, float)
     half = st.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
     return v.mean(), v.mean() - half, v.mean() + half
+
+
+def test_tibench_files_go_to_one_folder_per_version(tmp_path):
+    from tibenchlib.hosts.ssh import bundle_dir
+
+    a, b = tmp_path / "tpcc.lua", tmp_path / "tpcc_common.lua"
+    a.write_text("-- one\n")
+    b.write_text("-- two\n")
+    first = bundle_dir([a, b])
+    assert first.startswith(".tibench/files/") and bundle_dir([a, b]) == first
+    a.write_text("-- one, changed\n")  # another version of the driver: another folder
+    assert bundle_dir([a, b]) != first

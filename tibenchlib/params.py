@@ -500,25 +500,49 @@ class YcsbParams(_Model):
     threads: Annotated[list[ThreadCount], Field(min_length=1)] = [1, 2, 4]
     repeats: RepeatCount = 3
     load_threads: ThreadCount = 2
-    #: client processes started together per run (report 004), merged into one run
-    clients: Annotated[int, Field(ge=1, le=64)] = 1
+    #: client processes started together per run (report 004), merged into one run: a number
+    #: (on this machine), or client hosts (``local``, ``user@host[:port]``, a mapping with
+    #: ``key`` and ``java``), one client each
+    clients: (
+        Annotated[int, Field(ge=1, le=64)]
+        | Annotated[list[ClientHost], Field(min_length=1, max_length=64)]
+    ) = 1
     #: ``host:port`` per client on a cluster (one per tidb-server); empty: the arm's target
     endpoints: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-\[\]:]+:\d+$")]] = []
     #: ``auto``: go-ycsb for a cluster when on PATH, the Java YCSB otherwise
     tool: Literal["auto", "ycsb", "go-ycsb"] = "auto"
     run_timeout_s: TimeoutS | None = None
 
+    @field_validator("clients", mode="before")
+    @classmethod
+    def _hosts(cls, v):
+        return client_hosts_before(v)
+
+    @property
+    def client_hosts(self) -> list[ClientHost] | None:
+        """The clients as hosts (``local`` or SSH), or None when ``clients`` is a number."""
+        return list(self.clients) if isinstance(self.clients, list) else None
+
+    @property
+    def n_clients(self) -> int:
+        return len(self.clients) if isinstance(self.clients, list) else self.clients
+
     @model_validator(mode="after")
     def _consistent(self) -> YcsbParams:
-        if self.endpoints and len(self.endpoints) != self.clients:
+        if self.client_hosts and (self.endpoints or self.tool == "go-ycsb"):
             raise ValueError(
-                f"endpoints: {len(self.endpoints)} given for clients={self.clients} "
+                "clients: client hosts run the Java YCSB against the arm's target: give "
+                "neither endpoints nor tool: go-ycsb with them"
+            )
+        if self.endpoints and len(self.endpoints) != self.n_clients:
+            raise ValueError(
+                f"endpoints: {len(self.endpoints)} given for clients={self.n_clients} "
                 "(one host:port per client, or none)"
             )
         inserting = [n for n, w in self.workloads.items() if w.insertproportion > 0]
-        if self.clients > 1 and inserting:
+        if self.n_clients > 1 and inserting:
             raise ValueError(
-                f"workloads.{inserting[0]}: insertproportion > 0 with clients={self.clients}: "
+                f"workloads.{inserting[0]}: insertproportion > 0 with clients={self.n_clients}: "
                 "every YCSB client inserts the same keys (each counts from recordcount), so "
                 "their inserts collide; use one client with more threads"
             )
@@ -538,13 +562,15 @@ _ENDPOINT = re.compile(r"^[A-Za-z0-9_.\-\[\]:]+:\d{1,5}$")
 
 
 class ClientHost(_Model):
-    """One client of a sweep run: ``local`` (this machine) or an SSH destination
-    ``user@host[:port]``. ``sysbench``: the tool's path on that host (default: its PATH);
+    """One client of a sweep, YCSB or TPC-C run: ``local`` (this machine) or an SSH destination
+    ``user@host[:port]``. ``sysbench`` (the sweep, TPC-C's Lua driver) and ``java`` (YCSB's
+    Java binding): the tool's path on that host (default: its PATH);
     ``key``: the private key file on this machine (default: the SSH agent and ``~/.ssh``);
     ``known_hosts``: the file holding the host's key (default: ``~/.ssh/known_hosts``)."""
 
     host: str
     sysbench: str | None = None
+    java: str | None = None
     key: str | None = None
     known_hosts: str | None = None
 
@@ -626,7 +652,11 @@ class TpccParams(_Model):
     repeats: RepeatCount = 3
     wait: Annotated[list[bool], Field(min_length=1)] = [False]
     wait_scale: Annotated[float, Field(gt=0, le=1)] = 1.0
-    clients: ClientCount | Annotated[list[str], Field(max_length=MAX_CLIENTS)] = 1
+    clients: (
+        ClientCount
+        | Annotated[list[ClientHost], Field(min_length=1, max_length=MAX_CLIENTS)]
+        | Annotated[list[str], Field(max_length=MAX_CLIENTS)]
+    ) = 1
     items: Annotated[int, Field(ge=1000, le=100_000)] = 100_000
     customers: Annotated[int, Field(ge=10, le=3_000)] = 3_000
     report_interval_s: Seconds = 1
@@ -640,14 +670,36 @@ class TpccParams(_Model):
     def _one_or_more(cls, v):
         return [v] if isinstance(v, int) and not isinstance(v, bool) else v
 
+    @field_validator("clients", mode="before")
+    @classmethod
+    def _hosts(cls, v):
+        return client_hosts_before(v)
+
     @field_validator("clients")
     @classmethod
     def _endpoints(cls, v):
         return check_endpoints(v)
 
     @property
+    def client_hosts(self) -> list[ClientHost] | None:
+        """The clients as hosts (``local`` or SSH), or None (a number or target endpoints)."""
+        if isinstance(self.clients, list) and self.clients:
+            if isinstance(self.clients[0], ClientHost):
+                return list(self.clients)
+        return None
+
+    @property
     def n_clients(self) -> int:
         return self.clients if isinstance(self.clients, int) else len(self.clients)
+
+    @model_validator(mode="after")
+    def _hosts_tool(self) -> TpccParams:
+        if self.client_hosts and self.tool == "go-tpc":
+            raise ValueError(
+                "clients: client hosts run the sysbench Lua driver (go-tpc takes the password "
+                "only on its command line): give tool: sysbench or auto with them"
+            )
+        return self
 
 
 class Study(_Model):
@@ -850,7 +902,8 @@ class Study(_Model):
         unknown = [a for a in t.arms if a not in labels]
         if unknown:
             raise ValueError(f"tpcc.arms: '{unknown[0]}' is not an arm ({', '.join(labels)})")
-        _check_clients("tpcc.", t.threads, t.n_clients, t.clients, self.target.kind)
+        clients = t.clients if t.client_hosts is None else None  # hosts: no endpoint check
+        _check_clients("tpcc.", t.threads, t.n_clients, clients, self.target.kind)
         return self
 
     def arm(self, label: str) -> Arm:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import paths
-from ..hosts.capture import capture_client_hosts
+from ..hosts.capture import capture_client_hosts, client_host_sections
 from ..kube.capture import capture_kubernetes
 from ..phase import Phase, RunContext
 from ..target import open_arm
@@ -40,7 +40,7 @@ class Environment(Phase):
                 }
             finally:
                 eng.dispose()
-            if study.client_hosts:
+            if client_host_sections(study):
                 cap["client_hosts"] = capture_client_hosts(study, arm.conn)
             k8s = study.target_for(arm.arm).kubernetes
             if k8s is not None:

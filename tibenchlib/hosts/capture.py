@@ -21,19 +21,32 @@ from .preflight import HostCheck
 from .runs import open_hosts
 from .ssh import HostError, call
 
-__all__ = ["capture_client_hosts", "parse_sections", "section_capture"]
+__all__ = ["capture_client_hosts", "client_host_sections", "parse_sections", "section_capture"]
 
 
-def _script(tool: str) -> str:
-    t = shlex.quote(tool)
+def _script(tools: list[str]) -> str:
+    versions = "".join(
+        f"echo @@tool{i}; {shlex.quote(t)} --version 2>&1 | head -n 1; "
+        for i, t in enumerate(tools)
+    )
     return (
         "echo @@hostname; hostname; echo @@uname; uname -srm; echo @@cpuinfo; cat /proc/cpuinfo; "
         "echo @@meminfo; cat /proc/meminfo; echo @@os-release; cat /etc/os-release; "
         "echo @@online; cat /sys/devices/system/cpu/online; "
         "echo @@nodes; ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null; "
-        "echo @@numactl; numactl --hardware 2>/dev/null; "
-        f"echo @@tool; {t} --version 2>&1 | head -n 1"
+        "echo @@numactl; numactl --hardware 2>/dev/null; " + versions
     )
+
+
+def client_host_sections(study) -> list[tuple[list, str, str]]:
+    """The study's client hosts by section, each with its tool and the entry's key for the
+    tool's path: the sweep's and TPC-C's run sysbench, YCSB's java. Empty without hosts."""
+    sections = [
+        (study.client_hosts, "sysbench", "sysbench"),
+        (study.ycsb.client_hosts, "java", "java"),
+        (study.tpcc.client_hosts, "sysbench", "sysbench"),
+    ]
+    return [(hosts, tool, field) for hosts, tool, field in sections if hosts]
 
 
 def parse_sections(text: str) -> dict[str, str]:
@@ -49,8 +62,10 @@ def parse_sections(text: str) -> dict[str, str]:
     return {k: "\n".join(v).strip() for k, v in out.items()}
 
 
-def section_capture(sec: dict[str, str], check: HostCheck) -> dict:
-    """A client host's capture from its sections and its pre-flight figures."""
+def section_capture(sec: dict[str, str], check: HostCheck, tools: list[str] | None = None) -> dict:
+    """A client host's capture from its sections and its pre-flight figures (``tools``: the
+    tools whose versions the script printed, default the pre-flight's one)."""
+    tools = tools or [check.tool]
     blocks = _cpuinfo_blocks(sec.get("cpuinfo", ""))
     first = blocks[0] if blocks else {}
     cpu: dict = {
@@ -95,11 +110,12 @@ def section_capture(sec: dict[str, str], check: HostCheck) -> dict:
                 "pretty_name": rel.get("PRETTY_NAME") or unavailable("no /etc/os-release"),
             },
             "tools": {
-                check.tool.rsplit("/", 1)[-1]: {
-                    "path": check.tool,
-                    "version": tool_version(sec.get("tool", "")),
-                    "first_line": sec.get("tool") or None,
+                tool.rsplit("/", 1)[-1]: {
+                    "path": tool,
+                    "version": tool_version(sec.get(f"tool{i}", "")),
+                    "first_line": sec.get(f"tool{i}") or None,
                 }
+                for i, tool in enumerate(tools)
             },
             "clock_offset_ms": check.offset_s * 1000,
             "clock_rtt_ms": check.rtt_s * 1000,
@@ -108,19 +124,23 @@ def section_capture(sec: dict[str, str], check: HostCheck) -> dict:
 
 
 def capture_client_hosts(study, conn) -> dict:
-    """Every SSH client host of ``study`` (label → capture); an unavailable value, naming the
+    """Every SSH client host of ``study``, of the sweep, YCSB and TPC-C alike (label →
+    capture, each with the versions of the tools it runs); an unavailable value, naming the
     problems, when pre-flight fails. None of the local machine: the host capture has it."""
+    hosts: dict[str, tuple[HostCheck, list[str]]] = {}
     try:
-        checks = open_hosts(study, conn)
+        for clients, tool, field in client_host_sections(study):
+            checks = open_hosts(study, conn, clients=clients, tool=tool, field=field)
+            for c in checks:
+                if not c.local and c.tool not in hosts.setdefault(c.label, (c, []))[1]:
+                    hosts[c.label][1].append(c.tool)
     except HostError as e:
         return unavailable(str(e).replace("\n", "; "))
     out = {}
-    for c in checks:
-        if c.local:
-            continue
+    for label, (c, tools) in hosts.items():
         try:
-            r = call(c.ssh.arun(_script(c.tool), timeout=30), timeout=40)
-            out[c.label] = section_capture(parse_sections(str(r.stdout)), c)
+            r = call(c.ssh.arun(_script(tools), timeout=30), timeout=40)
+            out[label] = section_capture(parse_sections(str(r.stdout)), c, tools)
         except (HostError, TimeoutError) as e:
-            out[c.label] = unavailable(str(e))
+            out[label] = unavailable(str(e))
     return out

@@ -30,7 +30,7 @@ import pandas as pd
 from ..tools import Outcome, execute
 from .preflight import HostCheck
 from .proc import parse_readings, sample_rows, sampler_script
-from .ssh import call, remote_dir, stop_script
+from .ssh import HostError, call, remote_dir, stop_script
 
 __all__ = ["ClientJob", "ClientResult", "agreed_start", "run_clients", "start_spread_ms"]
 
@@ -48,6 +48,9 @@ class ClientJob:
     log: Path
     threads: int
     secret: str = ""  # the remote credentials file's text (stdin only, never argv)
+    #: folders the client writes besides its output (YCSB's histograms): ``(name in the host's
+    #: private directory, local folder)``, made before the start and copied back at the end
+    outputs: list[tuple[str, Path]] = field(default_factory=list)
 
 
 @dataclass
@@ -106,10 +109,21 @@ class _Remote:
 
     async def put_secret(self) -> None:
         d, top = shlex.quote(self.dir), shlex.quote(f".tibench/{self.study}")
+        outs = "".join(f" {shlex.quote(f'{self.dir}/{sub}')}" for sub, _ in self.job.outputs)
         await self.ssh.arun(
-            f"umask 077; mkdir -p {d} && chmod 700 .tibench {top} {d} && cat > {d}/{self.name}.cfg",
+            f"umask 077; mkdir -p {d}{outs} && chmod 700 .tibench {top} {d} && "
+            f"cat > {d}/{self.name}.cfg",
             stdin=self.job.secret,
         )
+
+    async def fetch_outputs(self) -> str | None:
+        """Copy the client's output folders back; the line naming the host when that fails."""
+        for sub, local in self.job.outputs:
+            try:
+                await self.ssh.aget_dir(f"{self.dir}/{sub}", local)
+            except HostError as e:
+                return str(e)
+        return None
 
     async def run(self, agreed: float, timeout_s: float | None) -> ClientResult:
         job = self.job
@@ -168,6 +182,9 @@ class _Remote:
         finished = time.time()
         if error is None and rc not in (0,):
             error = f"client host {self.ssh}: {job.argv[0]} exited {rc}"
+        if self.alive and job.outputs:
+            lost = await self.fetch_outputs()
+            error = error or lost
         if started is None:
             started = agreed if error else time.time()
         outcome = Outcome(rc, job.log, started, finished, timed_out)

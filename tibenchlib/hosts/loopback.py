@@ -100,6 +100,7 @@ class LoopbackSshd:
                         "LogLevel ERROR",
                         "MaxSessions 50",
                         "MaxStartups 50",
+                        "Subsystem sftp internal-sftp",  # tibench's files copied over SFTP
                     ]
                 )
                 + "\n"

@@ -148,15 +148,17 @@ def check_hosts(
     report_interval_s: float,
     allow_mixed_versions: bool = False,
     tool: str = "sysbench",
+    field: str = "sysbench",
     timeout: float = 10.0,
 ) -> list[HostCheck]:
     """Check every client host (``clients``: :class:`tibenchlib.params.ClientHost` entries,
-    ``labels`` from :func:`.spec.host_labels`) and return one :class:`HostCheck` each, their
-    ``problems`` filled in (see :func:`problems` for all of them as lines). Remote hosts are
-    checked at the same time; their connections stay open in ``HostCheck.ssh``."""
+    ``labels`` from :func:`.spec.host_labels`) for ``tool`` (a host's own path of it in its
+    entry's ``field``) and return one :class:`HostCheck` each, their ``problems`` filled in
+    (see :func:`problems` for all of them as lines). Remote hosts are checked at the same
+    time; their connections stay open in ``HostCheck.ssh``."""
     labels = host_labels([c.host for c in clients])
     checks = [
-        HostCheck(label=lab, host=c.host, tool=c.sysbench or tool)
+        HostCheck(label=lab, host=c.host, tool=getattr(c, field, None) or tool)
         for lab, c in zip(labels, clients, strict=True)
     ]
 
@@ -178,7 +180,7 @@ def check_hosts(
             continue  # unreachable: nothing more to say about it
         where = "this machine" if ch.local else f"client host {ch.host}"
         if ch.version is None:
-            hint = "install it" if ch.local else "install it there or give its path (sysbench:)"
+            hint = "install it" if ch.local else f"install it there or give its path ({field}:)"
             ch.problems.append(f"{where}: {ch.tool} not found ({hint})")
         if ch.target_ok is False:
             ch.problems.append(f"{where}: cannot reach the target {target[0]}:{target[1]}")

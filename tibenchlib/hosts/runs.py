@@ -27,15 +27,24 @@ from ..multiclient import merge_parsed
 from ..parse.sysbench import parse_sysbench_file
 from ..resources import client_bottleneck
 from ..sysbench.command import study_command
-from ..tools import display_command
-from .execute import ClientJob, run_clients, start_spread_ms
+from ..tools import Outcome, display_command
+from .execute import ClientJob, ClientResult, run_clients, start_spread_ms
 from .preflight import HostCheck, check_hosts, check_rows, problems
 from .spec import host_labels
 from .ssh import HostError, remote_dir
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HostExtras", "check_arm", "close_all", "host_logs", "open_hosts", "run_on_hosts"]
+__all__ = [
+    "HostExtras",
+    "check_arm",
+    "close_all",
+    "host_logs",
+    "merged_outcome",
+    "open_hosts",
+    "record_hosts",
+    "run_on_hosts",
+]
 
 _open: dict[tuple, list[HostCheck]] = {}
 
@@ -60,10 +69,22 @@ def close_all() -> None:
 atexit.register(close_all)
 
 
-def open_hosts(study, conn, *, store=None, arm: str | None = None) -> list[HostCheck]:
-    """The study's client hosts checked and connected (see :mod:`.preflight`); raises
+def open_hosts(
+    study,
+    conn,
+    *,
+    store=None,
+    arm: str | None = None,
+    clients=None,
+    tool: str = "sysbench",
+    field: str = "sysbench",
+    report_interval_s: float | None = None,
+) -> list[HostCheck]:
+    """The client hosts (``clients``, default: the sweep's) checked for ``tool`` (a host's own
+    path in its entry's ``field``) and connected (see :mod:`.preflight`); raises
     :class:`HostError`, one line per problem, when any is found."""
-    key = (study.study, conn.host, conn.port)
+    clients = study.client_hosts if clients is None else clients
+    key = (study.study, conn.host, conn.port, tool, tuple(c.host for c in clients))
     checks = _open.get(key)
     if checks and all(c.local or (c.ssh is not None and c.ssh.connected) for c in checks):
         return checks
@@ -72,10 +93,12 @@ def open_hosts(study, conn, *, store=None, arm: str | None = None) -> list[HostC
             c.ssh.close()
     checks = check_hosts(
         study.study,
-        study.client_hosts,
+        clients,
         (conn.host, conn.port),
-        report_interval_s=study.report_interval_s,
+        report_interval_s=report_interval_s or study.report_interval_s,
         allow_mixed_versions=study.allow_mixed_versions,
+        tool=tool,
+        field=field,
     )
     if store is not None:
         store.append("client_hosts", check_rows(checks, study.study, arm))
@@ -107,6 +130,55 @@ def host_logs(study, run_key: str) -> list:
         return job_logs(study, run_key)
     labels = host_labels([c.host for c in study.client_hosts])
     return paths.host_run_logs(study.study, "sysbench", run_key, labels)
+
+
+def merged_outcome(results: list[ClientResult]) -> tuple[Outcome, str | None]:
+    """The run's outcome from its clients': the first failed client's (else the first's),
+    spanning the earliest start to the latest end; and the first failed client's one-line
+    error (None when every client ended well)."""
+    failed = [r for r in results if r.error]
+    outcomes = [r.outcome for r in results]
+    base = failed[0].outcome if failed else outcomes[0]
+    outcome = dataclasses.replace(
+        base,
+        started_at=min(o.started_at for o in outcomes),
+        finished_at=max(o.finished_at for o in outcomes),
+        returncode=base.returncode if base.returncode is not None else 1,
+    )
+    return outcome, (failed[0].error if failed else None)
+
+
+def record_hosts(
+    store, study: str, run_key: str, results: list[ClientResult], tps, *, samples: bool = False
+) -> None:
+    """One ``run_hosts`` row per client of a run (``tps``: each client's own figure); with
+    ``samples``, the SSH hosts' CPU samples become the run's ``samples`` (a phase that samples
+    nothing else: YCSB, TPC-C; ``t`` counts from the agreed start)."""
+    if samples:
+        remote = [r.samples for r in results if len(r.samples)]
+        rows = pd.concat(remote, ignore_index=True).to_dict("records") if remote else []
+        store.replace_run_rows("samples", study, run_key, rows)
+    store.replace_run_rows(
+        "run_hosts",
+        study,
+        run_key,
+        [
+            {
+                "host": r.job.check.label,
+                "destination": r.job.check.host,
+                "threads": r.job.threads,
+                "agreed_start": r.agreed,
+                "started_at": r.outcome.started_at,
+                "start_delay_ms": r.start_delay_ms,
+                "finished_at": r.outcome.finished_at,
+                "returncode": r.outcome.returncode,
+                "tps": t,
+                "log_path": str(r.outcome.log_path),
+                "error": r.error,
+            }
+            for r, t in zip(results, tps, strict=True)
+        ],
+    )
 
 
 def run_on_hosts(ctx, spec, d: int, logs: list, timeout: float, sampler):
@@ -155,39 +227,12 @@ def run_on_hosts(ctx, spec, d: int, logs: list, timeout: float, sampler):
     summary = parsed.summary
     summary["client_hosts"] = [c.label for c in checks]
     summary["start_spread_ms"] = start_spread_ms(results)
-    failed = [r for r in results if r.error]
-    outcomes = [r.outcome for r in results]
-    base = failed[0].outcome if failed else outcomes[0]
-    outcome = dataclasses.replace(
-        base,
-        started_at=min(o.started_at for o in outcomes),
-        finished_at=max(o.finished_at for o in outcomes),
-        returncode=base.returncode if base.returncode is not None else 1,
-    )
-    if failed:
+    outcome, error = merged_outcome(results)
+    if error:
         summary["status"] = "failed"
-        summary["error"] = failed[0].error
-    ctx.store.replace_run_rows(
-        "run_hosts",
-        study.study,
-        spec.run_key,
-        [
-            {
-                "host": r.job.check.label,
-                "destination": r.job.check.host,
-                "threads": r.job.threads,
-                "agreed_start": r.agreed,
-                "started_at": r.outcome.started_at,
-                "start_delay_ms": r.start_delay_ms,
-                "finished_at": r.outcome.finished_at,
-                "returncode": r.outcome.returncode,
-                "tps": p.summary.get("tps"),
-                "log_path": str(r.outcome.log_path),
-                "error": r.error,
-            }
-            for r, p in zip(results, each, strict=True)
-        ],
-    )
+        summary["error"] = error
+    record_hosts(ctx.store, study.study, spec.run_key, results,
+                 [p.summary.get("tps") for p in each])  # fmt: skip
     extras = HostExtras()
     remote = [r.samples for r in results if len(r.samples)]
     if sampler is not None and remote:

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
 import logging
 import shlex
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
 
 import asyncssh
 
 from .spec import Destination
 
-__all__ = ["HostError", "SshHost", "call", "remote_dir", "stop_script"]
+__all__ = ["HostError", "SshHost", "bundle_dir", "call", "remote_dir", "stop_script"]
 
 # asyncssh logs every channel at INFO: only its warnings reach tibench's log
 logging.getLogger("asyncssh").setLevel(logging.WARNING)
@@ -77,6 +79,17 @@ def remote_dir(study: str, label: str) -> str:
     """The host's private directory of one study's client (relative to the login's home):
     ``.tibench/<study>/<label>``, mode 0700, removed after each run."""
     return f".tibench/{study}/{label}"
+
+
+def bundle_dir(files: Sequence[str | Path]) -> str:
+    """Where a set of tibench's own files (the YCSB binding's jars, the TPC-C Lua driver) lives
+    on a client host: ``.tibench/files/<hash of their names and contents>``, kept between runs
+    (nothing secret in it) and shared by studies; another version of the files is another
+    folder."""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(Path(f).name.encode() + b"\0" + Path(f).read_bytes() + b"\0")
+    return f".tibench/files/{h.hexdigest()[:16]}"
 
 
 def stop_script(directory: str) -> str:
@@ -161,6 +174,39 @@ class SshHost:
             return await self.conn.run(cmd, input=stdin, check=False, timeout=timeout)
         except (TimeoutError, OSError, asyncssh.Error) as e:
             raise HostError(f"client host {self.dest}: {_why(e)}") from None
+
+    async def aput_files(self, files: Sequence[str | Path]) -> str:
+        """Copy ``files`` (local paths, distinct names) to :func:`bundle_dir` on the host over
+        SFTP unless there already, and return that folder (relative to the login's home). The
+        folder is filled under a temporary name and renamed when whole, so a copy cut short is
+        never used."""
+        d = bundle_dir(files)
+        q = shlex.quote(d)
+        r = await self.arun(f"test -d {q} && echo present; true")
+        if "present" in str(r.stdout):
+            return d
+        tmp = f"{d}.tmp{time.time_ns()}"
+        await self.arun(f"mkdir -p {shlex.quote(tmp)}")
+        try:
+            async with self.conn.start_sftp_client() as sftp:
+                await sftp.put([str(f) for f in files], tmp)
+        except (OSError, asyncssh.Error) as e:
+            why = _why(e)
+            raise HostError(f"client host {self.dest}: copying tibench's files: {why}") from None
+        await self.arun(f"mv -T {shlex.quote(tmp)} {q} 2>/dev/null || rm -rf {shlex.quote(tmp)}")
+        return d
+
+    async def aget_dir(self, remote: str, local: Path) -> None:
+        """Copy the files of a host's folder ``remote`` into the local folder ``local``."""
+        local.mkdir(parents=True, exist_ok=True)
+        try:
+            async with self.conn.start_sftp_client() as sftp:
+                if await sftp.isdir(remote):
+                    names = [n for n in await sftp.listdir(remote) if n not in (".", "..")]
+                    if names:
+                        await sftp.get([f"{remote}/{n}" for n in names], str(local))
+        except (OSError, asyncssh.Error) as e:
+            raise HostError(f"client host {self.dest}: copying {remote} back: {_why(e)}") from None
 
     def run(self, argv, *, stdin: str | None = None, timeout: float = 30.0):
         return call(self.arun(argv, stdin=stdin, timeout=timeout))

@@ -1,8 +1,8 @@
-"""Per-host contributions of a sweep on client hosts: each host's share of the run's
-throughput and its CPU demand, per arm × workload × threads, beside the merged figures.
+"""Per-host contributions of a sweep on client hosts: each host's throughput, its share of the
+run's throughput and its CPU demand, per arm × workload × threads, beside the merged figures.
 
-Estimator: per run, a host's TPS share = its client's TPS / the sum over the run's clients
-(from ``run_hosts``) and its CPU demand as the diagnosis reads it
+Estimator: per run, a host's TPS (its client's own summary, from ``run_hosts``), its TPS
+share = that TPS / the sum over the run's clients, and its CPU demand as the diagnosis reads it
 (:func:`tibenchlib.diagnose.cpu_per_run`: (CPU + run-queue wait) / its cores, from ``samples``,
 source ``client`` for ``local`` and ``client:<host>`` for the others); then
 the mean over the repeated runs (the unit of replication) with a Student t 95 % interval
@@ -21,6 +21,7 @@ __all__ = ["contributions"]
 
 COLUMNS = [
     "arm", "workload", "threads", "host", "n",
+    "tps", "tps_ci_low", "tps_ci_high",
     "tps_share", "tps_share_ci_low", "tps_share_ci_high",
     "cpu_demand", "cpu_demand_ci_low", "cpu_demand_ci_high",
 ]  # fmt: skip
@@ -48,9 +49,10 @@ def contributions(
     rows = []
     groups = rh.groupby(["arm", "workload", "threads", "host"], sort=True, observed=True)
     for (arm, w, t, host), g in groups:
-        share, demand = t_interval(g["share"]), t_interval(g["demand"])
+        tps, share, demand = t_interval(g["tps"]), t_interval(g["share"]), t_interval(g["demand"])
         rows.append(
-            [arm, w, int(t), host, share["n"], share["mean"], share["ci_low"], share["ci_high"],
+            [arm, w, int(t), host, share["n"], tps["mean"], tps["ci_low"], tps["ci_high"],
+             share["mean"], share["ci_low"], share["ci_high"],
              demand["mean"], demand["ci_low"], demand["ci_high"]]
         )  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)

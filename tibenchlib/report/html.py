@@ -59,6 +59,8 @@ from ..tpch.phase import arm_cores, arm_labels, runs_frame
 from . import plots  # noqa: E402  (configures the CJK fonts)
 from .diagnosis import diagnosis_table, note, study_diagnosis
 from .dm import knob_table
+from .hosts import contributions_table, host_contributions
+from .hosts import words as host_words
 from .tpcc import tpmc_table
 from .tpcc import words as tpcc_words
 from .words import SENTENCES
@@ -403,6 +405,10 @@ def _sweep(c: _Ctx, sec: Section) -> None:
     sec.blocks.append(c.table("sweep", "tps", _without(table, c.L["notes"])))
     every = c.T["every_row"].format(what=c.T["phase"]["sweep"], n=len(table))
     sec.details.append({"summary": every, "table": as_table(table, c.lang)})
+    hosts = F._quiet(host_contributions, c.study, c.store)
+    if len(hosts):  # clients on several hosts: each one's share beside the merged TPS
+        t = contributions_table(hosts, c.lang, arms)
+        sec.blocks.append(c.table("sweep", "hosts", t, host_words(c.lang)["caption"]))
     d = F._quiet(study_diagnosis, c.study, lang=c.lang)
     if len(d):
         dt = diagnosis_table(d, c.lang)

@@ -199,7 +199,7 @@ def ycsb(session, rows: pd.DataFrame) -> dict:
     full = store.runs(study.study, phase="ycsb")
     full = full[full["run_key"].isin(set(runs["run_key"]))].reset_index(drop=True)
     tools = sorted({json.loads(s).get("tool", "?") for s in full["summary_json"].dropna()})
-    k = study.ycsb.clients
+    k = study.ycsb.n_clients
     counts = ", ".join(f"{v} {s}" for s, v in full["status"].value_counts().items())
     say(
         W["lead"].format(

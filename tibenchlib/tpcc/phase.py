@@ -40,6 +40,7 @@ from .. import paths
 from ..attempts import set_aside
 from ..clients import endpoint_conns, execute_together, split_threads
 from ..db import ConnInfo, secret_config_file
+from ..hosts.runs import record_hosts
 from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
 from ..parse.gotpc import parse_tpcc_output
@@ -60,11 +61,14 @@ from .runner import (
     cleanup_sysbench_tpcc,
     gotpc_command,
     gotpc_tool,
+    host_logs,
+    open_tpcc_hosts,
     orders_count,
     orders_count_after,
     parse_driver_counts,
     parse_driver_latency,
     prepare_sysbench_tpcc,
+    run_lua_on_hosts,
     sysbench_tpcc_command,
     transaction_latency,
 )
@@ -181,7 +185,8 @@ def data_conn(conn: ConnInfo, study: Study, warehouses: int) -> ConnInfo:
 
 def client_conns(conn: ConnInfo, study: Study) -> list[ConnInfo]:
     """One connection per client: the target ``clients`` times, or each ``host:port``."""
-    return endpoint_conns(conn, study.tpcc.clients)
+    t = study.tpcc
+    return endpoint_conns(conn, t.n_clients if t.client_hosts else t.clients)
 
 
 # -- the data set ------------------------------------------------------------------------------
@@ -295,26 +300,35 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     shares = split_threads(spec.threads, len(conns))
     timeout = study.run_timeout_s or p.duration_s * 1.5 + 60
     eng = conn.engine()
+    per_host = None
     try:
         before = orders_count(eng)
-        with ExitStack() as stack:
-            cmds = []
-            for c, n in zip(conns, shares, strict=True):
-                cfg = stack.enter_context(secret_config_file(c, paths.private_dir(study.study)))
-                cmds.append(
-                    sysbench_tpcc_command(
-                        c,
-                        "run",
-                        scale,
-                        threads=n,
-                        time_s=p.duration_s,
-                        report_interval_s=p.report_interval_s,
-                        config_file=cfg,
-                        wait=spec.wait,
-                        wait_scale=p.wait_scale,
-                    )  # fmt: skip
-                )
-            outcomes = execute_together(cmds, logs, timeout_s=timeout)
+        if p.client_hosts:
+            per_host, cmds = run_lua_on_hosts(
+                ctx, conn, scale, shares, logs, name=spec.run_key.replace("/", "__"),
+                timeout_s=timeout, time_s=p.duration_s, report_interval_s=p.report_interval_s,
+                wait=spec.wait, wait_scale=p.wait_scale,
+            )  # fmt: skip
+            outcomes = [r.outcome for r in per_host]
+        else:
+            with ExitStack() as stack:
+                cmds = []
+                for c, n in zip(conns, shares, strict=True):
+                    cfg = stack.enter_context(secret_config_file(c, paths.private_dir(study.study)))
+                    cmds.append(
+                        sysbench_tpcc_command(
+                            c,
+                            "run",
+                            scale,
+                            threads=n,
+                            time_s=p.duration_s,
+                            report_interval_s=p.report_interval_s,
+                            config_file=cfg,
+                            wait=spec.wait,
+                            wait_scale=p.wait_scale,
+                        )  # fmt: skip
+                    )
+                outcomes = execute_together(cmds, logs, timeout_s=timeout)
         after, lost = orders_count_after(eng)
     finally:
         eng.dispose()
@@ -341,6 +355,12 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
         status, error = "failed", "the driver printed no transaction counts"
     if lost:  # the server went away during the run (the loop restarts it before the next)
         status, error = "failed", lost
+    if per_host is not None:  # client hosts: a host that failed is named, each one recorded
+        host_error = next((r.error for r in per_host if r.error), None)
+        if host_error:
+            status, error = "failed", host_error
+        tps_each = [sb.summary.get("tps") for sb in parsed]
+        record_hosts(ctx.store, study.study, spec.run_key, per_host, tps_each, samples=True)
     new_orders = after - before if after is not None else None
     if status == "ok" and total.get("new_order") != new_orders:
         status, error = (
@@ -477,7 +497,10 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
         data_conn(ctx.conn, study, spec.warehouses)
     )  # fmt: skip
     ctx.tpcc_ready.add(spec.warehouses)
-    logs = paths.client_run_logs(study.study, "tpcc", spec.run_key, p.n_clients)
+    if p.client_hosts:
+        logs = host_logs(study, spec.run_key)
+    else:
+        logs = paths.client_run_logs(study.study, "tpcc", spec.run_key, p.n_clients)
     attempt = max(set_aside(x) for x in logs)
     f = (measure_lua if tool == "sysbench" else measure_gotpc)(ctx, spec, conn, logs)
     status, error = f["status"], f["error"]
@@ -596,6 +619,8 @@ def run_tpcc_phase(
         ctx = open_arm(study, spec.arm, yes=yes, store=store)
         if not ctx.embedded:
             ctx.guard("run TPC-C (it writes to the tpcc databases)")
+        if study.tpcc.client_hosts:  # their pre-flight, before anything is loaded or run
+            open_tpcc_hosts(study, ctx.conn, store=store, arm=ctx.arm.label)
         ctx.tpcc_ready = set()
         return ctx
 

@@ -12,6 +12,12 @@ rolled back add none), which is the figure reported, and the driver's own per-th
 counters (printed by each sysbench thread at its end), which must agree with it. The measured
 time is sysbench's ``total time``.
 
+Client hosts (``tpcc.clients: [local, user@host…]``): :func:`run_lua_on_hosts` runs the Lua
+driver on each with :mod:`tibenchlib.hosts`' mechanics (pre-flight of ``sysbench``, the start
+barrier, the credentials in a 0600 file of the host's private directory, every client killed on
+abort); the driver's two Lua files are copied to each host once, and each host's output comes
+back as its raw log.
+
 The password reaches sysbench through a 0600 ``--config-file`` (:func:`tibenchlib.db.
 secret_config_file`). go-tpc reads it only from its ``-p`` flag, so on a cluster it is
 visible in the client host's process list while go-tpc runs; it is never written to the log
@@ -32,7 +38,13 @@ import numpy as np
 import pandas as pd
 import sqlalchemy as sa
 
+from .. import paths
 from ..db import ConnInfo, secret_config_file
+from ..hosts.execute import ClientJob, ClientResult, run_clients
+from ..hosts.preflight import HostCheck
+from ..hosts.runs import open_hosts
+from ..hosts.spec import host_labels
+from ..hosts.ssh import call, remote_dir
 from ..parse.gotpc import TpccResult, parse_tpcc_output
 from ..parse.sysbench import SysbenchResult, histogram_percentiles, parse_sysbench_file
 from ..tools import Outcome, execute
@@ -46,6 +58,8 @@ __all__ = [
     "cleanup_sysbench_tpcc",
     "gotpc_command",
     "gotpc_tool",
+    "host_logs",
+    "open_tpcc_hosts",
     "orders_count",
     "orders_count_after",
     "parse_driver_counts",
@@ -53,6 +67,7 @@ __all__ = [
     "transaction_latency",
     "prepare_sysbench_tpcc",
     "run_gotpc",
+    "run_lua_on_hosts",
     "run_sysbench_tpcc",
     "sysbench_tpcc_command",
 ]
@@ -110,12 +125,14 @@ def sysbench_tpcc_command(
     extra: Sequence[str] = (),
     wait: bool = False,
     wait_scale: float = 1.0,
+    script: str | Path = SCRIPT,
 ) -> list[str]:
     """The sysbench command line for ``prepare``, ``run`` or ``cleanup``, password excluded.
-    ``wait`` adds the specification's keying and think times (times ``wait_scale``) to a run."""
+    ``wait`` adds the specification's keying and think times (times ``wait_scale``) to a run;
+    ``script``: where the driver is (on a client host, its copy there)."""
     if command not in ("prepare", "run", "cleanup"):
         raise ValueError(f"command must be prepare, run or cleanup, got {command!r}")
-    cmd = ["sysbench", str(SCRIPT)]
+    cmd = ["sysbench", str(script)]
     if config_file is not None:
         cmd.append(f"--config-file={config_file}")
     cmd += conn.sysbench_args()
@@ -378,6 +395,60 @@ def _run_summary(
         "reconnects": s["reconnects"],
         "intervals": s["intervals"],
     }
+
+
+# -- the Lua driver on client hosts ------------------------------------------------------------
+def open_tpcc_hosts(study, conn, *, store=None, arm: str | None = None) -> list[HostCheck]:
+    """Pre-flight of ``tpcc.clients``' hosts for ``sysbench`` (a host's own path: its
+    ``sysbench:``); raises :class:`tibenchlib.hosts.ssh.HostError`, one line per problem."""
+    return open_hosts(
+        study, conn, store=store, arm=arm, clients=study.tpcc.client_hosts,
+        report_interval_s=study.tpcc.report_interval_s,
+    )  # fmt: skip
+
+
+def host_logs(study, run_key: str) -> list[Path]:
+    """Each client host's raw log of a run: ``raw/tpcc/<run>/<host>.log``."""
+    labels = host_labels([c.host for c in study.tpcc.client_hosts])
+    return paths.host_run_logs(study.study, "tpcc", run_key, labels)
+
+
+def run_lua_on_hosts(
+    ctx,
+    conn: ConnInfo,
+    scale: Scale,
+    threads: Sequence[int],
+    logs: Sequence[Path],
+    *,
+    name: str,
+    timeout_s: float | None = None,
+    **run_args,
+) -> tuple[list[ClientResult], list[list[str]]]:
+    """One run of the Lua driver on every client host of ``ctx.study`` (``threads[i]`` on the
+    i-th), started together; returns each client's result (``error`` names a host that failed)
+    and command. ``run_args``: :func:`sysbench_tpcc_command`'s (``time_s``, ``wait``…);
+    ``name`` names the run's files on the hosts."""
+    study = ctx.study
+    checks = open_tpcc_hosts(study, conn, store=ctx.store, arm=ctx.arm.label)
+    lua = sorted(LUA_DIR.glob("*.lua"))
+    secret = f"mysql-password={conn.password}\n" if conn.password else ""
+    hosts = study.tpcc.client_hosts
+    with secret_config_file(conn, paths.private_dir(study.study)) as local_cfg:
+        jobs = []
+        for c, host, n, log in zip(checks, hosts, threads, logs, strict=True):
+            if c.local:
+                cfg, script = local_cfg, SCRIPT
+            else:
+                cfg = f"{remote_dir(study.study, c.label)}/{name}.cfg"
+                script = f"{call(c.ssh.aput_files(lua))}/{SCRIPT.name}"
+            cmd = sysbench_tpcc_command(
+                conn, "run", scale, threads=n, config_file=cfg, script=script, **run_args
+            )
+            if host.sysbench:
+                cmd[0] = host.sysbench
+            jobs.append(ClientJob(c, cmd, Path(log), n, "" if c.local else secret))
+        results = run_clients(jobs, study=study.study, name=name, timeout_s=timeout_s)
+    return results, [j.argv for j in jobs]
 
 
 # -- go-tpc / tiup bench tpcc on a cluster -----------------------------------------------------

@@ -33,6 +33,7 @@ import sqlalchemy as sa
 from .. import paths
 from ..attempts import set_aside
 from ..clients import endpoint_conns
+from ..hosts.runs import record_hosts
 from ..multiclient import align_series, sum_series
 from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
@@ -44,7 +45,17 @@ from ..sysbench.prepare import record_step
 from ..target import open_arm
 from . import hdr
 from .build import build_binding, ycsb_home
-from .runner import Workload, YcsbError, choose_tool, load, row_count, run_together
+from .runner import (
+    Workload,
+    YcsbError,
+    choose_tool,
+    host_paths,
+    load,
+    open_ycsb_hosts,
+    row_count,
+    run_on_hosts,
+    run_together,
+)
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +105,8 @@ def plan(study: Study, arms: list[str] | None = None) -> list[YcsbSpec]:
 
 def _tool(study: Study, conn) -> str:
     t = study.ycsb.tool
+    if study.ycsb.client_hosts:
+        return "ycsb"  # client hosts run the Java binding (params refuses go-ycsb with them)
     return choose_tool(conn) if t == "auto" else t
 
 
@@ -119,7 +132,7 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
         "runs": len(specs),
         "eta_s": secs,
         # logs and histograms, and each arm's tables (YCSB's rows: a key and fieldcount fields)
-        "disk_bytes": len(specs) * y.clients * 60_000
+        "disk_bytes": len(specs) * y.n_clients * 60_000
         + len({s.arm for s in specs})
         * sum(
             w.recordcount * (w.fieldcount * w.fieldlength + 30) * 2
@@ -192,7 +205,7 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
 # -- one run -------------------------------------------------------------------------------------
 def _client_conns(study: Study, conn) -> list:
     y = study.ycsb
-    return endpoint_conns(conn, y.endpoints or y.clients)
+    return endpoint_conns(conn, y.endpoints or y.n_clients)
 
 
 def _paths(study: str, spec: YcsbSpec, clients: int) -> tuple[list[Path], list[Path]]:
@@ -324,7 +337,10 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     w = _rows_now(ctx, y.workloads[spec.workload])
     conns = _client_conns(study, ctx.conn)
     tool = _tool(study, ctx.conn)
-    logs, hdr_dirs = _paths(study.study, spec, len(conns))
+    hosts = y.client_hosts
+    logs, hdr_dirs = (
+        host_paths(study, spec.run_key) if hosts else _paths(study.study, spec, len(conns))
+    )
     attempt = _set_aside(logs, hdr_dirs)
     extras = [
         ["-p", "hdrhistogram.fileoutput=true", "-p", f"hdrhistogram.output.path={d}/"]
@@ -334,10 +350,16 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     ]
     expected = _expected_s(w)
     timeout = y.run_timeout_s or expected * 2 + 120
-    runs = run_together(
-        conns, w, logs, threads=spec.threads, tool=tool,
-        secret_dir=paths.private_dir(study.study), timeout_s=timeout, extras=extras,
-    )  # fmt: skip
+    if hosts:
+        name = spec.run_key.replace("/", "__")
+        runs, per_host = run_on_hosts(
+            ctx, w, logs, hdr_dirs, threads=spec.threads, name=name, timeout_s=timeout
+        )
+    else:
+        runs = run_together(
+            conns, w, logs, threads=spec.threads, tool=tool,
+            secret_dir=paths.private_dir(study.study), timeout_s=timeout, extras=extras,
+        )  # fmt: skip
     outcomes = [r.outcome for r in runs]
     results = [parse_ycsb_file(p) for p in logs]
     summaries = [r.summary for r in results]
@@ -353,6 +375,12 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     gone = stopped_answering(ctx)  # killed during the run: say so, not "N errors"
     if gone:
         status, error = "failed", gone
+    host_error = next((r.error for r in runs if r.error), None)
+    if host_error:  # a client host failed or was lost: the line naming it
+        status, error = "failed", host_error
+    if hosts:
+        tps_each = [s.get("throughput_ops_s") for s in summaries]
+        record_hosts(ctx.store, study.study, spec.run_key, per_host, tps_each, samples=True)
     warnings += more
     loaded = y.workloads[spec.workload].recordcount
     if w.recordcount > GROWTH_WARN * loaded:
@@ -488,6 +516,8 @@ def run_ycsb_phase(
 
     def open_ready(spec: YcsbSpec, _previous):
         ctx = open_arm(study, spec.arm, yes=yes, store=store)
+        if study.ycsb.client_hosts:  # their pre-flight, before anything is loaded or run
+            open_ycsb_hosts(study, ctx.conn, store=store, arm=ctx.arm.label)
         if _tool(study, ctx.conn) == "ycsb":
             t0 = time.time()
             build_binding()

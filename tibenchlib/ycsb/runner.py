@@ -7,10 +7,17 @@ and the properties banner go-ycsb prints back is masked in the log when the run 
 
 Which tool: :func:`choose_tool` picks go-ycsb for a cluster when it is on PATH (as report 001
 runs it), the Java YCSB otherwise (always on the embedded server).
+
+Client hosts (``ycsb.clients: [local, user@host…]``): :func:`run_on_hosts` runs the Java YCSB
+on each, with :mod:`tibenchlib.hosts`' mechanics (pre-flight of ``java``, the start barrier,
+the password in a 0600 file of the host's private directory, every client killed on abort);
+the binding's jars are copied to each host once (:meth:`~tibenchlib.hosts.ssh.SshHost.
+aput_files`), and each host's HdrHistogram files are copied back beside its log.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 from collections.abc import Iterator, Sequence
@@ -21,8 +28,14 @@ from typing import Literal
 
 import sqlalchemy as sa
 
+from .. import paths
 from ..clients import execute_together
 from ..db import CONFIG_PREFIX, CONFIG_SUFFIX, ConnInfo, secret_file
+from ..hosts.execute import ClientJob, ClientResult, run_clients
+from ..hosts.preflight import HostCheck
+from ..hosts.runs import open_hosts
+from ..hosts.spec import host_labels
+from ..hosts.ssh import call, remote_dir
 from ..tools import Outcome, execute, require
 from ..ycsb_workload import IDENT as _IDENT
 from ..ycsb_workload import Workload
@@ -35,9 +48,12 @@ __all__ = [
     "choose_tool",
     "create_table",
     "go_ycsb_command",
+    "host_paths",
+    "open_ycsb_hosts",
     "load",
     "row_count",
     "run",
+    "run_on_hosts",
     "run_together",
     "ycsb_command",
 ]
@@ -61,6 +77,7 @@ class YcsbRun:
     threads: int
     command: str
     outcome: Outcome
+    error: str | None = None  # a client host that failed: one line naming it
 
     @property
     def log_path(self) -> Path:
@@ -68,7 +85,7 @@ class YcsbRun:
 
     @property
     def ok(self) -> bool:
-        return self.outcome.returncode == 0 and not self.outcome.timed_out
+        return self.outcome.returncode == 0 and not self.outcome.timed_out and not self.error
 
 
 def choose_tool(conn: ConnInfo) -> Tool:
@@ -408,6 +425,76 @@ def run_together(
         YcsbRun(tool, "run", threads, display_command(c), o)
         for c, o in zip(cmds, outs, strict=True)
     ]
+
+
+# -- client hosts -------------------------------------------------------------------------------
+def open_ycsb_hosts(study, conn, *, store=None, arm: str | None = None) -> list[HostCheck]:
+    """Pre-flight of ``ycsb.clients``' hosts for ``java`` (a host's own path: its ``java:``);
+    raises :class:`tibenchlib.hosts.ssh.HostError`, one line per problem."""
+    return open_hosts(
+        study, conn, store=store, arm=arm, clients=study.ycsb.client_hosts, tool="java",
+        field="java", report_interval_s=1,
+    )  # fmt: skip
+
+
+def host_paths(study, run_key: str) -> tuple[list[Path], list[Path]]:
+    """Each client host's raw log and HdrHistogram folder of a run:
+    ``raw/ycsb/<run>/<host>.log`` and ``<host>.hdr/``."""
+    labels = host_labels([c.host for c in study.ycsb.client_hosts])
+    logs = paths.host_run_logs(study.study, "ycsb", run_key, labels)
+    return logs, [p.with_suffix(".hdr") for p in logs]
+
+
+def run_on_hosts(
+    ctx,
+    workload: Workload,
+    logs: Sequence[Path],
+    hdr_dirs: Sequence[Path],
+    *,
+    threads: int,
+    name: str,
+    timeout_s: float | None = None,
+    home: str | Path | None = None,
+) -> tuple[list[YcsbRun], list[ClientResult]]:
+    """One run of the Java YCSB on every client host of ``ctx.study`` (``threads`` each),
+    started together; returns each client's run (``error`` names a host that failed) and
+    result (for ``run_hosts``). ``name`` names the run's files on the hosts."""
+    study, conn = ctx.study, ctx.conn
+    checks = open_ycsb_hosts(study, conn, store=ctx.store, arm=ctx.arm.label)
+    classpath = build_binding(home)
+    jars = classpath.split(os.pathsep)
+    secret = (conn.password or "") + "\n"
+    with ExitStack() as stack:
+        jobs = []
+        for c, host, log, hd in zip(checks, study.ycsb.client_hosts, logs, hdr_dirs, strict=True):
+            hd.mkdir(parents=True, exist_ok=True)
+            if c.local:
+                pw = stack.enter_context(_secret_file(secret, paths.private_dir(study.study)))
+                out, cp, outputs = f"{hd}/", classpath, []
+            else:
+                d = remote_dir(study.study, c.label)
+                bundle = call(c.ssh.aput_files(jars))
+                cp = ":".join(f"{bundle}/{Path(j).name}" for j in jars)
+                pw, out, outputs = f"{d}/{name}.cfg", f"{d}/hdr/", [("hdr", hd)]
+            hdr_props = [
+                "-p",
+                "hdrhistogram.fileoutput=true",
+                "-p",
+                f"hdrhistogram.output.path={out}",
+            ]
+            argv = ycsb_command(
+                "run", conn, workload, threads=threads, classpath=cp, password_file=pw,
+                extra=hdr_props,
+            )  # fmt: skip
+            if host.java:
+                argv[0] = host.java
+            jobs.append(ClientJob(c, argv, Path(log), threads, "" if c.local else secret, outputs))
+        results = run_clients(jobs, study=study.study, name=name, timeout_s=timeout_s)
+    runs = [
+        YcsbRun("ycsb", "run", threads, display_command(j.argv), r.outcome, r.error)
+        for j, r in zip(jobs, results, strict=True)
+    ]
+    return runs, results
 
 
 def _failure(r: YcsbRun) -> str:
