@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tibenchlib import registry
+from tibenchlib import paths, registry
 from tibenchlib.params import ParamsError, parse_study
 from tibenchlib.parse.ycsb import parse_ycsb_file
 from tibenchlib.ycsb import phase
@@ -185,6 +185,9 @@ def test_phase_loads_once_runs_records_and_resumes(data_dir, ycsb_home):
         assert mine.loc["ALL", "p95_ms"] == r.lat_p95_ms
         assert "2 clients merged" in mine.loc["ALL", "source"]
         assert set(json.loads(r.summary_json)["client_logs"]) and Path(r.log_path).is_file()
+        # each client's log is named by the rule every tool follows, its histograms beside it
+        logs = paths.client_run_logs("yc", "ycsb", r.run_key, 2)
+        assert all(p.is_file() and p.with_suffix(".hdr").is_dir() for p in logs), logs
     steps = store.read("prepare_steps", "yc")
     assert list(steps["step"]) == ["ycsb_load"] and "verified: 300 rows" in steps["detail"][0]
     out = json.loads((data_dir / "yc" / "results" / "ycsb.json").read_text())

@@ -209,15 +209,11 @@ def _client_conns(study: Study, conn) -> list:
 
 
 def _paths(study: str, spec: YcsbSpec, clients: int) -> tuple[list[Path], list[Path]]:
-    stem = spec.run_key.replace("/", "__")
-    d = paths.raw_dir(study, PHASE)
-    d.mkdir(parents=True, exist_ok=True)
-    if clients == 1:
-        return [d / f"{stem}.log"], [d / f"{stem}.hdr"]
-    return (
-        [d / f"{stem}.client{i}.log" for i in range(clients)],
-        [d / f"{stem}.client{i}.hdr" for i in range(clients)],
-    )
+    """Each client's log (named by :func:`paths.client_run_logs`, the rule every tool follows)
+    and its HdrHistogram folder beside it (the log's name with ``.hdr``)."""
+    logs = paths.client_run_logs(study, PHASE, spec.run_key, clients)
+    logs[0].parent.mkdir(parents=True, exist_ok=True)
+    return logs, [p.with_suffix(".hdr") for p in logs]
 
 
 def _set_aside(logs: list[Path], hdr_dirs: list[Path]) -> int:
