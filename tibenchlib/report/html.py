@@ -698,7 +698,7 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
     page = PAGE.render(
         html_lang="zh-CN" if lang == "zh" else "en",
         title=Tx["title"].format(study=study),
-        description=s.description if s is not None else "",
+        description=s.description_in(lang) if s is not None else "",
         arms=arms,
         generated=Tx["generated"].format(
             study=study, when=_dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
