@@ -96,8 +96,9 @@ TEXT = {
         "100% or more, an efficiency above 100%, or an estimate outside its interval) are not "
         "shown.",
         "fig_method": "Points: mean over repeated runs; bars: Student t 95% interval.",
-        "fig_cmp": "Points: change of the candidate against the baseline; bars: 95% interval "
-        "(paired t or Fieller); grey band: the equivalence margin.",
+        "fig_cmp": "Points: change of the candidate against the baseline; bars: the 95% "
+        "interval simultaneous over the pair's cells (paired t or Fieller), the one the verdicts "
+        "in the table read; grey band: the equivalence margin.",
         "state": "State",
         "phase_col": "Phase",
         "status_table": "Phases",
@@ -127,8 +128,8 @@ TEXT = {
         "withheld": "有 {n} 个数值不予显示（{where}）：不可能的数值"
         "（耗时减少 ≥ 100%、效率高于 100%，或估计值落在自身置信区间之外）。",
         "fig_method": "点为多次测试的均值，误差线为 Student t 95% 置信区间。",
-        "fig_cmp": "点为测试组相对基准的变化，误差线为 95% 置信区间（配对 t 或 Fieller），"
-        "灰色带为等效界限。",
+        "fig_cmp": "点为测试组相对基准的变化，误差线为该对比各测试场景的联合 95% 置信区间"
+        "（配对 t 或 Fieller），即表中判定所依据的区间；灰色带为等效界限。",
         "state": "状态",
         "phase_col": "阶段",
         "status_table": "各阶段状态",
