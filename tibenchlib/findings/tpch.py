@@ -14,6 +14,8 @@ def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> li
     """Findings from :func:`tibenchlib.tpch.scaling.query_summary` and
     :func:`~tibenchlib.tpch.scaling.overall_summary`.
 
+    The overall figure claims what its interval supports, as the per-query verdicts do: "time
+    saved" only when the interval lies above 0, "longer" when below, else "no change shown".
     A time saved is a positive quantity's ratio: an estimate or upper bound at or above 100%
     is impossible and is withheld (the finding keeps the counts, not the figure).
     """
@@ -54,6 +56,10 @@ def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> li
                 key = "f_tpch_counts_longer"
                 how = "geometric mean of time ratios, delta method; time change"
                 fig = Figure(-fig.estimate, -fig.ci_high, -fig.ci_low, "%", fig.n, how)
+            elif not (fig.has_interval and fig.ci_low > 0):
+                # the interval reaches 0 (or there is none): no time saved is shown overall,
+                # as no query is called faster whose interval reaches 0
+                key = "f_tpch_counts_nochange"
         verdict = (
             "better"
             if vals["faster"] and not vals["slower"]
@@ -62,6 +68,12 @@ def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> li
         reason = ""
         if not vals["faster"] and not vals["slower"]:
             verdict, reason = "inconclusive", "no_query_shown"
+            if key != "f_tpch_counts_nochange" and fig is not None:
+                # the whole set's interval clears 0 where no one query's does: the total is
+                # said as a total, the queries as too small a change to show one by one
+                key += "_pooled"
+                verdict = "better" if key == "f_tpch_counts_pooled" else "worse"
+                reason = ""
         out.append(
             Finding(
                 "tpch_scaling",

@@ -591,6 +591,25 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
         "{same} 个未检测到变化;全部查询的总耗时增加 {fig}。",
     },
+    "f_tpch_counts_nochange": {
+        "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
+        "{same} without a detectable change; over all queries no change in time is shown "
+        "(time saved {fig}).",
+        "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
+        "{same} 个未检测到变化;全部查询的总耗时未检测到变化(耗时减少 {fig})。",
+    },
+    "f_tpch_counts_pooled": {
+        "en": "TPC-H {mode}, {base} → {arm}: time saved over all {n} queries {fig}, though no "
+        "single query is shown faster or slower on its own.",
+        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的总耗时减少 {fig},"
+        "但没有单个查询被确认更快或更慢。",
+    },
+    "f_tpch_counts_longer_pooled": {
+        "en": "TPC-H {mode}, {base} → {arm}: time over all {n} queries longer by {fig}, though no "
+        "single query is shown faster or slower on its own.",
+        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的总耗时增加 {fig},"
+        "但没有单个查询被确认更快或更慢。",
+    },
     "f_dm_within": {
         "en": "DM {unit} ({workload}): {knob} = {smallest} is within 5% of the best setting "
         "({best}): {fig}.",
