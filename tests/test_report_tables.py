@@ -120,7 +120,7 @@ def test_empty_inputs_give_empty_tables():
 
 
 def test_unknown_language_is_named():
-    with pytest.raises(ValueError, match="lang must be 'en' or 'zh', not 'fr'"):
+    with pytest.raises(ValueError, match="lang must be one of en, zh, not 'fr'"):
         T.labels("fr")
 
 

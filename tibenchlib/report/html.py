@@ -39,7 +39,7 @@ from ..tpch.phase import TPCH_SCALING
 from ..ycsb.phase import YCSB
 from . import tables as T
 from .comparison import export
-from .words import say
+from .words import check_lang, say
 
 matplotlib.use("Agg")  # the report draws off screen, also where no display exists
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
@@ -184,9 +184,7 @@ def report_path(study: str, lang: str = "en") -> Path:
 
 
 def _texts(lang: str) -> dict:
-    if lang not in TEXT:
-        raise ValueError(f"lang must be one of {', '.join(TEXT)}, not {lang!r}")
-    return TEXT[lang]
+    return TEXT[check_lang(lang)]
 
 
 def study_in_progress(study: str) -> int | None:

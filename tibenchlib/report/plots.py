@@ -19,6 +19,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib import font_manager
 
+from .words import check_lang
+
 log = logging.getLogger(__name__)
 
 #: CJK fonts tried in order (Simplified Chinese first); the first one installed is used.
@@ -87,9 +89,7 @@ LABELS = {
 
 
 def _labels(lang: str) -> dict:
-    if lang not in LABELS:
-        raise ValueError(f"lang must be one of {', '.join(LABELS)}, not {lang!r}")
-    return LABELS[lang]
+    return LABELS[check_lang(lang)]
 
 
 def cjk_font() -> str | None:

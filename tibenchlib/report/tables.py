@@ -190,9 +190,7 @@ def status_text(v, lang: str) -> str:
 
 def labels(lang: str = "en") -> dict[str, str]:
     """The headers in ``lang`` ("en" or "zh")."""
-    if lang not in LANGS:
-        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
-    return LABELS[lang]
+    return LABELS[words.check_lang(lang)]
 
 
 def _ok(x) -> bool:

@@ -715,9 +715,10 @@ SENTENCES: dict[str, dict[str, str]] = {
 }
 
 
-def _lang(lang: str) -> str:
+def check_lang(lang: str) -> str:
+    """``lang`` if it is one of :data:`LANGS`, else a ValueError naming the ones there are."""
     if lang not in LANGS:
-        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
+        raise ValueError(f"lang must be one of {', '.join(LANGS)}, not {lang!r}")
     return lang
 
 
@@ -730,7 +731,7 @@ def say(key: str, lang: str = "en", /, **figures) -> str:
         entry = SENTENCES[key]
     except KeyError:
         raise KeyError(f"no sentence '{key}' in tibenchlib.report.words.SENTENCES") from None
-    if _lang(lang) != "zh":
+    if check_lang(lang) != "zh":
         return entry[lang].format(**figures)
     # the template's punctuation is the sentence's, full width; the figures (names, numbers,
     # intervals, clauses already said) keep theirs: only the template is converted
@@ -1159,7 +1160,7 @@ _NOTES = [(_pattern(en), zh) for en, zh in NOTES]
 
 def note(text: str, lang: str = "en") -> str:
     """One warning of the library in ``lang``; an unknown one stays as it is (English)."""
-    if _lang(lang) == "en" or not text:
+    if check_lang(lang) == "en" or not text:
         return text
     for pattern, zh in _NOTES:
         m = pattern.fullmatch(text)

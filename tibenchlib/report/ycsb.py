@@ -22,6 +22,7 @@ from . import plots
 from . import tables as T
 from .display import details, quiet, say, show, show_object
 from .sections import failed_runs
+from .words import check_lang
 from .words import say as sentence
 
 #: Headers and sentences of this notebook that :mod:`.tables` does not hold, en and zh.
@@ -81,9 +82,7 @@ OP_KEYS = ("workload", "arm", "threads", "operation")
 
 
 def words(lang: str = "en") -> dict[str, str]:
-    if lang not in WORDS:
-        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
-    return WORDS[lang]
+    return WORDS[check_lang(lang)]
 
 
 def cells(runs: pd.DataFrame) -> pd.DataFrame:
