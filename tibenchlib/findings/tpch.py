@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..report import tables as T
 from .record import Figure, Finding
 
 __all__ = ["tpch_findings"]
@@ -51,12 +52,13 @@ def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> li
                 int(g["n"].min()),
                 "geometric mean of time ratios, delta method",
             )
-            if fig.has_interval and fig.ci_high < 0:
+            said = T.saved_verdict(fig.ci_low, fig.ci_high)
+            if said == "worse":
                 # clearly longer: "saved -81%" said as what it is, the time grown by +81%
                 key = "f_tpch_counts_longer"
                 how = "geometric mean of time ratios, delta method; time change"
                 fig = Figure(-fig.estimate, -fig.ci_high, -fig.ci_low, "%", fig.n, how)
-            elif not (fig.has_interval and fig.ci_low > 0):
+            elif said != "better":
                 # the interval reaches 0 (or there is none): no time saved is shown overall,
                 # as no query is called faster whose interval reaches 0
                 key = "f_tpch_counts_nochange"
