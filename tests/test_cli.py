@@ -91,6 +91,11 @@ def test_dry_run_estimates_every_phase(tmp_path):
     for e in plan["phases"]:
         assert e["eta_s"] > 0 and e["disk_bytes"] >= 0, e
     assert plan["eta_s"] == pytest.approx(sum(e["eta_s"] for e in plan["phases"]))
+    # every phase pays its notebook's kernel, imports and figures besides its own work
+    from tibenchlib.compare_phase import COMPARE_S
+    from tibenchlib.studyplan import PHASE_FIXED_S
+
+    assert by_phase["compare"]["eta_s"] == pytest.approx(COMPARE_S + PHASE_FIXED_S)
     assert plan["disk_bytes"] == sum(e["disk_bytes"] for e in plan["phases"])
 
 

@@ -326,6 +326,36 @@ def test_a_total_time_clearly_longer_is_said_as_longer_not_as_negative_saving():
     )
 
 
+def test_no_time_saved_overall_is_claimed_beside_no_query_faster():
+    """The overall figure claims what its interval supports, as the per-query verdicts do: an
+    interval reaching 0 is "no change shown", never "time saved"."""
+    summary = pd.DataFrame(
+        {"mode": "power", "arm": "b", "query": ["Q1", "Q2"], "n": 3,
+         "scaling": ["no detectable change", "no detectable change"]}
+    )  # fmt: skip
+    overall = pd.DataFrame(
+        {"mode": ["power"], "arm": ["b"], "improvement_pct": [5.0], "ci_low_pct": [-3.0],
+         "ci_high_pct": [12.0]}
+    )  # fmt: skip
+    (f,) = F.tpch_findings(summary, overall, "a")
+    assert f.key == "f_tpch_counts_nochange" and f.verdict == "inconclusive"
+    en, zh = F.render(f, "en"), F.render(f, "zh")
+    assert "0 of 2 queries faster" in en and "no change in time is shown" in en
+    assert "+5.0% [-3.0, +12]" in en and "time saved over all" not in en
+    assert "总耗时未检测到变化" in zh and "全部查询的耗时减少" not in zh
+    # no interval at all (one repeat) claims nothing either
+    (g,) = F.tpch_findings(summary, overall.assign(ci_low_pct=None, ci_high_pct=None), "a")
+    assert g.key == "f_tpch_counts_nochange"
+    # a total clear of 0 while no one query is: said as a total, not beside "no query faster"
+    (h,) = F.tpch_findings(summary, overall.assign(ci_low_pct=1.0), "a")
+    assert h.key == "f_tpch_counts_pooled" and h.verdict == "better"
+    assert "0 of 2" not in F.render(h, "en") and "no single query" in F.render(h, "en")
+    assert "没有单个查询" in F.render(h, "zh")
+    (k,) = F.tpch_findings(summary, overall.assign(improvement_pct=-5.0, ci_low_pct=-9.0,
+                                                   ci_high_pct=-1.0), "a")  # fmt: skip
+    assert k.key == "f_tpch_counts_longer_pooled" and k.verdict == "worse"
+
+
 def test_one_thread_count_gives_a_figure_not_a_peak():
     cells = pd.DataFrame(
         {"workload": "YCSB r", "arm": "x", "threads": [2], "n": 3, "mean": [981.0],

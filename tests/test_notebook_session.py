@@ -44,6 +44,16 @@ def test_empty_catalog_measures_in_auto_and_says_which_command_otherwise(data):
     assert "`tibench run params/ci.yaml --phase environment` measures it" in shown.header()
 
 
+def test_a_chinese_notebook_heads_with_the_chinese_description(data, tmp_path):
+    f = tmp_path / "zh.yaml"
+    f.write_text("study: zh\nlang: zh\ndescription: a tiny study\ndescription_zh: 小规模测试\n")
+    head = notebook.open_study(f, "environment").header()
+    assert "测试 `zh`：小规模测试" in head and "a tiny study" not in head
+    f.write_text("study: zh\ndescription: a tiny study\ndescription_zh: 小规模测试\n")
+    head = notebook.open_study(f, "environment").header()
+    assert "study `zh`: a tiny study" in head and "小规模测试" not in head
+
+
 def test_stored_phase_is_shown_not_measured(data):
     s0 = notebook.open_study("params/ci.yaml", "environment")
     store = Store.for_study(s0.study, record=True)

@@ -121,3 +121,22 @@ def test_a_missing_params_file_names_where_the_example_studies_are(tmp_path, mon
     monkeypatch.chdir(tmp_path)  # a study folder outside any clone
     with pytest.raises(ParamsError, match=f"examples? studies are in {shipped}: ci.yaml;"):
         load_study("params/ci.yaml")
+
+
+def test_a_study_carries_its_description_in_chinese_for_the_zh_documents():
+    s = parse_study({"study": "x", "description": "a tiny study", "description_zh": "小规模测试"})
+    assert s.description_in("en") == "a tiny study"
+    assert s.description_in("zh") == "小规模测试"
+    # without a Chinese one, the zh documents say none rather than the English
+    assert parse_study({"study": "x", "description": "a tiny study"}).description_in("zh") == ""
+    with pytest.raises(ParamsError, match=r"- description_zh: .*no Chinese characters"):
+        parse_study({"study": "x", "description_zh": "a tiny study"})
+    with pytest.raises(ParamsError, match=r"- description_zh: Input should be a valid string"):
+        parse_study({"study": "x", "description_zh": {"zh": "小规模测试"}})
+
+
+@pytest.mark.parametrize("name", ["demo.yaml", "ci.yaml"])
+def test_the_demo_and_ci_studies_describe_themselves_in_chinese(name):
+    s = load_study(ROOT / "params" / name)
+    assert s.description and "MariaDB" in s.description_in("zh")
+    assert s.description_in("zh") != s.description

@@ -29,9 +29,12 @@ PAYLOAD = {
     "variable": "<img src=y onerror=alert(2)>",
     "tool": "<script>alert(3)</script>",
 }
+#: the study's Chinese description: the zh report shows it, and not the English one
+DESCRIPTION_ZH = "报告测试：两个测试组的对比"
 PARAMS = f"""
 study: {STUDY}
 description: "{PAYLOAD["description"]}"
+description_zh: "{DESCRIPTION_ZH}"
 target: {{kind: embedded}}
 dataset: {{tables: 1, table_size: 500, prepare_threads: 1}}
 workloads: [oltp_point_select]
@@ -224,13 +227,15 @@ def test_the_chinese_report_speaks_chinese(reports):
         "QPS",
         "MariaDB",
         "Debian GNU/Linux",
-        PAYLOAD["description"],
     }
     text = "".join(p.text)
     # the host's CPU model and OS are captured names
     allowed |= {c for c in p.cells if re.search(r"(CPU|Linux|EPYC|Xeon|Core)", c)}
     assert not english_runs(text, allowed), english_runs(text, allowed)[:5]
     assert "(mean, 95% t)" not in reports["zh"] and "单元格" not in reports["zh"]
+    # the study's description in the study file's Chinese, not its English
+    assert DESCRIPTION_ZH in text and "onerror=alert(1)" not in reports["zh"]
+    assert DESCRIPTION_ZH not in reports["en"]
     assert "压测线程" in text and "置信区间" in text and "测试组" in text
     # a Chinese table cell punctuates in full width too (names like cpus:0, figures and code
     # keep theirs)
@@ -265,7 +270,8 @@ def test_strings_from_the_study_a_server_and_a_tool_are_escaped(reports, lang):
     page = reports[lang]
     for payload in PAYLOAD.values():
         assert payload not in page
-    assert "&lt;img src=x onerror=alert(1)&gt;" in page  # the description, shown as text
+    if lang == "en":
+        assert "&lt;img src=x onerror=alert(1)&gt;" in page  # the description, shown as text
     assert "&lt;img src=y onerror=alert(2)&gt;" in page  # the server variable, in its details
     assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page  # the tool's error, in prepare
     assert "<script" not in page and "onerror=" not in page.replace("onerror=alert", "")

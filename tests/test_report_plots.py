@@ -77,3 +77,34 @@ def test_labels_have_the_same_keys_and_lang_is_checked():
     assert set(plots.LABELS["en"]) == set(plots.LABELS["zh"])
     with pytest.raises(ValueError, match="lang must be one of en, zh, not 'fr'"):
         plots.speedup(None, {}, lang="fr")
+
+
+def test_the_ab_plot_draws_the_interval_the_verdict_reads():
+    """The bars are the simultaneous interval (the table's verdicts read it), not the per-cell
+    one, and the legend says so; a row without one keeps its own interval."""
+    import pandas as pd
+
+    cmp = pd.DataFrame(
+        {
+            "workload": ["oltp_update_non_index"] * 3,
+            "threads": [1, 2, 4],
+            "improvement_pct": [10.0, 12.0, 1.0],
+            "ci_low_pct": [6.0, 8.0, -1.0],
+            "ci_high_pct": [14.0, 16.0, 3.0],
+            "ci_low_adj_pct": [-2.0, 4.0, float("nan")],
+            "ci_high_adj_pct": [22.0, 20.0, float("nan")],
+        }
+    )
+    fig = plots.improvement_bars(cmp, delta_pct=2)
+    ax = fig.axes[0]
+    (bars,) = ax.containers[0].lines[2]
+    spans = sorted((float(s[0][1]), float(s[1][1])) for s in bars.get_segments())
+    assert spans == [(-2.0, 22.0), (-1.0, 3.0), (4.0, 20.0)]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any("simultaneous" in t for t in legend), legend
+    # without simultaneous columns the per-cell interval is drawn and named as such
+    fig = plots.improvement_bars(cmp.drop(columns=["ci_low_adj_pct", "ci_high_adj_pct"]))
+    (bars,) = fig.axes[0].containers[0].lines[2]
+    assert sorted(float(s[0][1]) for s in bars.get_segments()) == [-1.0, 6.0, 8.0]
+    assert not any("simultaneous" in t.get_text() for t in fig.legends[0].get_texts())
+    plt.close("all")

@@ -120,7 +120,7 @@ def test_empty_inputs_give_empty_tables():
 
 
 def test_unknown_language_is_named():
-    with pytest.raises(ValueError, match="lang must be 'en' or 'zh', not 'fr'"):
+    with pytest.raises(ValueError, match="lang must be one of en, zh, not 'fr'"):
         T.labels("fr")
 
 
@@ -139,4 +139,35 @@ def test_impossible_time_saved_and_efficiency_are_withheld():
     saved, eff = t["Time saved (%) [95% CI]"].tolist(), t["Efficiency (%)"].tolist()
     assert saved == ["reference", "+40.0% [+30.0, +50.0]", T.WITHHELD]
     assert eff == ["100", "83", T.WITHHELD]
+    # the overall verdict reads the same interval: none for the base or a withheld figure
+    assert t["Verdict"].tolist() == [T.WITHHELD, "better", T.WITHHELD]
+
+
+def test_the_overall_time_saved_claims_only_what_its_interval_supports():
+    """Beside "no query faster", an overall interval holding 0 reads "no significant
+    difference", never a saving; the table and the finding read one rule."""
+    from tibenchlib import findings as F
+
+    overall = pd.DataFrame(
+        {
+            "mode": "power", "arm": ["a", "b"], "n_queries": 22,
+            "geomean_s": [1.0, 0.95], "geomean_ci_low_s": [0.9, 0.8],
+            "geomean_ci_high_s": [1.1, 1.1], "improvement_pct": [0.0, 5.0],
+            "ci_low_pct": [None, -3.0], "ci_high_pct": [None, 12.0],
+            "speedup": [1.0, 1.05], "speedup_ci_low": [None, 0.9],
+            "speedup_ci_high": [None, 1.2], "efficiency": [1.0, 0.5],
+        }
+    )  # fmt: skip
+    for lang in ("en", "zh"):
+        t = T.tpch_overall_table(overall, lang, base="a")
+        assert t[T.labels(lang)["verdict"]].tolist() == [T.WITHHELD, "~"]
+        assert f">{T.verdict_text('~', lang)}<" in T.styled(t, lang).to_html()
+    summary = pd.DataFrame(
+        {"mode": "power", "arm": "b", "query": [1, 2], "n": 3,
+         "scaling": ["no detectable change"] * 2}
+    )  # fmt: skip
+    (f,) = F.tpch_findings(summary, overall[overall["arm"] == "b"], "a")
+    assert f.key == "f_tpch_counts_nochange"
+    assert T.saved_verdict(1.0, 12.0) == "better" and T.saved_verdict(-9.0, -1.0) == "worse"
+    assert T.saved_verdict(None, 12.0) == "n/a"
     assert T.impossible_saved(99.0, 101.0) and not T.impossible_saved(40.0, 50.0)

@@ -230,7 +230,11 @@ class Session:
                 self.lang,
                 path=shown_path(self.params_file),
                 study=s.study,
-                description=f": {s.description}" if s.description else "",
+                description=(
+                    ("\uff1a" if self.lang == "zh" else ": ") + d
+                    if (d := s.description_in(self.lang))
+                    else ""
+                ),
                 arms=", ".join(f"`{a}`" for a in arms),
             )
         ]

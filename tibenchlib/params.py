@@ -707,6 +707,8 @@ class Study(_Model):
 
     study: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
     description: str = ""
+    #: the description in Chinese, for the zh report and notebooks (``description`` is English)
+    description_zh: str = ""
     lang: Literal["en", "zh"] = "en"  # language of the notebooks' tables and sentences
     target: Target = Target()
     results_url: Annotated[str | None, _no_password("results_password_env")] = None
@@ -768,6 +770,22 @@ class Study(_Model):
                 f"({', '.join(RESERVED_NAMES)} are not study names)"
             )
         return v
+
+    @field_validator("description_zh")
+    @classmethod
+    def _chinese(cls, v: str) -> str:
+        if v.strip() and not re.search(r"[\u4e00-\u9fff]", v):
+            raise ValueError(
+                "has no Chinese characters: it is the Chinese description "
+                "(the English one goes in description)"
+            )
+        return v
+
+    def description_in(self, lang: str) -> str:
+        """The study's description in ``lang``: ``description_zh`` in Chinese (nothing when the
+        study file has none, rather than English inside a Chinese document), else
+        ``description``."""
+        return self.description_zh.strip() if lang == "zh" else self.description
 
     @property
     def results_password(self) -> str | None:

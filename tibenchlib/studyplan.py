@@ -69,10 +69,18 @@ def embedded_servers(study: Study, phases: list[str]) -> list[str]:
 
 
 # -- dry run -----------------------------------------------------------------------------------
+#: Seconds every phase costs besides its own work: its notebook's kernel starting and importing
+#: the library, then the analysis, tables and figures (measured on the demo: 4-6 s a phase on 2
+#: idle cores' worth of CPU, 10-15 s on a host at load 10).
+PHASE_FIXED_S = 5.0
+
+
 def estimate_phase(study: Study, phase: str, arms: list[str] | None = None) -> dict:
     """One phase's dry-run entry: ``phase, runs, eta_s, disk_bytes, note`` (the sweep's also
-    carries its planned runs under ``specs``), from the phase's estimate in the registry."""
-    return {"phase": phase, **registry.get(phase).estimate(study, arms)}
+    carries its planned runs under ``specs``), from the phase's estimate in the registry, plus
+    :data:`PHASE_FIXED_S`."""
+    est = registry.get(phase).estimate(study, arms)
+    return {"phase": phase, **est, "eta_s": est["eta_s"] + PHASE_FIXED_S}
 
 
 def dry_run(study: Study, phases: list[str], arms: list[str] | None = None) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..report import tables as T
 from .record import Figure, Finding
 
 __all__ = ["tpch_findings"]
@@ -14,6 +15,8 @@ def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> li
     """Findings from :func:`tibenchlib.tpch.scaling.query_summary` and
     :func:`~tibenchlib.tpch.scaling.overall_summary`.
 
+    The overall figure claims what its interval supports, as the per-query verdicts do: "time
+    saved" only when the interval lies above 0, "longer" when below, else "no change shown".
     A time saved is a positive quantity's ratio: an estimate or upper bound at or above 100%
     is impossible and is withheld (the finding keeps the counts, not the figure).
     """
@@ -49,11 +52,16 @@ def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> li
                 int(g["n"].min()),
                 "geometric mean of time ratios, delta method",
             )
-            if fig.has_interval and fig.ci_high < 0:
+            said = T.saved_verdict(fig.ci_low, fig.ci_high)
+            if said == "worse":
                 # clearly longer: "saved -81%" said as what it is, the time grown by +81%
                 key = "f_tpch_counts_longer"
                 how = "geometric mean of time ratios, delta method; time change"
                 fig = Figure(-fig.estimate, -fig.ci_high, -fig.ci_low, "%", fig.n, how)
+            elif said != "better":
+                # the interval reaches 0 (or there is none): no time saved is shown overall,
+                # as no query is called faster whose interval reaches 0
+                key = "f_tpch_counts_nochange"
         verdict = (
             "better"
             if vals["faster"] and not vals["slower"]
@@ -62,6 +70,12 @@ def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> li
         reason = ""
         if not vals["faster"] and not vals["slower"]:
             verdict, reason = "inconclusive", "no_query_shown"
+            if key != "f_tpch_counts_nochange" and fig is not None:
+                # the whole set's interval clears 0 where no one query's does: the total is
+                # said as a total, the queries as too small a change to show one by one
+                key += "_pooled"
+                verdict = "better" if key == "f_tpch_counts_pooled" else "worse"
+                reason = ""
         out.append(
             Finding(
                 "tpch_scaling",

@@ -88,9 +88,7 @@ def _p(x) -> str:
 
 
 def _labels(lang: str) -> dict:
-    if lang not in VERDICT_LABELS:
-        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
-    if lang == "zh":
+    if words.check_lang(lang) == "zh":
         return {
             "workload": "测试场景",
             "threads": "压测线程",

@@ -16,6 +16,7 @@ from ..store import Store
 from . import plots  # noqa: F401  (sets up the CJK fonts for Chinese labels)
 from . import tables as T
 from .display import details, say, show
+from .words import check_lang
 from .words import say as sentence
 
 TEXT = {
@@ -121,9 +122,7 @@ UNIT_WORDS = {
 
 
 def words(lang: str) -> dict:
-    if lang not in TEXT:
-        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
-    return TEXT[lang]
+    return TEXT[check_lang(lang)]
 
 
 def description(session) -> None:

@@ -40,7 +40,7 @@ from ..ycsb.phase import YCSB
 from . import tables as T
 from .comparison import export
 from .kubernetes import kubernetes_view
-from .words import say
+from .words import check_lang, say
 
 matplotlib.use("Agg")  # the report draws off screen, also where no display exists
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
@@ -99,8 +99,9 @@ TEXT = {
         "100% or more, an efficiency above 100%, or an estimate outside its interval) are not "
         "shown.",
         "fig_method": "Points: mean over repeated runs; bars: Student t 95% interval.",
-        "fig_cmp": "Points: change of the candidate against the baseline; bars: 95% interval "
-        "(paired t or Fieller); grey band: the equivalence margin.",
+        "fig_cmp": "Points: change of the candidate against the baseline; bars: the 95% "
+        "interval simultaneous over the pair's cells (paired t or Fieller), the one the verdicts "
+        "in the table read; grey band: the equivalence margin.",
         "state": "State",
         "phase_col": "Phase",
         "status_table": "Phases",
@@ -130,8 +131,8 @@ TEXT = {
         "withheld": "有 {n} 个数值不予显示（{where}）：不可能的数值"
         "（耗时减少 ≥ 100%、效率高于 100%，或估计值落在自身置信区间之外）。",
         "fig_method": "点为多次测试的均值，误差线为 Student t 95% 置信区间。",
-        "fig_cmp": "点为测试组相对基准的变化，误差线为 95% 置信区间（配对 t 或 Fieller），"
-        "灰色带为等效界限。",
+        "fig_cmp": "点为测试组相对基准的变化，误差线为该对比各测试场景的联合 95% 置信区间"
+        "（配对 t 或 Fieller），即表中判定所依据的区间；灰色带为等效界限。",
         "state": "状态",
         "phase_col": "阶段",
         "status_table": "各阶段状态",
@@ -186,9 +187,7 @@ def report_path(study: str, lang: str = "en") -> Path:
 
 
 def _texts(lang: str) -> dict:
-    if lang not in TEXT:
-        raise ValueError(f"lang must be one of {', '.join(TEXT)}, not {lang!r}")
-    return TEXT[lang]
+    return TEXT[check_lang(lang)]
 
 
 def study_in_progress(study: str) -> int | None:
@@ -718,7 +717,7 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
     page = PAGE.render(
         html_lang="zh-CN" if lang == "zh" else "en",
         title=Tx["title"].format(study=study),
-        description=s.description if s is not None else "",
+        description=s.description_in(lang) if s is not None else "",
         arms=arms,
         generated=Tx["generated"].format(
             study=study, when=_dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")

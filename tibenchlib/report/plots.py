@@ -19,6 +19,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib import font_manager
 
+from .words import check_lang
+
 log = logging.getLogger(__name__)
 
 #: CJK fonts tried in order (Simplified Chinese first); the first one installed is used.
@@ -48,6 +50,8 @@ LABELS = {
         "improvement": "TPS improvement (%)",
         "no_interval": "no interval",
         "delta": "equivalence margin ±{d:g}%",
+        "ci_sim": "95% interval, simultaneous over the pair's cells (the verdict's)",
+        "ci_cell": "95% interval",
         "query_time": "mean time (s), 95% t interval",
         "query_times": "TPC-H query times, {mode}",
         "arm": "arm",
@@ -68,6 +72,8 @@ LABELS = {
         "improvement": "TPS 提升（%）",
         "no_interval": "无区间",
         "delta": "等效界限 ±{d:g}%",
+        "ci_sim": "各测试场景的联合 95% 置信区间（判定所依据的区间）",
+        "ci_cell": "95% 置信区间",
         "query_time": "平均耗时 (s),95% t 区间",
         "query_times": "TPC-H 查询耗时,{mode}",
         "arm": "测试组",
@@ -83,9 +89,7 @@ LABELS = {
 
 
 def _labels(lang: str) -> dict:
-    if lang not in LABELS:
-        raise ValueError(f"lang must be one of {', '.join(LABELS)}, not {lang!r}")
-    return LABELS[lang]
+    return LABELS[check_lang(lang)]
 
 
 def cjk_font() -> str | None:
@@ -275,24 +279,41 @@ def interval_tps(
     return fig
 
 
+def verdict_interval(cmp: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """Per comparison row, the interval its verdict was read from, as improvement %: the
+    simultaneous one (``ci_low_adj_pct``/``ci_high_adj_pct``) where the row has it, else the
+    cell's own. Returns (low, high, simultaneous?)."""
+    lo, hi = cmp["ci_low_pct"], cmp["ci_high_pct"]
+    if "ci_low_adj_pct" not in cmp or "ci_high_adj_pct" not in cmp:
+        return lo, hi, pd.Series(False, index=cmp.index)
+    sim = cmp["ci_low_adj_pct"].notna() & cmp["ci_high_adj_pct"].notna()
+    return lo.where(~sim, cmp["ci_low_adj_pct"]), hi.where(~sim, cmp["ci_high_adj_pct"]), sim
+
+
 def improvement_bars(
     cmp: pd.DataFrame, *, delta_pct: float = 2.0, title: str | None = None, lang: str = "en"
 ):
-    """Improvement % per thread count with Fieller interval bars, the zero line and the ±δ band."""
+    """Improvement % per thread count with interval bars, the zero line and the ±δ band.
+
+    The bars are the interval the verdicts read (:func:`verdict_interval`): the simultaneous one
+    over the comparison's cells where the table has it, so the plot and the table agree; the
+    legend names which was drawn."""
     L = _labels(lang)
     fig, facets = _facets(cmp)
     cut = False
+    cmp = cmp.assign(**dict(zip(("_lo", "_hi", "_sim"), verdict_interval(cmp), strict=True)))
     for w, ax in facets:
         d = cmp[cmp["workload"] == w].sort_values("threads")
         x = range(len(d))
-        lo = (d["improvement_pct"] - d["ci_low_pct"]).fillna(0)
-        hi = (d["ci_high_pct"] - d["improvement_pct"]).fillna(0)
+        lo = (d["improvement_pct"] - d["_lo"]).fillna(0)
+        hi = (d["_hi"] - d["improvement_pct"]).fillna(0)
         ax.axhspan(-delta_pct, delta_pct, color="0.85", label=L["delta"].format(d=delta_pct))
         ax.axhline(0, color="0.3", lw=0.8)
-        ax.errorbar(list(x), d["improvement_pct"], yerr=[lo, hi], fmt="o", capsize=4)
-        cut |= clip_extremes(ax, x, d["improvement_pct"], d["ci_low_pct"], d["ci_high_pct"])
+        ci = L["ci_sim"] if d["_sim"].any() else L["ci_cell"]
+        ax.errorbar(list(x), d["improvement_pct"], yerr=[lo, hi], fmt="o", capsize=4, label=ci)
+        cut |= clip_extremes(ax, x, d["improvement_pct"], d["_lo"], d["_hi"])
         for xi, (_, r) in zip(x, d.iterrows(), strict=True):
-            if r["ci_low_pct"] is None or r["ci_low_pct"] != r["ci_low_pct"]:
+            if r["_lo"] is None or r["_lo"] != r["_lo"]:
                 # no interval: n < 2, or Fieller unbounded (baseline mean not clear of 0)
                 ax.annotate(
                     L["no_interval"],

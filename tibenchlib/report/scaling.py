@@ -55,12 +55,6 @@ _HEAD = {
 }
 
 
-def _lang(lang: str) -> str:
-    if lang not in SCALING_LABELS:
-        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
-    return lang
-
-
 def verdict_counts(summary: pd.DataFrame) -> pd.DataFrame:
     """Per mode and arm: how many queries are faster, slower, with no detectable change."""
 
@@ -73,7 +67,7 @@ def verdict_counts(summary: pd.DataFrame) -> pd.DataFrame:
 
 def verdict_sentence(summary: pd.DataFrame, base: str, lang: str = "en") -> str:
     """One sentence per mode and arm: the three counts, Holm named, the caveat on "no change"."""
-    lang = _lang(lang)
+    lang = words.check_lang(lang)
     counts = verdict_counts(summary)
     if not len(counts):
         return words.say("scaling_none", lang)
@@ -90,7 +84,7 @@ def verdict_table(summary: pd.DataFrame, lang: str = "en", only=None) -> pd.Data
     """Compared queries as text: query, mode, arm, time saved with its interval, Holm p, verdict.
 
     ``only``: keep the rows whose verdict is in this collection (e.g. ``{"slower"}``)."""
-    lang = _lang(lang)
+    lang = words.check_lang(lang)
     H, V = _HEAD[lang], SCALING_LABELS[lang]
     d = summary[summary["scaling"].notna()]
     if only is not None:
@@ -114,7 +108,7 @@ def tpch_verdicts(summary: pd.DataFrame, base: str, lang: str = "en") -> None:
     """Notebook section: the counts in a sentence, the significantly slower queries in a table
     (never hidden among "did not scale"), every compared query collapsed."""
 
-    lang = _lang(lang)
+    lang = words.check_lang(lang)
     say(verdict_sentence(summary, base, lang))
     slower = verdict_table(summary, lang, only={"slower"})
     if len(slower):

@@ -190,9 +190,7 @@ def status_text(v, lang: str) -> str:
 
 def labels(lang: str = "en") -> dict[str, str]:
     """The headers in ``lang`` ("en" or "zh")."""
-    if lang not in LANGS:
-        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
-    return LABELS[lang]
+    return LABELS[words.check_lang(lang)]
 
 
 def _ok(x) -> bool:
@@ -259,6 +257,15 @@ def _saved(r, base, lang: str, est="improvement_pct", lo="ci_low_pct", hi="ci_hi
     if impossible_saved(e, h) and not (base is not None and str(r.arm) == str(base)):
         return WITHHELD
     return fmt_vs_base(e, getattr(r, lo), h, r.arm, base, lang)
+
+
+def saved_verdict(lo, hi) -> str:
+    """What a time saved's interval supports, as a verdict code: ``better`` (the interval lies
+    above 0), ``worse`` (below), ``~`` (it holds 0: no change shown) or ``n/a`` (no interval).
+    The TPC-H overall table and its finding read this one rule."""
+    if not (_ok(lo) and _ok(hi)):
+        return "n/a"
+    return "better" if float(lo) > 0 else ("worse" if float(hi) < 0 else "~")
 
 
 def _eff(x) -> str:
@@ -498,6 +505,14 @@ def tpch_overall_table(
                 for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
             ],
             L["efficiency"]: [_eff(x) for x in d["efficiency"]],
+            # the overall time saved claims what its interval supports, as each query's does
+            L["verdict"]: [
+                WITHHELD
+                if (base is not None and str(r.arm) == str(base))
+                or impossible_saved(r.improvement_pct, r.ci_high_pct)
+                else saved_verdict(r.ci_low_pct, r.ci_high_pct)
+                for r in d.itertuples()
+            ],
             L["notes"]: [fmt_notes(w, lang) for w in d.get("warnings", [None] * len(d))],
         }
     )

@@ -608,6 +608,25 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
         "{same} 个未检测到变化;全部查询的总耗时增加 {fig}。",
     },
+    "f_tpch_counts_nochange": {
+        "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
+        "{same} without a detectable change; over all queries no change in time is shown "
+        "(time saved {fig}).",
+        "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
+        "{same} 个未检测到变化;全部查询的总耗时未检测到变化(耗时减少 {fig})。",
+    },
+    "f_tpch_counts_pooled": {
+        "en": "TPC-H {mode}, {base} → {arm}: time saved over all {n} queries {fig}, though no "
+        "single query is shown faster or slower on its own.",
+        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的总耗时减少 {fig},"
+        "但没有单个查询被确认更快或更慢。",
+    },
+    "f_tpch_counts_longer_pooled": {
+        "en": "TPC-H {mode}, {base} → {arm}: time over all {n} queries longer by {fig}, though no "
+        "single query is shown faster or slower on its own.",
+        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的总耗时增加 {fig},"
+        "但没有单个查询被确认更快或更慢。",
+    },
     "f_dm_within": {
         "en": "DM {unit} ({workload}): {knob} = {smallest} is within 5% of the best setting "
         "({best}): {fig}.",
@@ -713,9 +732,10 @@ SENTENCES: dict[str, dict[str, str]] = {
 }
 
 
-def _lang(lang: str) -> str:
+def check_lang(lang: str) -> str:
+    """``lang`` if it is one of :data:`LANGS`, else a ValueError naming the ones there are."""
     if lang not in LANGS:
-        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
+        raise ValueError(f"lang must be one of {', '.join(LANGS)}, not {lang!r}")
     return lang
 
 
@@ -728,7 +748,7 @@ def say(key: str, lang: str = "en", /, **figures) -> str:
         entry = SENTENCES[key]
     except KeyError:
         raise KeyError(f"no sentence '{key}' in tibenchlib.report.words.SENTENCES") from None
-    if _lang(lang) != "zh":
+    if check_lang(lang) != "zh":
         return entry[lang].format(**figures)
     # the template's punctuation is the sentence's, full width; the figures (names, numbers,
     # intervals, clauses already said) keep theirs: only the template is converted
@@ -1157,7 +1177,7 @@ _NOTES = [(_pattern(en), zh) for en, zh in NOTES]
 
 def note(text: str, lang: str = "en") -> str:
     """One warning of the library in ``lang``; an unknown one stays as it is (English)."""
-    if _lang(lang) == "en" or not text:
+    if check_lang(lang) == "en" or not text:
         return text
     for pattern, zh in _NOTES:
         m = pattern.fullmatch(text)

@@ -22,6 +22,7 @@ from . import plots
 from . import tables as T
 from .display import details, quiet, say, show, show_object
 from .sections import failed_runs
+from .words import check_lang
 from .words import say as sentence
 
 #: Headers and sentences of this notebook that :mod:`.tables` does not hold, en and zh.
@@ -81,9 +82,7 @@ OP_KEYS = ("workload", "arm", "threads", "operation")
 
 
 def words(lang: str = "en") -> dict[str, str]:
-    if lang not in WORDS:
-        raise ValueError(f"lang must be 'en' or 'zh', not {lang!r}")
-    return WORDS[lang]
+    return WORDS[check_lang(lang)]
 
 
 def cells(runs: pd.DataFrame) -> pd.DataFrame:
@@ -95,10 +94,16 @@ def cells(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     out = summarize_cells(runs, metric="tps", keys=KEYS)
     out = out.rename(columns={"mean": "tps", "ci_low": "tps_ci_low", "ci_high": "tps_ci_high"})
-    for m in ("lat_p95_ms", "lat_p99_ms", "lat_avg_ms"):
-        c = summarize_cells(runs, metric=m, keys=KEYS)[[*KEYS, "mean", "ci_low", "ci_high"]]
+    return _with_means(out, runs, ("lat_p95_ms", "lat_p99_ms", "lat_avg_ms"), KEYS)
+
+
+def _with_means(out: pd.DataFrame, rows: pd.DataFrame, metrics, keys) -> pd.DataFrame:
+    """``out`` with each metric's mean over ``rows`` per ``keys`` and its t 95% interval, as
+    ``<metric>``, ``<metric>_ci_low`` and ``<metric>_ci_high``."""
+    for m in metrics:
+        c = summarize_cells(rows, metric=m, keys=keys)[[*keys, "mean", "ci_low", "ci_high"]]
         c = c.rename(columns={"mean": m, "ci_low": f"{m}_ci_low", "ci_high": f"{m}_ci_high"})
-        out = out.merge(c, on=list(KEYS), how="left")
+        out = out.merge(c, on=list(keys), how="left")
     return out
 
 
@@ -144,11 +149,7 @@ def op_cells(ops: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     out = summarize_cells(d, metric="count", keys=OP_KEYS)[[*OP_KEYS, "n", "mean", "warnings"]]
     out = out.rename(columns={"mean": "calls"})
-    for m in ("errors", "avg_ms", "p95_ms", "p99_ms"):
-        c = summarize_cells(d, metric=m, keys=OP_KEYS)[[*OP_KEYS, "mean", "ci_low", "ci_high"]]
-        c = c.rename(columns={"mean": m, "ci_low": f"{m}_ci_low", "ci_high": f"{m}_ci_high"})
-        out = out.merge(c, on=list(OP_KEYS), how="left")
-    return out
+    return _with_means(out, d, ("errors", "avg_ms", "p95_ms", "p99_ms"), OP_KEYS)
 
 
 def op_table(oc: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:

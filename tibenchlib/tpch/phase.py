@@ -324,6 +324,10 @@ def arm_labels(study: Study) -> list[str]:
 ROWS_PER_SF = 8_660_000
 LOAD_ROWS_PER_S = 50_000
 QUERY_S_PER_SF = 5.0
+#: Seconds of one query execution besides the query itself (connection, fetching and checking
+#: its answer, recording it): the demo's 88 executions per arm at SF 0.01 took 17-19 s on a
+#: loaded 2-core host, where the scale factor alone predicts 4 s.
+EXECUTION_OVERHEAD_S = 0.08
 TBL_BYTES_PER_SF = 1_100_000_000
 DB_BYTES_PER_SF = 1_500_000_000
 
@@ -341,7 +345,7 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
         labels = [a for a in labels if a in arms]
     n_q = len(p.queries)
     executions, wall, wall_max = 0, 0.0, 0.0
-    per_query = QUERY_S_PER_SF * p.scale_factor
+    per_query = QUERY_S_PER_SF * p.scale_factor + EXECUTION_OVERHEAD_S
     for label in labels:
         streams = arm_cores(label) if embedded else p.streams
         for mode in p.modes:
