@@ -14,6 +14,7 @@ import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -630,7 +631,36 @@ def check_endpoints(v):
     return v
 
 
-class TpccParams(_Model):
+#: ``clients`` of the sweep and TPC-C: a number (the target that many times), client hosts
+#: (``local``, ``user@host[:port]``, a mapping), or ``host:port`` endpoints (one client each)
+Clients = Annotated[
+    ClientCount
+    | Annotated[list[ClientHost], Field(min_length=1, max_length=MAX_CLIENTS)]
+    | Annotated[list[str], Field(max_length=MAX_CLIENTS)],
+    BeforeValidator(client_hosts_before),
+    AfterValidator(check_endpoints),
+]
+
+
+class _HasClients:
+    """``client_hosts`` and ``n_clients`` of a section with a ``clients`` key."""
+
+    @property
+    def client_hosts(self) -> list[ClientHost] | None:
+        """The clients as hosts (``local`` or SSH), or None when ``clients`` is a number or a
+        list of target endpoints."""
+        if isinstance(self.clients, list) and self.clients:
+            if isinstance(self.clients[0], ClientHost):
+                return list(self.clients)
+        return None
+
+    @property
+    def n_clients(self) -> int:
+        """How many clients a run starts."""
+        return self.clients if isinstance(self.clients, int) else len(self.clients)
+
+
+class TpccParams(_HasClients, _Model):
     """The ``tpcc`` phase: TPC-C-like on the embedded default (the sysbench Lua driver),
     go-tpc / ``tiup bench tpcc`` on a cluster.
 
@@ -652,11 +682,7 @@ class TpccParams(_Model):
     repeats: RepeatCount = 3
     wait: Annotated[list[bool], Field(min_length=1)] = [False]
     wait_scale: Annotated[float, Field(gt=0, le=1)] = 1.0
-    clients: (
-        ClientCount
-        | Annotated[list[ClientHost], Field(min_length=1, max_length=MAX_CLIENTS)]
-        | Annotated[list[str], Field(max_length=MAX_CLIENTS)]
-    ) = 1
+    clients: Clients = 1
     items: Annotated[int, Field(ge=1000, le=100_000)] = 100_000
     customers: Annotated[int, Field(ge=10, le=3_000)] = 3_000
     report_interval_s: Seconds = 1
@@ -670,28 +696,6 @@ class TpccParams(_Model):
     def _one_or_more(cls, v):
         return [v] if isinstance(v, int) and not isinstance(v, bool) else v
 
-    @field_validator("clients", mode="before")
-    @classmethod
-    def _hosts(cls, v):
-        return client_hosts_before(v)
-
-    @field_validator("clients")
-    @classmethod
-    def _endpoints(cls, v):
-        return check_endpoints(v)
-
-    @property
-    def client_hosts(self) -> list[ClientHost] | None:
-        """The clients as hosts (``local`` or SSH), or None (a number or target endpoints)."""
-        if isinstance(self.clients, list) and self.clients:
-            if isinstance(self.clients[0], ClientHost):
-                return list(self.clients)
-        return None
-
-    @property
-    def n_clients(self) -> int:
-        return self.clients if isinstance(self.clients, int) else len(self.clients)
-
     @model_validator(mode="after")
     def _hosts_tool(self) -> TpccParams:
         if self.client_hosts and self.tool == "go-tpc":
@@ -702,7 +706,7 @@ class TpccParams(_Model):
         return self
 
 
-class Study(_Model):
+class Study(_HasClients, _Model):
     """A whole study: target, data set, sweep and one section per phase."""
 
     study: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
@@ -721,11 +725,7 @@ class Study(_Model):
     threads_by_workload: dict[Workload, Annotated[list[ThreadCount], Field(min_length=1)]] = {}
     #: sysbench clients per sweep run: a number (the target that many times) or host:port
     #: endpoints (one client each); ``threads`` stay the run's total, shared among them
-    clients: (
-        ClientCount
-        | Annotated[list[ClientHost], Field(min_length=1, max_length=MAX_CLIENTS)]
-        | Annotated[list[str], Field(max_length=MAX_CLIENTS)]
-    ) = 1
+    clients: Clients = 1
     #: the sweep's clients as a Kubernetes Job of N pods (needs ``target.kubernetes``)
     clients_job: ClientsJob | None = None
     #: client hosts whose sysbench versions differ may run together (else pre-flight refuses)
@@ -856,30 +856,6 @@ class Study(_Model):
     def max_rounds(self) -> int:
         """The most rounds (repeats) the sweep may run: ``repeats``, or its adaptive ``max``."""
         return self.repeats.max if isinstance(self.repeats, AdaptiveRepeats) else self.repeats
-
-    @field_validator("clients", mode="before")
-    @classmethod
-    def _sweep_hosts(cls, v):
-        return client_hosts_before(v)
-
-    @field_validator("clients")
-    @classmethod
-    def _sweep_endpoints(cls, v):
-        return check_endpoints(v)
-
-    @property
-    def client_hosts(self) -> list[ClientHost] | None:
-        """The sweep's clients as hosts (``local`` or SSH), or None when ``clients`` is a number
-        or a list of target endpoints."""
-        if isinstance(self.clients, list) and self.clients:
-            if isinstance(self.clients[0], ClientHost):
-                return list(self.clients)
-        return None
-
-    @property
-    def n_clients(self) -> int:
-        """How many sysbench clients a sweep run starts."""
-        return self.clients if isinstance(self.clients, int) else len(self.clients)
 
     @model_validator(mode="after")
     def _sweep_clients_consistent(self) -> Study:
