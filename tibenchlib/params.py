@@ -132,6 +132,17 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SECRET_KEYS = ("password", "token", "bearer", "secret")
 
 
+def env_var_name(v: str | None, holding: str) -> str | None:
+    """``v`` when it is an environment variable's name (or None); the error says what the
+    variable should hold."""
+    if v is not None and not _ENV_NAME.match(v):
+        raise ValueError(
+            "is not an environment variable's name: give the name of the variable holding "
+            + holding
+        )
+    return v
+
+
 class HttpAccess(_Model):
     """TLS and authentication for an HTTP service of the cluster (Prometheus, PD, DM's
     OpenAPI): ``prometheus_http``, ``tpch_scaling.pd_http``, ``dm.master_http``.
@@ -166,12 +177,7 @@ class HttpAccess(_Model):
     @field_validator("password_env", "token_env")
     @classmethod
     def _env_name(cls, v: str | None) -> str | None:
-        if v is not None and not _ENV_NAME.match(v):
-            raise ValueError(
-                "is not an environment variable's name: give the name of the variable holding "
-                "the secret, never the secret itself"
-            )
-        return v
+        return env_var_name(v, "the secret, never the secret itself")
 
     def model_post_init(self, context: Any) -> None:
         # the secret is read only at the first request, after tools may have started: the
@@ -233,12 +239,7 @@ class KubernetesTarget(_Model):
     @field_validator("kubeconfig_env")
     @classmethod
     def _kubeconfig_env(cls, v: str | None) -> str | None:
-        if v is not None and not _ENV_NAME.match(v):
-            raise ValueError(
-                "is not an environment variable's name: give the name of the variable holding "
-                "the kubeconfig file's path"
-            )
-        return v
+        return env_var_name(v, "the kubeconfig file's path")
 
 
 class ClientsJob(_Model):
