@@ -26,6 +26,42 @@ def pytest_configure(config):
         config.option.basetemp = str(Path(tempfile.gettempdir()) / f"tibench-pytest-{tag}")
 
 
+#: The CI study's chain, in this order: `tibench run params/ci.yaml` in the clone's data/ (which
+#: Makefile's nbval step re-executes afterwards), then the notebooks opened in a browser and on a
+#: Chinese study, which read what it measured.
+CI_STUDY_CHAIN = ("test_notebooks.py", "test_notebooks_browser.py", "test_notebooks_zh.py")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup`` (Makefile's ``test``): each test file is one group, as under
+    ``--dist loadfile``, except the CI study's chain, which is one group on one worker. The chain
+    is scheduled first (it is the longest), then the files with the most slow tests, so that the
+    longest work starts first; with ``--no-loadscope-reorder`` xdist keeps this order."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    files = [item.path.name for item in items]
+    slow = {f: 0 for f in files}
+    for item, f in zip(items, files, strict=True):
+        slow[f] += item.get_closest_marker("slow") is not None
+        group = "ci-study" if f in CI_STUDY_CHAIN else f
+        item.add_marker(pytest.mark.xdist_group(group))
+
+    def rank(f: str) -> tuple[int, int]:
+        return (0, CI_STUDY_CHAIN.index(f)) if f in CI_STUDY_CHAIN else (1, -slow[f])
+
+    items[:] = sorted(items, key=lambda item: rank(item.path.name))  # stable: file order holds
+
+
+@pytest.fixture(scope="module")
+def clone_data_dir():
+    """The clone's own data/ (no ``TIBENCH_DATA``) for one module: the CI study's chain measures
+    and reads data/ci there, whichever pytest-xdist worker runs it."""
+    with mock.patch.dict(os.environ):
+        os.environ.pop("TIBENCH_DATA", None)
+        yield paths.data_dir()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _worker_data_dir(tmp_path_factory):
     """Under pytest-xdist, each worker's default data directory (``TIBENCH_DATA``) is its own, so

@@ -34,7 +34,7 @@ MEASURING = ("Measuring now", "正在测试", "正在重新测试")
 
 
 @pytest.fixture(scope="module", autouse=True)
-def ci_run(sysbench_bin):
+def ci_run(clone_data_dir, sysbench_bin):
     """The terminal output (stdout and stderr, interleaved) of `tibench run params/ci.yaml`."""
     # The CI study starts from nothing, so the suite sees prepare and the sweep do real work;
     # nbval's re-execution afterwards then exercises resume (everything already measured).
