@@ -45,7 +45,7 @@ demo-hosts: setup ## a sweep from this machine and two SSH client hosts (sshd on
 # chain (tests/conftest.py: CI_STUDY_CHAIN) is one group on one worker, in the clone's data/ci,
 # started first beside the others. Three workers: the chain mostly waits on its study's runs.
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
-XDIST ?= -n 3 --dist loadgroup --no-loadscope-reorder
+XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
 test: setup ## the full test suite, notebooks included (nbval)
 	$(PYTEST) $(XDIST) tests

@@ -32,25 +32,40 @@ def pytest_configure(config):
 CI_STUDY_CHAIN = ("test_notebooks.py", "test_notebooks_browser.py", "test_notebooks_zh.py")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Under ``--dist loadgroup`` (Makefile's ``test``): each test file is one group, as under
-    ``--dist loadfile``, except the CI study's chain, which is one group on one worker. The chain
-    is scheduled first (it is the longest), then the files with the most slow tests, so that the
-    longest work starts first; with ``--no-loadscope-reorder`` xdist keeps this order."""
-    if not getattr(config.option, "loadgroup", False):
-        return
-    files = [item.path.name for item in items]
-    slow = {f: 0 for f in files}
-    for item, f in zip(items, files, strict=True):
-        slow[f] += item.get_closest_marker("slow") is not None
-        group = "ci-study" if f in CI_STUDY_CHAIN else f
-        item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``--dist loadfile`` (Makefile's ``test``), each test file goes to one worker, and
+    the CI study's chain is one unit on one worker, in its order.
 
-    def rank(f: str) -> tuple[int, int]:
+    (xdist's own ``--dist loadgroup`` names its groups in node ids that this pytest no longer
+    reads back.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # only under pytest-xdist
+
+    class ChainAsOneFile(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return "ci-study-chain" if Path(scope).name in CI_STUDY_CHAIN else scope
+
+    return ChainAsOneFile(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """On a pytest-xdist worker, the CI study's chain comes first (it is the longest), then the
+    files with the most slow tests, so that the longest work starts first (Makefile's
+    ``--no-loadscope-reorder`` keeps this order rather than xdist's, by number of tests)."""
+    if not hasattr(config, "workerinput"):
+        return
+    slow: dict[str, int] = {}
+    for item in items:
+        f = item.path.name
+        slow[f] = slow.get(f, 0) + (item.get_closest_marker("slow") is not None)
+
+    def rank(item) -> tuple[int, int]:
+        f = item.path.name
         return (0, CI_STUDY_CHAIN.index(f)) if f in CI_STUDY_CHAIN else (1, -slow[f])
 
-    items[:] = sorted(items, key=lambda item: rank(item.path.name))  # stable: file order holds
+    items[:] = sorted(items, key=rank)  # stable: the order inside a file holds
 
 
 @pytest.fixture(scope="module")
