@@ -41,9 +41,10 @@ demo-hosts: setup ## a sweep from this machine and two SSH client hosts (sshd on
 	$(BIN)/python -m tibenchlib.hosts.demo
 
 # pytest-xdist: each test file on one worker in file order (module fixtures and the order of
-# tests inside a file hold), each worker with its own data directory and server; the CI study's
-# chain (tests/conftest.py: CI_STUDY_CHAIN) is one group on one worker, in the clone's data/ci,
-# started first beside the others. Three workers: the chain mostly waits on its study's runs.
+# tests inside a file hold), each worker with its own data directory and server. The CI study's
+# chain (tests/conftest.py: CI_STUDY_CHAIN) is one unit on one worker, in the clone's data/ci,
+# started first; the other files beside it, those with the most slow tests first. Three
+# workers: the chain mostly waits on its study's runs.
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
