@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,8 +32,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TIMEOUT_MS = 600_000
 #: JupyterLab's first-start question, which would cover the notebook in every screenshot.
 NEWS_QUESTION = "Would you like to receive official Jupyter news?"
-#: The status bar once the notebook's kernel has started and waits.
-KERNEL_IDLE = "| Idle"
+#: The status bar once the notebook's kernel has started and waits ("No Kernel | Initializing"
+#: before; "Python 3 (ipykernel) | Idle" then).
+KERNEL_IDLE = re.compile(r"(?<!No Kernel) \| Idle")
 
 pytestmark = [pytest.mark.slow, pytest.mark.notebook]
 
@@ -131,15 +133,17 @@ def test_notebook_runs_in_jupyterlab(browser, lab, name):
     before = path.stat().st_mtime
     page = browser.new_page(viewport={"width": 1920, "height": 1800})
     try:
-        page.goto(f"{url}/lab/tree/{rel}?token={token}", timeout=120_000)
+        # a workspace of its own: JupyterLab would otherwise reopen the notebooks opened before
+        # (their kernels too), and the one shown first would be another
+        page.goto(f"{url}/lab/workspaces/{rel.stem}/tree/{rel}?token={token}", timeout=120_000)
         # JupyterLab may ask which kernel to start: take the one it proposes (this env's). It
-        # asks before the kernel starts, so the kernel idle means it did not ask.
+        # asks before any kernel starts, so this notebook's kernel idle means it did not ask.
         select = page.locator(".jp-Dialog").get_by_role("button", name="Select")
-        idle = page.get_by_text(KERNEL_IDLE).first
+        idle = page.locator(".jp-StatusBar-Item", has_text=KERNEL_IDLE).first
         select.or_(idle).first.wait_for(timeout=120_000)
         if select.is_visible():
             select.click()
-        idle.wait_for(timeout=120_000)
+            idle.wait_for(timeout=120_000)
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_text("Run All Cells", exact=True).click()
         # Run All starts at once; then wait until the kernel is idle and no cell is pending
