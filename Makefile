@@ -50,12 +50,9 @@ XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
 test: setup ## the full test suite, notebooks included (nbval)
 	$(PYTEST) $(XDIST) tests
-	@# the published tables recomputed: committed outputs, checked exactly (no --nbval-lax)
+	@# the published tables recomputed: committed outputs, checked exactly (no --nbval-lax); the
+	@# executed CI notebooks are re-executed by nbval in the chain (tests/test_notebooks_resume.py)
 	$(PYTEST) --nbval notebooks/reports_reproduced.ipynb --nbval-current-env
-	@# nbval re-executes the executed CI notebooks (a resume: everything is already measured),
-	@# then the embedded server they used is stopped whatever the outcome
-	$(PYTEST) --nbval-lax data/ci/notebooks --nbval-current-env; \
-		status=$$?; $(BIN)/tibench server stop >/dev/null; exit $$status
 
 .PHONY: report
 report: setup ## the HTML report of the study in PARAMS, under data/<study>/report/

@@ -26,10 +26,15 @@ def pytest_configure(config):
         config.option.basetemp = str(Path(tempfile.gettempdir()) / f"tibench-pytest-{tag}")
 
 
-#: The CI study's chain, in this order: `tibench run params/ci.yaml` in the clone's data/ (which
-#: Makefile's nbval step re-executes afterwards), then the notebooks opened in a browser and on a
-#: Chinese study, which read what it measured.
-CI_STUDY_CHAIN = ("test_notebooks.py", "test_notebooks_browser.py", "test_notebooks_zh.py")
+#: The CI study's chain, in this order: `tibench run params/ci.yaml` in the clone's data/, then
+#: the notebooks opened in a browser and on a Chinese study, which read what it measured, and
+#: nbval's re-execution of its executed notebooks (a resume).
+CI_STUDY_CHAIN = (
+    "test_notebooks.py",
+    "test_notebooks_browser.py",
+    "test_notebooks_zh.py",
+    "test_notebooks_resume.py",
+)
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -1,6 +1,6 @@
 """Every notebook in notebooks/ is executed by papermill with params/ci.yaml into
-data/ci/notebooks/, by one real `tibench run params/ci.yaml` as a user runs it (Makefile then
-runs nbval --nbval-lax on those executed copies).
+data/ci/notebooks/, by one real `tibench run params/ci.yaml` as a user runs it
+(test_notebooks_resume.py then re-executes those copies with nbval --nbval-lax).
 
 The run's terminal output is checked (short, no object reprs, no doubled lines), and so are the
 executed notebooks: documents never carry logs (no progress, no ETA, no stderr blocks, no
