@@ -40,21 +40,19 @@ demo: setup ## run the whole study in params/demo.yaml on the embedded MariaDB (
 demo-hosts: setup ## a sweep from this machine and two SSH client hosts (sshd on 127.0.0.2/.3)
 	$(BIN)/python -m tibenchlib.hosts.demo
 
-# pytest-xdist: two workers, each test file on one worker in file order (module fixtures and
-# the order of tests inside a file hold); each worker has its own data directory and server
+# pytest-xdist: each test file on one worker in file order (module fixtures and the order of
+# tests inside a file hold), each worker with its own data directory and server. The CI study's
+# chain (tests/conftest.py: CI_STUDY_CHAIN) is one unit on one worker, in the clone's data/ci,
+# started first; the other files beside it, those with the most slow tests first. Three
+# workers: the chain mostly waits on its study's runs.
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
-XDIST ?= -n 2 --dist loadfile
+XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
 test: setup ## the full test suite, notebooks included (nbval)
-	$(PYTEST) $(XDIST) tests -m "not notebook"
-	@# the notebook tests share data/ci (the CI study, its embedded server): one process, in order
-	$(PYTEST) tests -m notebook
-	@# the published tables recomputed: committed outputs, checked exactly (no --nbval-lax)
+	$(PYTEST) $(XDIST) tests
+	@# the published tables recomputed: committed outputs, checked exactly (no --nbval-lax); the
+	@# executed CI notebooks are re-executed by nbval in the chain (tests/test_notebooks_resume.py)
 	$(PYTEST) --nbval notebooks/reports_reproduced.ipynb --nbval-current-env
-	@# nbval re-executes the executed CI notebooks (a resume: everything is already measured),
-	@# then the embedded server they used is stopped whatever the outcome
-	$(PYTEST) --nbval-lax data/ci/notebooks --nbval-current-env; \
-		status=$$?; $(BIN)/tibench server stop >/dev/null; exit $$status
 
 .PHONY: report
 report: setup ## the HTML report of the study in PARAMS, under data/<study>/report/

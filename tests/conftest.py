@@ -26,6 +26,62 @@ def pytest_configure(config):
         config.option.basetemp = str(Path(tempfile.gettempdir()) / f"tibench-pytest-{tag}")
 
 
+#: The CI study's chain, in this order: `tibench run params/ci.yaml` in the clone's data/, then
+#: the notebooks opened in a browser and on a Chinese study, which read what it measured, and
+#: nbval's re-execution of its executed notebooks (a resume).
+CI_STUDY_CHAIN = (
+    "test_notebooks.py",
+    "test_notebooks_browser.py",
+    "test_notebooks_zh.py",
+    "test_notebooks_resume.py",
+)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``--dist loadfile`` (Makefile's ``test``), each test file goes to one worker, and
+    the CI study's chain is one unit on one worker, in its order.
+
+    (xdist's own ``--dist loadgroup`` names its groups in node ids that this pytest no longer
+    reads back.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # only under pytest-xdist
+
+    class ChainAsOneFile(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return "ci-study-chain" if Path(scope).name in CI_STUDY_CHAIN else scope
+
+    return ChainAsOneFile(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """On a pytest-xdist worker, the CI study's chain comes first (it is the longest), then the
+    files with the most slow tests, so that the longest work starts first (Makefile's
+    ``--no-loadscope-reorder`` keeps this order rather than xdist's, by number of tests)."""
+    if not hasattr(config, "workerinput"):
+        return
+    slow: dict[str, int] = {}
+    for item in items:
+        f = item.path.name
+        slow[f] = slow.get(f, 0) + (item.get_closest_marker("slow") is not None)
+
+    def rank(item) -> tuple[int, int]:
+        f = item.path.name
+        return (0, CI_STUDY_CHAIN.index(f)) if f in CI_STUDY_CHAIN else (1, -slow[f])
+
+    items[:] = sorted(items, key=rank)  # stable: the order inside a file holds
+
+
+@pytest.fixture(scope="module")
+def clone_data_dir():
+    """The clone's own data/ (no ``TIBENCH_DATA``) for one module: the CI study's chain measures
+    and reads data/ci there, whichever pytest-xdist worker runs it."""
+    with mock.patch.dict(os.environ):
+        os.environ.pop("TIBENCH_DATA", None)
+        yield paths.data_dir()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _worker_data_dir(tmp_path_factory):
     """Under pytest-xdist, each worker's default data directory (``TIBENCH_DATA``) is its own, so

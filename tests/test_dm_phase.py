@@ -141,6 +141,7 @@ def test_recommendation_smallest_within_five_percent_with_fieller():
     assert not rec["sure"]  # its interval reaches below 0.95
 
 
+@pytest.mark.slow  # a seeded Monte-Carlo simulation
 def test_recommendation_finds_the_true_knee_in_simulation():
     """Throughput that rises to a plateau at setting 16 (known truth), noise 2%, 5 runs each:
     the smallest setting within 5% of the best is 16 in nearly every simulated study, never 4."""

@@ -1,6 +1,6 @@
 """Every notebook in notebooks/ is executed by papermill with params/ci.yaml into
-data/ci/notebooks/, by one real `tibench run params/ci.yaml` as a user runs it (Makefile then
-runs nbval --nbval-lax on those executed copies).
+data/ci/notebooks/, by one real `tibench run params/ci.yaml` as a user runs it
+(test_notebooks_resume.py then re-executes those copies with nbval --nbval-lax).
 
 The run's terminal output is checked (short, no object reprs, no doubled lines), and so are the
 executed notebooks: documents never carry logs (no progress, no ETA, no stderr blocks, no
@@ -34,7 +34,7 @@ MEASURING = ("Measuring now", "正在测试", "正在重新测试")
 
 
 @pytest.fixture(scope="module", autouse=True)
-def ci_run(sysbench_bin):
+def ci_run(clone_data_dir, sysbench_bin):
     """The terminal output (stdout and stderr, interleaved) of `tibench run params/ci.yaml`."""
     # The CI study starts from nothing, so the suite sees prepare and the sweep do real work;
     # nbval's re-execution afterwards then exercises resume (everything already measured).

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TIMEOUT_MS = 600_000
 #: JupyterLab's first-start question, which would cover the notebook in every screenshot.
 NEWS_QUESTION = "Would you like to receive official Jupyter news?"
+#: The status bar once the notebook's kernel has started and waits ("No Kernel | Initializing"
+#: before; "Python 3 (ipykernel) | Idle" then).
+KERNEL_IDLE = re.compile(r"(?<!No Kernel) \| Idle")
 
 pytestmark = [pytest.mark.slow, pytest.mark.notebook]
 
@@ -50,7 +54,7 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
+def lab(clone_data_dir, tmp_path_factory):
     """JupyterLab on 127.0.0.1 serving the project root, with a token."""
     if not (paths.study_dir("ci") / "results.sqlite").exists():
         pytest.skip("the CI study is not measured: run tests/test_notebooks.py first")
@@ -123,22 +127,23 @@ def _errors(nb: dict) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(PHASE_NOTEBOOKS.values()))
 def test_notebook_runs_in_jupyterlab(browser, lab, name):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     url, token = lab
     path = _ci_copy(name)
     rel = path.relative_to(ROOT)
     before = path.stat().st_mtime
     page = browser.new_page(viewport={"width": 1920, "height": 1800})
     try:
-        page.goto(f"{url}/lab/tree/{rel}?token={token}", timeout=120_000)
-        # JupyterLab may ask which kernel to start: take the one it proposes (this env's)
+        # a workspace of its own: JupyterLab would otherwise reopen the notebooks opened before
+        # (their kernels too), and the one shown first would be another
+        page.goto(f"{url}/lab/workspaces/{rel.stem}/tree/{rel}?token={token}", timeout=120_000)
+        # JupyterLab may ask which kernel to start: take the one it proposes (this env's). It
+        # asks before any kernel starts, so this notebook's kernel idle means it did not ask.
         select = page.locator(".jp-Dialog").get_by_role("button", name="Select")
-        try:
-            select.click(timeout=15_000)
-        except PlaywrightTimeout:
-            pass
-        page.get_by_text("| Idle").first.wait_for(timeout=120_000)
+        idle = page.locator(".jp-StatusBar-Item", has_text=KERNEL_IDLE).first
+        select.or_(idle).first.wait_for(timeout=120_000)
+        if select.is_visible():
+            select.click()
+            idle.wait_for(timeout=120_000)
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_text("Run All Cells", exact=True).click()
         # Run All starts at once; then wait until the kernel is idle and no cell is pending

@@ -123,7 +123,7 @@ def test_the_new_phases_notebooks_are_among_those_checked():
 
 
 @pytest.fixture(scope="module")
-def zh_params(tmp_path_factory) -> Path:
+def zh_params(clone_data_dir, tmp_path_factory) -> Path:
     if not (paths.study_dir("ci") / "results.sqlite").exists():
         pytest.skip("the CI study is not measured: run tests/test_notebooks.py first")
     text = (ROOT / "params" / "ci.yaml").read_text(encoding="utf-8")

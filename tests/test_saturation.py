@@ -62,6 +62,7 @@ def test_usl_kappa_zero_is_no_peak_not_a_huge_n_star():
     assert u["sigma"] == pytest.approx(0.03, rel=1e-4)
 
 
+@pytest.mark.slow  # a seeded Monte-Carlo simulation
 def test_usl_interval_on_n_star_covers_in_simulation():
     rng = np.random.default_rng(12)
     th = np.repeat([8, 16, 32, 64, 128, 256], 5)

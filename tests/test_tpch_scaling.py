@@ -86,6 +86,7 @@ def test_an_arm_that_does_not_scale_is_flagged():
     assert flags.mean() >= 0.8  # 95% intervals contain the true 0 most of the time
 
 
+@pytest.mark.slow  # a seeded Monte-Carlo simulation
 def test_improvement_interval_coverage():
     # 400 queries of one run table are 400 independent simulations of one query's interval
     s = S.query_summary(synthetic({"a": 1.0, "b": 1.25}, n=3, queries=400, cv=0.05, seed=5))
