@@ -143,8 +143,13 @@ def test_kubectl_missing(tmp_path, monkeypatch):
     assert cap["kubectl"] == cap["components"] == cap["pods"] == {"unavailable": why}
 
 
+# The runner as a terminal starts it: Ctrl-C raises KeyboardInterrupt. A process started in
+# the background by a shell without job control inherits SIGINT ignored (and Python then
+# installs no handler), so the child sets the terminal's disposition itself.
 CHILD = r"""
+import signal
 import sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from tibenchlib.kube.job import job_labels, job_manifest, secret_manifest
 from tibenchlib.kube.kubectl import Kubectl
 from tibenchlib.kube.runner import run_job
