@@ -34,6 +34,8 @@ from .. import paths
 from ..attempts import set_aside
 from ..clients import endpoint_conns
 from ..hosts.runs import record_hosts
+from ..kube.sweep_job import check_job, pod_labels
+from ..kube.tool_jobs import run_ycsb_job
 from ..multiclient import align_series, sum_series
 from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
@@ -105,6 +107,8 @@ def plan(study: Study, arms: list[str] | None = None) -> list[YcsbSpec]:
 
 def _tool(study: Study, conn) -> str:
     t = study.ycsb.tool
+    if study.ycsb.clients_job:
+        return "go-ycsb"  # the Job's pods run go-ycsb (params refuses the Java YCSB with it)
     if study.ycsb.client_hosts:
         return "ycsb"  # client hosts run the Java binding (params refuses go-ycsb with them)
     return choose_tool(conn) if t == "auto" else t
@@ -205,6 +209,8 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
 # -- one run -------------------------------------------------------------------------------------
 def _client_conns(study: Study, conn) -> list:
     y = study.ycsb
+    if y.clients_job:  # one per pod (their address is the Job's)
+        return [conn] * y.clients_job.pods
     return endpoint_conns(conn, y.endpoints or y.n_clients)
 
 
@@ -337,6 +343,9 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     logs, hdr_dirs = (
         host_paths(study, spec.run_key) if hosts else _paths(study.study, spec, len(conns))
     )
+    if y.clients_job:  # raw/ycsb/<run>/pod<i>.log
+        logs = paths.host_run_logs(study.study, PHASE, spec.run_key, pod_labels(len(conns)))
+        hdr_dirs = [p.with_suffix(".hdr") for p in logs]
     attempt = _set_aside(logs, hdr_dirs)
     extras = [
         ["-p", "hdrhistogram.fileoutput=true", "-p", f"hdrhistogram.output.path={d}/"]
@@ -346,7 +355,11 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     ]
     expected = _expected_s(w)
     timeout = y.run_timeout_s or expected * 2 + 120
-    if hosts:
+    if y.clients_job:
+        runs = run_ycsb_job(
+            ctx, spec.arm, spec.run_key, w, logs, threads=spec.threads, timeout_s=timeout
+        )
+    elif hosts:
         name = spec.run_key.replace("/", "__")
         runs, per_host = run_on_hosts(
             ctx, w, logs, hdr_dirs, threads=spec.threads, name=name, timeout_s=timeout
@@ -514,6 +527,8 @@ def run_ycsb_phase(
         ctx = open_arm(study, spec.arm, yes=yes, store=store)
         if study.ycsb.client_hosts:  # their pre-flight, before anything is loaded or run
             open_ycsb_hosts(study, ctx.conn, store=store, arm=ctx.arm.label)
+        if study.ycsb.clients_job:  # kubectl is there, before anything is loaded or run
+            check_job(ctx, study.ycsb.clients_job)
         if _tool(study, ctx.conn) == "ycsb":
             t0 = time.time()
             build_binding()
