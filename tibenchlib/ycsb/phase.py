@@ -107,8 +107,6 @@ def plan(study: Study, arms: list[str] | None = None) -> list[YcsbSpec]:
 
 def _tool(study: Study, conn) -> str:
     t = study.ycsb.tool
-    if study.ycsb.clients_job:
-        return "go-ycsb"  # the Job's pods run go-ycsb (params refuses the Java YCSB with it)
     if study.ycsb.client_hosts:
         return "ycsb"  # client hosts run the Java binding (params refuses go-ycsb with them)
     return choose_tool(conn) if t == "auto" else t
@@ -338,7 +336,7 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     y = study.ycsb
     w = _rows_now(ctx, y.workloads[spec.workload])
     conns = _client_conns(study, ctx.conn)
-    tool = _tool(study, ctx.conn)
+    tool = "go-ycsb" if y.clients_job else _tool(study, ctx.conn)  # the Job's pods: go-ycsb
     hosts = y.client_hosts
     logs, hdr_dirs = (
         host_paths(study, spec.run_key) if hosts else _paths(study.study, spec, len(conns))
