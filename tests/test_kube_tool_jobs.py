@@ -250,3 +250,14 @@ def test_a_failed_pod_fails_the_ycsb_run(tmp_path, data_dir, mariadb, monkeypatc
     assert rec.status == "failed" and "\n" not in rec.error
     assert "-0-fake0 (Failed, exit 1)" in rec.error
     assert _verbs(calls())[-2:] == ["delete job", "delete secret"]
+
+
+def test_the_estimates_count_each_runs_start_lead():
+    def eta(lead):
+        job = {**JOB, "start_lead_s": lead}
+        s = study(ycsb={"clients_job": job, "threads": [1, 2], "repeats": 2},
+                  tpcc={"clients_job": job, "threads": [2, 4], "repeats": 3})  # fmt: skip
+        return ycsb_phase.estimate(s)["eta_s"], tpcc_phase.estimate(s)["eta_s"]
+
+    (y1, t1), (y31, t31) = eta(1), eta(31)
+    assert (y31 - y1, t31 - t1) == (30 * 4, 30 * 6)  # 2 threads × 2 repeats; 2 × 3

@@ -770,6 +770,7 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     load_s = sum(LOAD_S_PER_UNIT * unit * w for w in p.warehouses) * len({s.arm for s in specs})
     eta = len(specs) * (p.duration_s + RUN_OVERHEAD_S) + load_s
     eta += max(len(specs) - 1, 0) * study.cooldown_s
+    eta += len(specs) * (p.clients_job.start_lead_s if p.clients_job else 0)  # the pods' barrier
     per_run = 200 * p.duration_s / p.report_interval_s + 50_000
     data = sum(data_set_bytes(p.items, p.customers, s_w) for _, s_w in
                {(s.arm, s.warehouses) for s in specs})  # fmt: skip

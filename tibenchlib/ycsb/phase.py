@@ -130,6 +130,7 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     built = any(Path(ycsb_home()).glob("build-*/classpath.txt"))
     secs += 0 if built else BUILD_S
     secs += max(len(specs) - 1, 0) * study.cooldown_s
+    secs += len(specs) * (y.clients_job.start_lead_s if y.clients_job else 0)  # the pods' barrier
     return {
         "runs": len(specs),
         "eta_s": secs,
