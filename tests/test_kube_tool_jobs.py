@@ -261,3 +261,17 @@ def test_the_estimates_count_each_runs_start_lead():
 
     (y1, t1), (y31, t31) = eta(1), eta(31)
     assert (y31 - y1, t31 - t1) == (30 * 4, 30 * 6)  # 2 threads × 2 repeats; 2 × 3
+
+
+def test_a_pod_late_for_the_start_is_a_warning_of_the_run(
+    tmp_path, data_dir, mariadb, monkeypatch, cluster
+):
+    monkeypatch.setattr("tibenchlib.kube.sweep_job.LATE_S", -1.0)  # every pod counts as late
+    s, _ = _study(tmp_path, mariadb, monkeypatch, "kube-late")
+    y = ycsb_phase.run_one(open_arm(s, "a"), ycsb_phase.plan(s)[0])
+    t = tpcc_phase.run_one(_tpcc_ctx(s), tpcc_phase.plan(s)[0], "go-tpc")
+    for rec in (y, t):
+        assert rec.status == "ok", rec.error
+        late = [w for w in rec.warnings if "after the agreed start" in w]
+        assert [w.split()[0] for w in late] == ["pod0", "pod1"]
+        assert all("clients_job.start_lead_s" in w for w in late)

@@ -137,10 +137,10 @@ def _job_note(cj, name: str, threads: list[int]) -> str:
 
 def run_ycsb_job(
     ctx, arm: str, run_key: str, workload, logs: list[Path], *, threads: int, timeout_s: float
-) -> list[YcsbRun]:
+) -> tuple[list[YcsbRun], list[str]]:
     """One YCSB run as a Job of go-ycsb pods, each with ``threads`` threads; returns each
     pod's run as :func:`tibenchlib.ycsb.runner.run_together` does (the first carries the
-    Job's one-line failure)."""
+    Job's one-line failure) and the Job's warnings for the run."""
     cj = ctx.study.ycsb.clients_job
     cmd = go_ycsb_command("run", pod_conn(ctx.study, arm, ctx.conn, cj), workload, threads=threads)
     each = [threads] * cj.pods
@@ -150,10 +150,11 @@ def run_ycsb_job(
         tps_of=lambda p: parse_ycsb_file(p).summary.get("throughput_ops_s"),
     )  # fmt: skip
     command = display_command(cmd) + _job_note(cj, pr.name, each)
-    return [
+    runs = [
         YcsbRun("go-ycsb", "run", threads, command, o, error=pr.error if i == 0 else None)
         for i, o in enumerate(pr.outcomes)
     ]
+    return runs, pr.warnings
 
 
 def _gotpc_tps(path: Path) -> float | None:
@@ -163,10 +164,10 @@ def _gotpc_tps(path: Path) -> float | None:
 
 def run_gotpc_job(
     ctx, spec, conn, logs: list[Path], *, timeout_s: float
-) -> tuple[list[Outcome], list[list[str]], str | None]:
+) -> tuple[list[Outcome], list[list[str]], str | None, list[str]]:
     """One TPC-C run (``spec``: warehouses, threads, wait) as a Job of go-tpc pods sharing the
-    run's threads; returns each pod's outcome and command (password-free) and the Job's
-    one-line failure, as the tpcc phase's go-tpc path merges them."""
+    run's threads; returns each pod's outcome and command (password-free), the Job's one-line
+    failure and its warnings, as the tpcc phase's go-tpc path merges them."""
     study = ctx.study
     p, cj = study.tpcc, study.tpcc.clients_job
     pconn = pod_conn(study, spec.arm, conn, cj)
@@ -185,4 +186,4 @@ def run_gotpc_job(
         ctx, cj, arm=spec.arm, run_key=spec.run_key, tool="go-tpc", args=args, threads=shares,
         shares=True, logs=logs, password=conn.password, timeout_s=timeout_s, tps_of=_gotpc_tps,
     )  # fmt: skip
-    return pr.outcomes, [command(n) for n in shares], pr.error
+    return pr.outcomes, [command(n) for n in shares], pr.error, pr.warnings

@@ -425,9 +425,11 @@ def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict
     study = ctx.study
     p = study.tpcc
     timeout = study.run_timeout_s or p.duration_s * 1.5 + 120
-    job_error = None
+    job_error, job_warnings = None, []
     if p.clients_job is not None:  # the clients are the pods of a Kubernetes Job
-        outcomes, cmds, job_error = run_gotpc_job(ctx, spec, conn, logs, timeout_s=timeout)
+        outcomes, cmds, job_error, job_warnings = run_gotpc_job(
+            ctx, spec, conn, logs, timeout_s=timeout
+        )
     else:
         conns = client_conns(conn, study)
         shares = split_threads(spec.threads, len(conns))
@@ -448,7 +450,8 @@ def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict
             timeout_s=timeout,
         )  # fmt: skip
     res = [parse_tpcc_output(Path(x).read_text(errors="replace"), str(x)) for x in logs]
-    status, error, warnings = ("failed", job_error, []) if job_error else ("ok", None, [])
+    status, error = ("failed", job_error) if job_error else ("ok", None)
+    warnings = list(job_warnings)
     for i, (o, r) in enumerate(zip(outcomes, res, strict=True)):
         st, err = outcome_status((r.summary["status"], r.summary["error"]), o, "go-tpc")
         if st != "ok" and status == "ok":

@@ -354,8 +354,9 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     ]
     expected = _expected_s(w)
     timeout = y.run_timeout_s or expected * 2 + 120
+    job_warnings: list[str] = []
     if y.clients_job:
-        runs = run_ycsb_job(
+        runs, job_warnings = run_ycsb_job(
             ctx, spec.arm, spec.run_key, w, logs, threads=spec.threads, timeout_s=timeout
         )
     elif hosts:
@@ -372,7 +373,7 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     results = [parse_ycsb_file(p) for p in logs]
     summaries = [r.summary for r in results]
     histograms = None
-    warnings: list[str] = []
+    warnings: list[str] = list(job_warnings)  # a Job's: a pod late for the start, …
     if tool == "ycsb":
         try:
             histograms = [hdr.read_client(d) for d in hdr_dirs]
