@@ -25,6 +25,13 @@ HERE = Path(__file__).parent
 POD = HERE / "fixtures" / "kubernetes" / "pod-docs-nginx-kube-worker-1.yaml"
 K8S = {"namespace": "tidb-cluster", "cluster": "basic"}
 JOB = {"pods": 2, "image": "pingcap/go-ycsb:latest"}
+INSERTING = {
+    "recordcount": 100,
+    "maxexecutiontime_s": 2,
+    "readproportion": 0.5,
+    "updateproportion": 0,
+    "insertproportion": 0.5,
+}
 YCSB_LOGS = [
     HERE / "fixtures" / "go-ycsb" / "go-ycsb-run-2023-new-format-total-kubebench.txt",
     HERE / "fixtures" / "go-ycsb" / "go-ycsb-run-2020-old-format-with-properties.txt",
@@ -52,6 +59,10 @@ def study(**extra):
         ({"ycsb": {"clients_job": JOB, "clients": ["local"]}}, "clients_job: the run's clients"),
         ({"ycsb": {"clients_job": JOB, "tool": "ycsb"}}, "give tool: go-ycsb"),
         ({"ycsb": {"clients_job": {**JOB, "pods": 0}}}, "ycsb.clients_job.pods"),
+        (
+            {"ycsb": {"clients_job": JOB, "workloads": {"ins": INSERTING}}},
+            "workloads.ins: insertproportion > 0 with clients=2",
+        ),
         ({"ycsb": {"clients_job": {"pods": 2}}}, "ycsb.clients_job.image"),
         (
             {"tpcc": {"clients_job": JOB, "clients": 2, "threads": [2]}},
