@@ -286,3 +286,18 @@ def test_a_pod_late_for_the_start_is_a_warning_of_the_run(
         late = [w for w in rec.warnings if "after the agreed start" in w]
         assert [w.split()[0] for w in late] == ["pod0", "pod1"]
         assert all("clients_job.start_lead_s" in w for w in late)
+
+
+def test_ycsb_pods_per_second_series_are_summed(tmp_path, data_dir, mariadb, monkeypatch, cluster):
+    _, args = cluster
+    _stand_in(tmp_path / "bin", "go-ycsb", [YCSB_LOGS[0], YCSB_LOGS[0]], args)  # same output
+    s, _ = _study(tmp_path, mariadb, monkeypatch, "kube-ycsb-iv")
+    rec = ycsb_phase.run_one(open_arm(s, "a"), ycsb_phase.plan(s)[0])
+    assert rec.status == "ok", rec.error
+    iv = Store.for_study(s).intervals(s.study, [rec.run_key])
+    one = parse_ycsb_file(YCSB_LOGS[0]).intervals
+    one = one[(one["operation"] == "TOTAL") & (one["source"] != "timeseries")]
+    assert len(iv) == rec.n_intervals > 0
+    # each second the two pods' TOTAL lines summed: twice the one output's, at the same step
+    doubled = [round(2 * x, 6) for x in one["ops_s"]]
+    assert all(round(x, 6) in doubled for x in iv["tps"]), (list(iv["tps"]), doubled)
