@@ -125,7 +125,7 @@ def test_shares_need_one_positive_share_per_pod():
     with pytest.raises(ValueError, match="shares"):
         job_manifest(tool="sysbench", shares=[2], **kw)
     with pytest.raises(ValueError, match="shares"):
-        job_manifest(tool="go-tpc", shares=[1, 1], **kw)
+        job_manifest(tool="go-ycsb", shares=[1, 1], **kw)
 
 
 @pytest.fixture

@@ -243,14 +243,15 @@ class KubernetesTarget(_Model):
 
 
 class ClientsJob(_Model):
-    """``clients_job``: each sweep run's sysbench clients as one Kubernetes Job of ``pods``
-    pods, in the cluster of ``target.kubernetes`` (:mod:`tibenchlib.kube.sweep_job`).
+    """``clients_job`` (of the sweep, ``ycsb`` or ``tpcc``): each run's clients as one
+    Kubernetes Job of ``pods`` pods, in the cluster of ``target.kubernetes``
+    (:mod:`tibenchlib.kube.sweep_job`, :mod:`tibenchlib.kube.tool_jobs`).
 
-    ``image`` holds ``sysbench`` and ``/bin/sh``; ``namespace`` is the Job's (default: the
-    target's); ``endpoint`` is the ``host:port`` the pods connect to (default: TiDB Operator's
-    Service ``<cluster>-tidb.<namespace>.svc:4000``; ``target``: the address tibench itself
-    uses); ``start_lead_s`` is the time from sending the Job to the pods' common start, room
-    for scheduling and pulling the image.
+    ``image`` holds the tool (``sysbench``, ``go-ycsb`` or ``go-tpc``) and ``/bin/sh``;
+    ``namespace`` is the Job's (default: the target's); ``endpoint`` is the ``host:port`` the
+    pods connect to (default: TiDB Operator's Service ``<cluster>-tidb.<namespace>.svc:4000``;
+    ``target``: the address tibench itself uses); ``start_lead_s`` is the time from sending
+    the Job to the pods' common start, room for scheduling and pulling the image.
     """
 
     pods: Annotated[int, Field(ge=1, le=MAX_CLIENTS)]
@@ -514,6 +515,8 @@ class YcsbParams(_Model):
     #: ``auto``: go-ycsb for a cluster when on PATH, the Java YCSB otherwise
     tool: Literal["auto", "ycsb", "go-ycsb"] = "auto"
     run_timeout_s: TimeoutS | None = None
+    #: each run's clients as a Kubernetes Job of go-ycsb pods (needs ``target.kubernetes``)
+    clients_job: ClientsJob | None = None
 
     @field_validator("clients", mode="before")
     @classmethod
@@ -531,6 +534,14 @@ class YcsbParams(_Model):
 
     @model_validator(mode="after")
     def _consistent(self) -> YcsbParams:
+        if self.clients_job is not None:
+            if self.clients != 1 or self.endpoints:
+                raise ValueError(
+                    "clients_job: the run's clients are the Job's pods; leave clients and "
+                    "endpoints out"
+                )
+            if self.tool == "ycsb":
+                raise ValueError("clients_job: the Job's pods run go-ycsb; give tool: go-ycsb")
         if self.client_hosts and (self.endpoints or self.tool == "go-ycsb"):
             raise ValueError(
                 "clients: client hosts run the Java YCSB against the arm's target: give "
@@ -542,9 +553,10 @@ class YcsbParams(_Model):
                 "(one host:port per client, or none)"
             )
         inserting = [n for n, w in self.workloads.items() if w.insertproportion > 0]
-        if self.n_clients > 1 and inserting:
+        n = self.clients_job.pods if self.clients_job else self.n_clients
+        if n > 1 and inserting:
             raise ValueError(
-                f"workloads.{inserting[0]}: insertproportion > 0 with clients={self.n_clients}: "
+                f"workloads.{inserting[0]}: insertproportion > 0 with clients={n}: "
                 "every YCSB client inserts the same keys (each counts from recordcount), so "
                 "their inserts collide; use one client with more threads"
             )
@@ -691,6 +703,8 @@ class TpccParams(_HasClients, _Model):
     database: Annotated[str, Field(pattern=r"^[A-Za-z0-9_]{1,50}$")] = "tpcc"
     consistency: bool = True
     arms: list[str] = []
+    #: each run's clients as a Kubernetes Job of go-tpc pods (needs ``target.kubernetes``)
+    clients_job: ClientsJob | None = None
 
     @field_validator("warehouses", mode="before")
     @classmethod
@@ -699,6 +713,20 @@ class TpccParams(_HasClients, _Model):
 
     @model_validator(mode="after")
     def _hosts_tool(self) -> TpccParams:
+        job = self.clients_job
+        if job is not None:
+            if self.clients != 1:
+                raise ValueError(
+                    "clients_job: the run's clients are the Job's pods; leave clients out"
+                )
+            if self.tool == "sysbench":
+                raise ValueError("clients_job: the Job's pods run go-tpc; give tool: go-tpc")
+            few = [t for t in self.threads if t < job.pods]
+            if few:
+                raise ValueError(
+                    f"threads: {few[0]} threads cannot be shared by clients_job.pods={job.pods} "
+                    "pods (each needs at least one)"
+                )
         if self.client_hosts and self.tool == "go-tpc":
             raise ValueError(
                 "clients: client hosts run the sysbench Lua driver (go-tpc takes the password "
@@ -864,6 +892,20 @@ class Study(_HasClients, _Model):
         # client hosts (SSH destinations) are given in the same list: no endpoint check for them
         clients = self.clients if self.client_hosts is None else None
         _check_clients("", threads, self.n_clients, clients, self.target.kind)
+        return self
+
+    @model_validator(mode="after")
+    def _phase_jobs_need_kubernetes(self) -> Study:
+        for section in ("ycsb", "tpcc"):
+            if getattr(self, section).clients_job is None:
+                continue
+            for arm in self.arms:
+                if self.target_for(arm).kubernetes is None:
+                    where = f"arms[{arm.label}].target" if arm.target else "target"
+                    raise ValueError(
+                        f"{section}.clients_job needs {where}.kubernetes (the cluster the Job "
+                        "runs in)"
+                    )
         return self
 
     @model_validator(mode="after")

@@ -8,6 +8,8 @@
 - :mod:`.runner`: :func:`run_job` (apply, wait, logs, delete) and :func:`merge_sysbench`.
 - :mod:`.sweep_job`: a sweep run's clients as a Job (``clients_job``): thread shares, start
   barrier, the pods' logs merged and recorded per pod in ``run_hosts``.
+- :mod:`.tool_jobs`: a YCSB or TPC-C run's clients as a Job of go-ycsb or go-tpc pods
+  (``ycsb.clients_job``, ``tpcc.clients_job``), merged by the phases' own multi-client paths.
 """
 
 from __future__ import annotations

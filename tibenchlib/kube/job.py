@@ -74,7 +74,7 @@ BARRIER = (
 )
 
 #: Per tool: the option giving a client its share of the run's threads.
-SHARE_OPTION = {"sysbench": "--threads="}
+SHARE_OPTION = {"sysbench": "--threads=", "go-tpc": "--threads="}
 
 #: Each pod's share, the word at its index in ``TIBENCH_SHARES``, added to the tool's arguments.
 SHARE = (
@@ -162,8 +162,9 @@ def job_manifest(
         The start barrier (epoch seconds): each pod waits until then and prints
         :data:`START_MARK` with its actual start before the tool starts (:data:`BARRIER`).
     shares
-        Each pod's share of the run's threads, by index (sysbench only): pod ``i`` gets
-        ``--threads=<shares[i]>`` after ``args``, so ``args`` carry no ``--threads``.
+        Each pod's share of the run's threads, by index (sysbench and go-tpc; a go-ycsb pod's
+        ``threadcount`` is per client): pod ``i`` gets ``--threads=<shares[i]>`` after
+        ``args``, so ``args`` carry no ``--threads`` (go-tpc: no ``-T``).
 
     A failed pod is not retried (``backoffLimit: 0``): a client restarted late would start
     out of step with the others and its figures would not add up with theirs.

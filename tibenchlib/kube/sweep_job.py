@@ -33,7 +33,17 @@ from .job import START_MARK, job_labels, job_manifest, job_name, secret_manifest
 from .kubectl import Kubectl, KubectlError
 from .runner import JobFailed, run_job
 
-__all__ = ["JobExtras", "check_job", "job_logs", "pod_labels", "pod_conn", "run_on_job"]
+__all__ = [
+    "JobExtras",
+    "check_job",
+    "host_rows",
+    "job_kubectl",
+    "job_logs",
+    "pod_conn",
+    "pod_labels",
+    "pod_starts",
+    "run_on_job",
+]
 
 #: A pod that started this much after the agreed instant missed the barrier (a warning).
 LATE_S = 1.0
@@ -61,26 +71,29 @@ def job_logs(study, run_key: str) -> list[Path]:
     return paths.host_run_logs(study.study, "sysbench", run_key, labels)
 
 
-def _kubectl(study, arm_label: str) -> Kubectl:
+def job_kubectl(study, arm_label: str, cj=None) -> Kubectl:
+    """kubectl for the arm's cluster, in the Job's namespace (``cj``: a phase's
+    ``clients_job``; default the sweep's)."""
     k8s = study.target_for(study.arm(arm_label)).kubernetes
     kc = Kubectl.for_target(k8s)
-    ns = study.clients_job.namespace
+    ns = (cj or study.clients_job).namespace
     return dataclasses.replace(kc, namespace=ns) if ns else kc
 
 
-def check_job(ctx) -> None:
-    """The sweep's hook when an arm opens: kubectl is there (else one line, nothing run)."""
-    kc = _kubectl(ctx.study, ctx.arm.label)
+def check_job(ctx, cj=None) -> None:
+    """The hook when an arm opens: kubectl is there (else one line, nothing run)."""
+    kc = job_kubectl(ctx.study, ctx.arm.label, cj)
     if kc.installed() is None:
         raise KubectlError(
             f"clients_job: {kc.binary} is not installed (not found on PATH); the Job needs it"
         )
 
 
-def pod_conn(study, arm_label: str, conn):
+def pod_conn(study, arm_label: str, conn, cj=None):
     """The connection the pods use: ``clients_job.endpoint``, the target's own address
-    (``target``) or TiDB Operator's Service ``<cluster>-tidb.<namespace>.svc:4000``."""
-    ep = study.clients_job.endpoint
+    (``target``) or TiDB Operator's Service ``<cluster>-tidb.<namespace>.svc:4000``
+    (``cj``: a phase's ``clients_job``; default the sweep's)."""
+    ep = (cj or study.clients_job).endpoint
     if ep == "target":
         return conn
     if ep is None:
@@ -105,7 +118,7 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
     """One sweep run with its clients as a Job; returns ``(parsed, outcome, command, extras)``
     as the run's record wants them (see :func:`tibenchlib.sysbench.runner.run_one`)."""
     study, cj = ctx.study, ctx.study.clients_job
-    kc = _kubectl(study, spec.arm)
+    kc = job_kubectl(study, spec.arm)
     shares = split_threads(spec.threads, cj.pods)
     argv = study_command(study, pod_conn(study, spec.arm, ctx.conn), spec.workload, 1, d, None)
     args = [a for a in argv[1:] if not a.startswith("--threads=")]
@@ -151,18 +164,7 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
         extras.warnings += out.warnings
     read = sorted(out.logs) if out is not None else []
     each = {i: parse_sysbench_file(out.logs[i]) for i in read}
-    started = {}
-    for i in read:
-        t = _actual_start(out.logs[i])
-        if t is None:
-            t = out.started.get(i, float(start_at))
-            extras.warnings.append(f"pod{i}: no start line in its log; its container's start used")
-        started[i] = t
-        if t - start_at > LATE_S:
-            extras.warnings.append(
-                f"pod{i} started {t - start_at:.1f} s after the agreed start: raise "
-                "clients_job.start_lead_s"
-            )
+    started = pod_starts(out, read, start_at, extras.warnings)
     if each:
         parsed = merge_parsed([each[i] for i in read], [started[i] for i in read], logs)
     else:
@@ -189,8 +191,37 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
         started_at=min(started.values()) if started else t_apply,
         finished_at=max(finished) if finished else t_end,
     )
+    tps = {i: each[i].summary.get("tps") for i in each}
+    rows = host_rows(by_index, shares, started, start_at, logs, tps)
+    ctx.store.replace_run_rows("run_hosts", study.study, spec.run_key, rows)
+    command = display_command(["sysbench", *args]) + (
+        f"  ({cj.pods} pods of Job {name}, image {cj.image}, threads {'+'.join(map(str, shares))})"
+    )
+    return parsed, outcome, command, extras
+
+
+def pod_starts(out, read, start_at: int, warnings: list[str]) -> dict[int, float]:
+    """Each read pod's actual start (its log's start line, else its container's start), with
+    a warning for a pod that missed the barrier by more than :data:`LATE_S`."""
+    started = {}
+    for i in read:
+        t = _actual_start(out.logs[i])
+        if t is None:
+            t = out.started.get(i, float(start_at))
+            warnings.append(f"pod{i}: no start line in its log; its container's start used")
+        started[i] = t
+        if t - start_at > LATE_S:
+            warnings.append(
+                f"pod{i} started {t - start_at:.1f} s after the agreed start: raise "
+                "clients_job.start_lead_s"
+            )
+    return started
+
+
+def host_rows(by_index, shares, started, start_at, logs, tps) -> list[dict]:
+    """The run's ``run_hosts`` rows, one per pod (``pod<i>``), ``tps`` by pod index."""
     rows = []
-    for i, label in enumerate(pod_labels(cj.pods)):
+    for i, label in enumerate(pod_labels(len(shares))):
         r = by_index.get(i)
         pod = None if r is None else r["pod"]
         node = None if r is None or pd.isna(r["node"]) else r["node"]
@@ -205,16 +236,12 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
                 "start_delay_ms": None if t is None else (t - start_at) * 1000,
                 "finished_at": None if r is None or pd.isna(r["finished"]) else r["finished"],
                 "returncode": None if r is None or pd.isna(r["exit_code"]) else r["exit_code"],
-                "tps": each[i].summary.get("tps") if i in each else None,
+                "tps": tps.get(i),
                 "log_path": str(logs[i]),
-                "error": _pod_error(r, i in each),
+                "error": _pod_error(r, i in tps),
             }
         )
-    ctx.store.replace_run_rows("run_hosts", study.study, spec.run_key, rows)
-    command = display_command(["sysbench", *args]) + (
-        f"  ({cj.pods} pods of Job {name}, image {cj.image}, threads {'+'.join(map(str, shares))})"
-    )
-    return parsed, outcome, command, extras
+    return rows
 
 
 def _pod_error(row, has_log: bool) -> str | None:

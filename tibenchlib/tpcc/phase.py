@@ -41,6 +41,8 @@ from ..attempts import set_aside
 from ..clients import endpoint_conns, execute_together, split_threads
 from ..db import ConnInfo, secret_config_file
 from ..hosts.runs import record_hosts
+from ..kube.sweep_job import check_job, pod_labels
+from ..kube.tool_jobs import run_gotpc_job
 from ..multiclient import merge_histograms, merged_percentiles, summed_intervals
 from ..params import Study
 from ..parse.gotpc import parse_tpcc_output
@@ -418,30 +420,38 @@ def _sum(values) -> float | None:
 
 
 def measure_gotpc(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
-    """One go-tpc run by every client at once; returns the run's figures, not yet recorded."""
+    """One go-tpc run by every client at once (or by the pods of ``tpcc.clients_job``);
+    returns the run's figures, not yet recorded."""
     study = ctx.study
     p = study.tpcc
-    conns = client_conns(conn, study)
-    shares = split_threads(spec.threads, len(conns))
-    cmds = [
-        _gotpc_cmd(
-            c,
-            "run",
-            spec.warehouses,
-            n,
-            time_s=p.duration_s,
-            wait=spec.wait,
-            interval_s=p.report_interval_s,
-        )  # fmt: skip
-        for c, n in zip(conns, shares, strict=True)
-    ]
     timeout = study.run_timeout_s or p.duration_s * 1.5 + 120
-    outcomes = execute_together(
-        [_with_password(cmd, c) for cmd, c in zip(cmds, conns, strict=True)], logs,
-        timeout_s=timeout,
-    )  # fmt: skip
+    job_error, job_warnings = None, []
+    if p.clients_job is not None:  # the clients are the pods of a Kubernetes Job
+        outcomes, cmds, job_error, job_warnings = run_gotpc_job(
+            ctx, spec, conn, logs, timeout_s=timeout
+        )
+    else:
+        conns = client_conns(conn, study)
+        shares = split_threads(spec.threads, len(conns))
+        cmds = [
+            _gotpc_cmd(
+                c,
+                "run",
+                spec.warehouses,
+                n,
+                time_s=p.duration_s,
+                wait=spec.wait,
+                interval_s=p.report_interval_s,
+            )  # fmt: skip
+            for c, n in zip(conns, shares, strict=True)
+        ]
+        outcomes = execute_together(
+            [_with_password(cmd, c) for cmd, c in zip(cmds, conns, strict=True)], logs,
+            timeout_s=timeout,
+        )  # fmt: skip
     res = [parse_tpcc_output(Path(x).read_text(errors="replace"), str(x)) for x in logs]
-    status, error, warnings = "ok", None, []
+    status, error = ("failed", job_error) if job_error else ("ok", None)
+    warnings = list(job_warnings)
     for i, (o, r) in enumerate(zip(outcomes, res, strict=True)):
         st, err = outcome_status((r.summary["status"], r.summary["error"]), o, "go-tpc")
         if st != "ok" and status == "ok":
@@ -497,7 +507,11 @@ def run_one(ctx, spec: TpccSpec, tool: str) -> RunRecord:
         data_conn(ctx.conn, study, spec.warehouses)
     )  # fmt: skip
     ctx.tpcc_ready.add(spec.warehouses)
-    if p.client_hosts:
+    if p.clients_job is not None:  # raw/tpcc/<run>/pod<i>.log
+        logs = paths.host_run_logs(
+            study.study, "tpcc", spec.run_key, pod_labels(p.clients_job.pods)
+        )
+    elif p.client_hosts:
         logs = host_logs(study, spec.run_key)
     else:
         logs = paths.client_run_logs(study.study, "tpcc", spec.run_key, p.n_clients)
@@ -621,6 +635,8 @@ def run_tpcc_phase(
             ctx.guard("run TPC-C (it writes to the tpcc databases)")
         if study.tpcc.client_hosts:  # their pre-flight, before anything is loaded or run
             open_tpcc_hosts(study, ctx.conn, store=store, arm=ctx.arm.label)
+        if study.tpcc.clients_job:  # kubectl is there, before anything is loaded or run
+            check_job(ctx, study.tpcc.clients_job)
         ctx.tpcc_ready = set()
         return ctx
 
@@ -757,6 +773,7 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     load_s = sum(LOAD_S_PER_UNIT * unit * w for w in p.warehouses) * len({s.arm for s in specs})
     eta = len(specs) * (p.duration_s + RUN_OVERHEAD_S) + load_s
     eta += max(len(specs) - 1, 0) * study.cooldown_s
+    eta += len(specs) * (p.clients_job.start_lead_s if p.clients_job else 0)  # the pods' barrier
     per_run = 200 * p.duration_s / p.report_interval_s + 50_000
     data = sum(data_set_bytes(p.items, p.customers, s_w) for _, s_w in
                {(s.arm, s.warehouses) for s in specs})  # fmt: skip

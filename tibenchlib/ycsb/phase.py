@@ -34,6 +34,8 @@ from .. import paths
 from ..attempts import set_aside
 from ..clients import endpoint_conns
 from ..hosts.runs import record_hosts
+from ..kube.sweep_job import check_job, pod_labels
+from ..kube.tool_jobs import run_ycsb_job
 from ..multiclient import align_series, sum_series
 from ..params import Study
 from ..parse.ycsb import parse_ycsb_file
@@ -128,6 +130,7 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     built = any(Path(ycsb_home()).glob("build-*/classpath.txt"))
     secs += 0 if built else BUILD_S
     secs += max(len(specs) - 1, 0) * study.cooldown_s
+    secs += len(specs) * (y.clients_job.start_lead_s if y.clients_job else 0)  # the pods' barrier
     return {
         "runs": len(specs),
         "eta_s": secs,
@@ -205,6 +208,8 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
 # -- one run -------------------------------------------------------------------------------------
 def _client_conns(study: Study, conn) -> list:
     y = study.ycsb
+    if y.clients_job:  # one per pod (their address is the Job's)
+        return [conn] * y.clients_job.pods
     return endpoint_conns(conn, y.endpoints or y.n_clients)
 
 
@@ -332,11 +337,14 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     y = study.ycsb
     w = _rows_now(ctx, y.workloads[spec.workload])
     conns = _client_conns(study, ctx.conn)
-    tool = _tool(study, ctx.conn)
+    tool = "go-ycsb" if y.clients_job else _tool(study, ctx.conn)  # the Job's pods: go-ycsb
     hosts = y.client_hosts
     logs, hdr_dirs = (
         host_paths(study, spec.run_key) if hosts else _paths(study.study, spec, len(conns))
     )
+    if y.clients_job:  # raw/ycsb/<run>/pod<i>.log
+        logs = paths.host_run_logs(study.study, PHASE, spec.run_key, pod_labels(len(conns)))
+        hdr_dirs = [p.with_suffix(".hdr") for p in logs]
     attempt = _set_aside(logs, hdr_dirs)
     extras = [
         ["-p", "hdrhistogram.fileoutput=true", "-p", f"hdrhistogram.output.path={d}/"]
@@ -346,7 +354,12 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     ]
     expected = _expected_s(w)
     timeout = y.run_timeout_s or expected * 2 + 120
-    if hosts:
+    job_warnings: list[str] = []
+    if y.clients_job:
+        runs, job_warnings = run_ycsb_job(
+            ctx, spec.arm, spec.run_key, w, logs, threads=spec.threads, timeout_s=timeout
+        )
+    elif hosts:
         name = spec.run_key.replace("/", "__")
         runs, per_host = run_on_hosts(
             ctx, w, logs, hdr_dirs, threads=spec.threads, name=name, timeout_s=timeout
@@ -360,7 +373,7 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     results = [parse_ycsb_file(p) for p in logs]
     summaries = [r.summary for r in results]
     histograms = None
-    warnings: list[str] = []
+    warnings: list[str] = list(job_warnings)  # a Job's: a pod late for the start, …
     if tool == "ycsb":
         try:
             histograms = [hdr.read_client(d) for d in hdr_dirs]
@@ -514,6 +527,8 @@ def run_ycsb_phase(
         ctx = open_arm(study, spec.arm, yes=yes, store=store)
         if study.ycsb.client_hosts:  # their pre-flight, before anything is loaded or run
             open_ycsb_hosts(study, ctx.conn, store=store, arm=ctx.arm.label)
+        if study.ycsb.clients_job:  # kubectl is there, before anything is loaded or run
+            check_job(ctx, study.ycsb.clients_job)
         if _tool(study, ctx.conn) == "ycsb":
             t0 = time.time()
             build_binding()
