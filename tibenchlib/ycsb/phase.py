@@ -331,6 +331,35 @@ def _intervals(results, outcomes, threads: int) -> pd.DataFrame:
     return out.assign(threads=threads)
 
 
+def _launch(ctx, spec: YcsbSpec, w, conns, tool: str, logs, hdr_dirs, timeout: float):
+    """Run the run's clients together, where the study puts them: a Kubernetes Job's pods,
+    client hosts over SSH, or processes here. Returns ``(runs, per_host, warnings)``
+    (``per_host``: the hosts' rows, None unless on client hosts; ``warnings``: a Job's)."""
+    y = ctx.study.ycsb
+    if y.clients_job:
+        runs, warnings = run_ycsb_job(
+            ctx, spec.arm, spec.run_key, w, logs, threads=spec.threads, timeout_s=timeout
+        )
+        return runs, None, warnings
+    if y.client_hosts:
+        name = spec.run_key.replace("/", "__")
+        runs, per_host = run_on_hosts(
+            ctx, w, logs, hdr_dirs, threads=spec.threads, name=name, timeout_s=timeout
+        )
+        return runs, per_host, []
+    extras = [
+        ["-p", "hdrhistogram.fileoutput=true", "-p", f"hdrhistogram.output.path={d}/"]
+        if tool == "ycsb"
+        else []
+        for d in hdr_dirs
+    ]
+    runs = run_together(
+        conns, w, logs, threads=spec.threads, tool=tool,
+        secret_dir=paths.private_dir(ctx.study.study), timeout_s=timeout, extras=extras,
+    )  # fmt: skip
+    return runs, None, []
+
+
 def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     """Run one YCSB run on an open arm (all its clients together) and record it."""
     study = ctx.study
@@ -346,29 +375,9 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
         logs = paths.host_run_logs(study.study, PHASE, spec.run_key, pod_labels(len(conns)))
         hdr_dirs = [p.with_suffix(".hdr") for p in logs]
     attempt = _set_aside(logs, hdr_dirs)
-    extras = [
-        ["-p", "hdrhistogram.fileoutput=true", "-p", f"hdrhistogram.output.path={d}/"]
-        if tool == "ycsb"
-        else []
-        for d in hdr_dirs
-    ]
     expected = _expected_s(w)
     timeout = y.run_timeout_s or expected * 2 + 120
-    job_warnings: list[str] = []
-    if y.clients_job:
-        runs, job_warnings = run_ycsb_job(
-            ctx, spec.arm, spec.run_key, w, logs, threads=spec.threads, timeout_s=timeout
-        )
-    elif hosts:
-        name = spec.run_key.replace("/", "__")
-        runs, per_host = run_on_hosts(
-            ctx, w, logs, hdr_dirs, threads=spec.threads, name=name, timeout_s=timeout
-        )
-    else:
-        runs = run_together(
-            conns, w, logs, threads=spec.threads, tool=tool,
-            secret_dir=paths.private_dir(study.study), timeout_s=timeout, extras=extras,
-        )  # fmt: skip
+    runs, per_host, job_warnings = _launch(ctx, spec, w, conns, tool, logs, hdr_dirs, timeout)
     outcomes = [r.outcome for r in runs]
     results = [parse_ycsb_file(p) for p in logs]
     summaries = [r.summary for r in results]
