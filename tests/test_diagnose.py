@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from tibenchlib.diagnose import cpu_per_run, diagnose
+from tibenchlib.diagnose import cpu_per_run, diagnose, reason_text
 from tibenchlib.phase import RunContext
 
 LADDER = [1, 2, 4, 8, 16]
@@ -577,3 +577,12 @@ def test_catalog_of_an_older_tibench_gains_the_sampler_columns(tmp_path):
     c = cpu_per_run(store.read("samples", "s")).set_index("run_key")
     assert c.loc["k", "demand"] == pytest.approx(0.96) and pd.isna(c.loc["k", "wait_cores"])
     assert c.loc["k2", "demand"] == pytest.approx(3.4) and c.loc["k2", "busy"] == 1.0
+
+
+def test_the_reason_lists_its_sources_in_the_languages_punctuation():
+    row = {"reason": "between", "reason_who": ["server", "server+client"], "evidence": {}}
+    zh, en = reason_text(row, "zh"), reason_text(row, "en")
+    assert "server、server+client 的 CPU" in zh and ", " not in zh, zh
+    assert "server, server+client" in en
+    row = {"reason": "unmeasured", "reason_who": ["server", "client"], "evidence": {}}
+    assert "server和client" in reason_text(row, "zh") and " and " not in reason_text(row, "zh")

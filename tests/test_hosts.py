@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -319,3 +320,32 @@ def test_tibench_files_go_to_one_folder_per_version(tmp_path):
     assert first.startswith(".tibench/files/") and bundle_dir([a, b]) == first
     a.write_text("-- one, changed\n")  # another version of the driver: another folder
     assert bundle_dir([a, b]) != first
+
+
+def test_asyncssh_is_imported_with_the_password_variables_hidden():
+    """asyncssh looks for liboqs and nettle with ctypes.util.find_library when imported, which
+    may start gcc with this process's environment: the password variables are not in it then,
+    and are back afterwards."""
+    code = """
+import ctypes.util, os
+seen = []
+real = ctypes.util.find_library
+def spy(name):
+    seen.append((name, "TB_HIDDEN_PW" in os.environ))
+    return real(name)
+ctypes.util.find_library = spy
+from tibenchlib import db
+from tibenchlib.hosts.ssh import asyncssh_module
+assert db.env_secret("TB_HIDDEN_PW") == "s3cret"
+asyncssh_module()
+print(seen, os.environ.get("TB_HIDDEN_PW"))
+"""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "TB_HIDDEN_PW": "s3cret", "PYTHONPATH": root}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    seen, after = out.stdout.rsplit(" ", 1)
+    assert "True" not in seen and "oqs" in seen, seen  # looked for, never with the password
+    assert after.strip() == "s3cret"

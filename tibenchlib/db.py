@@ -134,6 +134,18 @@ def child_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in drop}
 
 
+@contextmanager
+def secrets_hidden() -> Iterator[None]:
+    """Meanwhile, this process's environment lacks what :func:`child_env` leaves out: for a
+    library that starts processes of its own with ``os.environ`` (asyncssh runs gcc through
+    ``ctypes.util.find_library`` when imported)."""
+    hidden = {k: os.environ.pop(k) for k in _secret_names | {SECRETS_ENV} if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(hidden)
+
+
 def secret_env_names(data) -> list[str]:
     """The variables named by every ``*password_env`` and ``token_env`` field of a study's
     parameters (a dict)."""

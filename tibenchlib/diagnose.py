@@ -552,11 +552,13 @@ def _not_cpu(row: dict, lang: str, head: str, headroom: float) -> str:
 def reason_text(row: dict, lang: str, limit: float = 0.90, headroom: float = 0.75) -> str:
     """Why the bottleneck cannot be determined, in ``lang`` (the row's ``reason`` code)."""
     reason = row["reason"]
-    who = ", ".join(row.get("reason_who") or row["evidence"].get("between", []))
+    names = row.get("reason_who") or row["evidence"].get("between", [])
+    who = ("、" if lang == "zh" else ", ").join(names)  # a list of names, in lang's punctuation
     if reason == "between":
         return _say("dg_r_between", lang, who=who, hr=_pct(headroom), lim=_pct(limit))
     if reason == "unmeasured":
-        return _say("dg_r_unmeasured", lang, who=" and ".join(row["reason_who"]))
+        both = "和" if lang == "zh" else " and "
+        return _say("dg_r_unmeasured", lang, who=both.join(row["reason_who"]))
     if reason in ("unclear", "no_server", "no_count"):
         return _say(f"dg_r_{reason}", lang, who=who)
     return reason

@@ -24,13 +24,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import asyncssh
 import pandas as pd
 
 from ..tools import Outcome, execute
 from .preflight import HostCheck
 from .proc import parse_readings, sample_rows, sampler_script
-from .ssh import HostError, call, remote_dir, stop_script
+from .ssh import HostError, asyncssh_module, call, remote_dir, stop_script
 
 __all__ = ["ClientJob", "ClientResult", "agreed_start", "run_clients", "start_spread_ms"]
 
@@ -175,7 +174,7 @@ class _Remote:
                     await self.stop()
                 finally:
                     sampling.cancel()
-            except (OSError, asyncssh.Error) as e:
+            except (OSError, asyncssh_module().Error) as e:
                 t = time.time() - agreed
                 error = f"client host {self.ssh}: connection lost {t:.1f} s into the run ({e})"
                 rc = None
@@ -203,7 +202,7 @@ class _Remote:
         try:
             while line := await self.sampler.stdout.readline():
                 self.readings += line
-        except (OSError, asyncssh.Error):
+        except (OSError, asyncssh_module().Error):
             pass
 
     async def stop(self) -> None:

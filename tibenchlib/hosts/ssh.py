@@ -17,10 +17,13 @@ import threading
 import time
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import asyncssh
-
+from ..db import secrets_hidden
 from .spec import Destination
+
+if TYPE_CHECKING:
+    import asyncssh
 
 __all__ = ["HostError", "SshHost", "bundle_dir", "call", "remote_dir", "stop_script"]
 
@@ -29,6 +32,17 @@ logging.getLogger("asyncssh").setLevel(logging.WARNING)
 
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_lock = threading.Lock()
+
+
+def asyncssh_module():
+    """The asyncssh module, imported on first use."""
+    with secrets_hidden():  # its import may start gcc (see below) with our environment
+        # import inside: asyncssh looks for liboqs and nettle with ctypes.util.find_library when
+        # imported, which can start gcc with this process's environment; only a study with
+        # client hosts needs it, and the password variables are hidden while it is imported
+        import asyncssh
+
+    return asyncssh
 
 
 class HostError(RuntimeError):
@@ -149,9 +163,10 @@ class SshHost:
             kw["known_hosts"] = self.known_hosts
         try:
             self.conn = await asyncio.wait_for(
-                asyncssh.connect(self.dest.host, connect_timeout=timeout, **kw), timeout + 1
+                asyncssh_module().connect(self.dest.host, connect_timeout=timeout, **kw),
+                timeout + 1,
             )
-        except (TimeoutError, OSError, asyncssh.Error) as e:
+        except (TimeoutError, OSError, asyncssh_module().Error) as e:
             raise HostError(f"client host {self.dest}: unreachable: {_why(e)}") from None
 
     def connect(self, timeout: float = 10.0) -> SshHost:
@@ -172,7 +187,7 @@ class SshHost:
         cmd = argv if isinstance(argv, str) else shlex.join(argv)
         try:
             return await self.conn.run(cmd, input=stdin, check=False, timeout=timeout)
-        except (TimeoutError, OSError, asyncssh.Error) as e:
+        except (TimeoutError, OSError, asyncssh_module().Error) as e:
             raise HostError(f"client host {self.dest}: {_why(e)}") from None
 
     async def aput_files(self, files: Sequence[str | Path]) -> str:
@@ -190,7 +205,7 @@ class SshHost:
         try:
             async with self.conn.start_sftp_client() as sftp:
                 await sftp.put([str(f) for f in files], tmp)
-        except (OSError, asyncssh.Error) as e:
+        except (OSError, asyncssh_module().Error) as e:
             why = _why(e)
             raise HostError(f"client host {self.dest}: copying tibench's files: {why}") from None
         await self.arun(f"mv -T {shlex.quote(tmp)} {q} 2>/dev/null || rm -rf {shlex.quote(tmp)}")
@@ -205,7 +220,7 @@ class SshHost:
                     names = [n for n in await sftp.listdir(remote) if n not in (".", "..")]
                     if names:
                         await sftp.get([f"{remote}/{n}" for n in names], str(local))
-        except (OSError, asyncssh.Error) as e:
+        except (OSError, asyncssh_module().Error) as e:
             raise HostError(f"client host {self.dest}: copying {remote} back: {_why(e)}") from None
 
     def run(self, argv, *, stdin: str | None = None, timeout: float = 30.0):
@@ -216,7 +231,7 @@ class SshHost:
             conn, self.conn = self.conn, None
             try:
                 call(_close(conn), timeout=5)
-            except (TimeoutError, OSError, asyncssh.Error):
+            except (TimeoutError, OSError, asyncssh_module().Error):
                 pass
 
 
