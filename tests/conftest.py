@@ -24,6 +24,20 @@ def pytest_configure(config):
     if os.geteuid() == 0 and not config.option.basetemp:
         tag = hashlib.sha1(str(config.rootpath).encode()).hexdigest()[:10]
         config.option.basetemp = str(Path(tempfile.gettempdir()) / f"tibench-pytest-{tag}")
+        config.stash[_OWN_BASETEMP] = Path(config.option.basetemp)
+
+
+_OWN_BASETEMP = pytest.StashKey[Path]()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A passed session removes the base directory it chose (pytest removes only the ones it
+    chose itself): every clone has its own, and each left behind holds its servers' datadirs."""
+    config = session.config
+    own = config.stash.get(_OWN_BASETEMP, None)
+    if own is None or hasattr(config, "workerinput") or exitstatus != 0:
+        return
+    shutil.rmtree(own, ignore_errors=True)
 
 
 #: The CI study's chain, in this order: `tibench run params/ci.yaml` in the clone's data/, then
