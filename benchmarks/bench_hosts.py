@@ -1,6 +1,7 @@
 """Total TPS of one local + two SSH clients against three local clients, side by side.
 
-    .venv/bin/python benchmarks/bench_hosts.py [--rounds 5] [--seconds 10] [--threads 6]
+    .venv/bin/python benchmarks/bench_hosts.py [--rounds 8] [--seconds 10] [--threads 6]
+        [--autogroup off]
 
 Two OpenSSH servers on 127.0.0.2 and 127.0.0.3 (:class:`tibenchlib.hosts.loopback.LoopbackSshd`)
 stand for client hosts; the target is the embedded MariaDB of a temporary data directory.
@@ -21,6 +22,9 @@ group of its own, as heavy as the group of tibench and its local client, so the 
 gets a smaller share of the same CPUs than with three local clients in tibench's group, and
 total TPS drops for that reason alone. The ratio is then a property of the single machine, not
 of driving clients over SSH; separate client hosts do not share the server's CPUs.
+``--autogroup off`` (as root) turns autogroup off for the measurement and restores it after, so
+that every process competes for the CPUs alone, as with three local clients: the ratio then
+measures what driving clients over SSH costs.
 """
 
 from __future__ import annotations
@@ -48,14 +52,44 @@ from tibenchlib.target import open_arm
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--threads", type=int, default=6)
+    ap.add_argument(
+        "--autogroup",
+        choices=["on", "off", "as-is"],
+        default="as-is",
+        help="the kernel's CFS autogroup during the measurement (on/off need root; restored after)",
+    )
     a = ap.parse_args()
     why = sshd_missing() or (None if shutil.which("sysbench") else "sysbench is not installed")
     if why:
         print(f"skipped: {why}")
         return 0
+    before = _autogroup()
+    try:
+        if a.autogroup != "as-is":
+            AUTOGROUP.write_text("1" if a.autogroup == "on" else "0")
+        return _measure(a)
+    except PermissionError as e:
+        print(f"cannot set the CFS autogroup ({e}): run as root, or with --autogroup as-is")
+        return 2
+    finally:
+        if a.autogroup != "as-is" and before in ("0", "1"):
+            AUTOGROUP.write_text(before)
+
+
+AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
+
+
+def _autogroup() -> str:
+    try:
+        return AUTOGROUP.read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def _measure(a: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-hosts-") as tmp:
         os.environ["TIBENCH_DATA"] = str(Path(tmp) / "data")
         with LoopbackSshd(Path(tmp) / "sshd") as sshd:
@@ -101,11 +135,7 @@ def main() -> int:
         else math.nan
     )
     ratio, lo, hi = math.exp(m), math.exp(m - half), math.exp(m + half)
-    try:
-        autogroup = Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip()
-    except OSError:
-        autogroup = "unknown"
-    print(f"CPUs: {os.cpu_count()}, CFS autogroup: {autogroup}, load average: {os.getloadavg()}")
+    print(f"CPUs: {os.cpu_count()}, CFS autogroup: {_autogroup()}, load average: {os.getloadavg()}")
     med = statistics.median(spread)
     print(
         f"total TPS (1 local + 2 SSH) / (3 local): {ratio:.3f} [95% CI {lo:.3f}, {hi:.3f}], "
