@@ -35,10 +35,12 @@ from .runner import JobFailed, run_job
 
 __all__ = [
     "JobExtras",
+    "PodsLaunch",
     "check_job",
     "host_rows",
     "job_kubectl",
     "job_logs",
+    "launch_pods",
     "pod_conn",
     "pod_labels",
     "pod_starts",
@@ -114,34 +116,62 @@ def _actual_start(log: Path) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
-    """One sweep run with its clients as a Job; returns ``(parsed, outcome, command, extras)``
-    as the run's record wants them (see :func:`tibenchlib.sysbench.runner.run_one`)."""
-    study, cj = ctx.study, ctx.study.clients_job
-    kc = job_kubectl(study, spec.arm)
-    shares = split_threads(spec.threads, cj.pods)
-    argv = study_command(study, pod_conn(study, spec.arm, ctx.conn), spec.workload, 1, d, None)
-    args = [a for a in argv[1:] if not a.startswith("--threads=")]
-    name = job_name(study.study, spec.run_key)
-    labels = job_labels(study.study, spec.run_key)
+@dataclass
+class PodsLaunch:
+    """What one Job's pods did, as a sweep run and a YCSB or TPC-C run read it: the Job's
+    name, the agreed start, when it was applied and done, its one-line failure (None when every
+    pod succeeded), warnings, the read logs' indexes, each pod's ``job_pods`` row by index and
+    each read pod's actual start."""
+
+    name: str
+    start_at: int
+    applied_at: float
+    ended_at: float
+    error: str | None
+    warnings: list[str]
+    read: list[int]
+    by_index: dict[int, pd.Series]
+    started: dict[int, float]
+
+
+def launch_pods(
+    ctx,
+    cj,
+    kc: Kubectl,
+    *,
+    run_key: str,
+    tool: str,
+    args: list[str],
+    shares: list[int] | None,
+    logs: list[Path],
+    password: str | None,
+    timeout_s: float,
+    sampler=None,
+) -> PodsLaunch:
+    """Run ``tool`` with ``args`` in ``cj.pods`` pods of one Job (pod ``i`` with
+    ``--threads=shares[i]`` when ``shares``), its password in a Secret, a start barrier
+    ``cj.start_lead_s`` ahead; save the logs as ``logs``; ``sampler`` runs meanwhile. The Job
+    and the Secret are deleted whatever happened (:func:`.runner.run_job`)."""
+    study = ctx.study
+    name = job_name(study.study, run_key)
+    labels = job_labels(study.study, run_key)
     start_at = math.ceil(time.time()) + cj.start_lead_s
     job = job_manifest(
         name=name,
         namespace=kc.namespace,
-        tool="sysbench",
+        tool=tool,
         image=cj.image,
         args=args,
         clients=cj.pods,
         secret=name,
         labels=labels,
-        deadline_s=int(cj.start_lead_s + timeout),
+        deadline_s=int(cj.start_lead_s + timeout_s),
         start_at=start_at,
         shares=shares,
     )
-    secret = secret_manifest(name, kc.namespace, ctx.conn.password, labels)
-    extras = JobExtras()
-    error = None
-    t_apply = time.time()
+    secret = secret_manifest(name, kc.namespace, password, labels)
+    error, warnings = None, []
+    applied_at = time.time()
     if sampler is not None:
         sampler.start()
     try:
@@ -151,22 +181,43 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
             secret=secret,
             log_dir=logs[0].parent,
             log_paths=logs,
-            timeout_s=cj.start_lead_s + timeout,
+            timeout_s=cj.start_lead_s + timeout_s,
         )
     except JobFailed as e:
         error, out = str(e), e.outcome
     finally:
         if sampler is not None:
             sampler.stop()
-    t_end = time.time()
+    ended_at = time.time()
     pods = out.pods if out is not None else pd.DataFrame()
     if out is not None:
-        extras.warnings += out.warnings
+        warnings += out.warnings
     read = sorted(out.logs) if out is not None else []
-    each = {i: parse_sysbench_file(out.logs[i]) for i in read}
-    started = pod_starts(out, read, start_at, extras.warnings)
+    started = pod_starts(out, read, start_at, warnings)
+    by_index = {int(r["index"]): r for _, r in pods.iterrows() if pd.notna(r["index"])}
+    return PodsLaunch(
+        name, start_at, applied_at, ended_at, error, warnings, read, by_index, started
+    )
+
+
+def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
+    """One sweep run with its clients as a Job; returns ``(parsed, outcome, command, extras)``
+    as the run's record wants them (see :func:`tibenchlib.sysbench.runner.run_one`)."""
+    study, cj = ctx.study, ctx.study.clients_job
+    kc = job_kubectl(study, spec.arm)
+    shares = split_threads(spec.threads, cj.pods)
+    argv = study_command(study, pod_conn(study, spec.arm, ctx.conn), spec.workload, 1, d, None)
+    args = [a for a in argv[1:] if not a.startswith("--threads=")]
+    extras = JobExtras()
+    p = launch_pods(
+        ctx, cj, kc, run_key=spec.run_key, tool="sysbench", args=args, shares=shares,
+        logs=logs, password=ctx.conn.password, timeout_s=timeout, sampler=sampler,
+    )  # fmt: skip
+    extras.warnings += p.warnings
+    each = {i: parse_sysbench_file(logs[i]) for i in p.read}
+    started, by_index, error, name = p.started, p.by_index, p.error, p.name
     if each:
-        parsed = merge_parsed([each[i] for i in read], [started[i] for i in read], logs)
+        parsed = merge_parsed([each[i] for i in p.read], [started[i] for i in p.read], logs)
     else:
         parsed = SysbenchResult(
             summary={"status": "failed", "error": error}, intervals=None, histogram=None
@@ -177,7 +228,6 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
         (max(started.values()) - min(started.values())) * 1000 if started else None
     )
     summary["kubernetes_job"] = {"name": name, "image": cj.image, "namespace": kc.namespace}
-    by_index = {int(r["index"]): r for _, r in pods.iterrows() if pd.notna(r["index"])}
     codes = [by_index[i]["exit_code"] for i in sorted(by_index)]
     bad = [c for c in codes if pd.notna(c) and c != 0]
     returncode = int(bad[0]) if bad else (1 if error else 0)
@@ -188,11 +238,11 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
     outcome = Outcome(
         returncode=returncode,
         log_path=logs[0],
-        started_at=min(started.values()) if started else t_apply,
-        finished_at=max(finished) if finished else t_end,
+        started_at=min(started.values()) if started else p.applied_at,
+        finished_at=max(finished) if finished else p.ended_at,
     )
     tps = {i: each[i].summary.get("tps") for i in each}
-    rows = host_rows(by_index, shares, started, start_at, logs, tps)
+    rows = host_rows(by_index, shares, started, p.start_at, logs, tps)
     ctx.store.replace_run_rows("run_hosts", study.study, spec.run_key, rows)
     command = display_command(["sysbench", *args]) + (
         f"  ({cj.pods} pods of Job {name}, image {cj.image}, threads {'+'.join(map(str, shares))})"

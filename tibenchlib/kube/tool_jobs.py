@@ -18,8 +18,6 @@ summed, no percentile averaged) and the tpcc phase's go-tpc figures (tpmC and co
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +30,7 @@ from ..parse.ycsb import parse_ycsb_file
 from ..tools import Outcome, display_command
 from ..tpcc.runner import gotpc_command
 from ..ycsb.runner import YcsbRun, _mask_in_log, go_ycsb_command
-from .job import job_labels, job_manifest, job_name, secret_manifest
-from .runner import JobFailed, run_job
-from .sweep_job import host_rows, job_kubectl, pod_conn, pod_starts
+from .sweep_job import host_rows, job_kubectl, launch_pods, pod_conn
 
 __all__ = ["PodsRun", "run_gotpc_job", "run_ycsb_job"]
 
@@ -67,52 +63,19 @@ def _run_pods(
 ) -> PodsRun:
     """Run ``tool`` with ``args`` in ``cj.pods`` pods (pod ``i`` with ``threads[i]``, given
     as ``--threads=`` when ``shares``), save their logs as ``logs``, record ``run_hosts``."""
-    study = ctx.study
-    kc = job_kubectl(study, arm, cj)
-    name = job_name(study.study, run_key)
-    labels = job_labels(study.study, run_key)
-    start_at = math.ceil(time.time()) + cj.start_lead_s
-    job = job_manifest(
-        name=name,
-        namespace=kc.namespace,
-        tool=tool,
-        image=cj.image,
-        args=args,
-        clients=cj.pods,
-        secret=name,
-        labels=labels,
-        deadline_s=int(cj.start_lead_s + timeout_s),
-        start_at=start_at,
-        shares=threads if shares else None,
-    )
-    secret = secret_manifest(name, kc.namespace, password, labels)
-    error, warnings = None, []
-    t_apply = time.time()
-    try:
-        out = run_job(
-            kc,
-            job=job,
-            secret=secret,
-            log_dir=logs[0].parent,
-            log_paths=logs,
-            timeout_s=cj.start_lead_s + timeout_s,
-        )
-    except JobFailed as e:
-        error, out = str(e), e.outcome
-    t_end = time.time()
-    for p in logs:
-        _mask_in_log(p, password)  # go-ycsb prints its properties, the password among them
-        if not p.exists():  # no log read back: an empty one, so the phase parses "no summary"
-            p.touch()
-    pods = out.pods if out is not None else pd.DataFrame()
-    if out is not None:
-        warnings += out.warnings
-    read = sorted(out.logs) if out is not None else []
-    started = pod_starts(out, read, start_at, warnings)
-    by_index = {int(r["index"]): r for _, r in pods.iterrows() if pd.notna(r["index"])}
-    tps = {i: tps_of(logs[i]) for i in read}
-    rows = host_rows(by_index, threads, started, start_at, logs, tps)
-    ctx.store.replace_run_rows("run_hosts", study.study, run_key, rows)
+    kc = job_kubectl(ctx.study, arm, cj)
+    p = launch_pods(
+        ctx, cj, kc, run_key=run_key, tool=tool, args=list(args),
+        shares=threads if shares else None, logs=logs, password=password, timeout_s=timeout_s,
+    )  # fmt: skip
+    for log in logs:
+        _mask_in_log(log, password)  # go-ycsb prints its properties, the password among them
+        if not log.exists():  # no log read back: an empty one, so the phase parses "no summary"
+            log.touch()
+    by_index, started, error = p.by_index, p.started, p.error
+    tps = {i: tps_of(logs[i]) for i in p.read}
+    rows = host_rows(by_index, threads, started, p.start_at, logs, tps)
+    ctx.store.replace_run_rows("run_hosts", ctx.study.study, run_key, rows)
     outcomes = []
     for i in range(cj.pods):
         r = by_index.get(i)
@@ -122,11 +85,11 @@ def _run_pods(
             Outcome(
                 returncode=code if code is not None else (1 if error else 0),
                 log_path=logs[i],
-                started_at=started.get(i, t_apply),
-                finished_at=finished if finished is not None else t_end,
+                started_at=started.get(i, p.applied_at),
+                finished_at=finished if finished is not None else p.ended_at,
             )
         )
-    return PodsRun(name, outcomes, error, warnings)
+    return PodsRun(p.name, outcomes, error, p.warnings)
 
 
 def _job_note(cj, name: str, threads: list[int]) -> str:
