@@ -139,13 +139,14 @@ def main() -> int:
             y = [r[unit.split()[0]] for r in res["bare"]]
             f = stats.fieller_ratio(x, y)
             p = stats.paired_ratio(x, y)
-            met = f["ratio"] >= 0.95 or (f["ci_low"] or 0) <= 1 <= (f["ci_high"] or 0)
+            low, high = f["ci_low"], f["ci_high"]  # None: the interval is unbounded that side
+            met = f["ratio"] >= 0.95 or ((low is None or low <= 1) and (high is None or 1 <= high))
             if "whole" not in unit:
                 ok &= met
             print(
                 f"{unit}: bare {sum(y) / len(y):.1f} MB/s, tibench {sum(x) / len(x):.1f} MB/s; "
-                f"ratio {f['ratio']:.4f} [{f['ci_low']:.4f}, {f['ci_high']:.4f}] (Fieller), "
-                f"paired {p['ratio']:.4f} [{p['ci_low']:.4f}, {p['ci_high']:.4f}]"
+                f"ratio {f['ratio']:.4f} [{_end(low)}, {_end(high)}] (Fieller), "
+                f"paired {p['ratio']:.4f} [{_end(p['ci_low'])}, {_end(p['ci_high'])}]"
                 + ("" if "whole" in unit else (": met" if met else ": NOT met"))
             )
         share = [r["counting"] for r in res["tibench"]]
@@ -159,6 +160,12 @@ def main() -> int:
         tgt.stop()
         if not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _end(x: float | None) -> str:
+    """An interval's end, or "unbounded" (Fieller's interval is when the denominator's mean is
+    not resolved from 0 at 95%)."""
+    return "unbounded" if x is None else f"{x:.4f}"
 
 
 if __name__ == "__main__":
