@@ -110,7 +110,8 @@ def stop_script(directory: str) -> str:
     """Stop what runs from a private directory and remove it: every process whose pid is in a
     ``*.pid`` file there and whose command line names the directory (a client, a client still
     waiting for the start barrier, a sampling loop; never an unrelated process that reused the
-    pid) gets SIGTERM, then SIGKILL after up to 2 s; prints ``killed=<pid>`` for each."""
+    pid) gets SIGTERM, then SIGKILL after up to 2 s; prints ``killed=<pid>`` for each. Its
+    parents (``.tibench/<study>``, ``.tibench``) go too when that leaves them empty."""
     d = shlex.quote(directory)
     return f"""D={d}
 if [ -d "$D" ]; then
@@ -128,6 +129,7 @@ if [ -d "$D" ]; then
     kill -KILL "$p" 2>/dev/null
   done
   rm -rf "$D"
+  rmdir "$(dirname "$D")" .tibench 2>/dev/null
 fi
 true
 """
