@@ -229,10 +229,7 @@ def test_a_host_killed_mid_run_fails_that_run_naming_it(hosts, data_dir, sysbenc
     assert not _leftovers("hostkill")
     # the dead host's private folder (its client's secret file in it) stays until that host's
     # next pre-flight removes it; this host's label (its port) never comes back: remove it here
-    label = rows.set_index("destination").loc[dest, "host"]
-    left = Path.home() / ".tibench" / "hostkill" / label
-    assert list(left.glob("*.cfg"))
-    shutil.rmtree(left.parent)
+    _remove_dead_hosts_folder("hostkill", rows.set_index("destination").loc[dest, "host"])
 
 
 def test_a_missing_tool_is_one_line_naming_host_and_tool(hosts, tmp_path):
@@ -696,6 +693,15 @@ def test_tpcc_with_one_local_and_one_ssh_client(hosts, data_dir, sysbench_bin):
     close_all()
 
 
+def _remove_dead_hosts_folder(study: str, label: str) -> None:
+    """The killed host's private folder is left, its client's secret file in it, until that
+    host's next pre-flight removes it; a loopback host's label (its port) never comes back, so
+    the test removes it."""
+    left = Path.home() / ".tibench" / study / label
+    assert list(left.glob("*.cfg")), left
+    shutil.rmtree(left.parent)
+
+
 def _kill_mid_run(hosts, log: Path, marker: str, run) -> dict:
     """Start ``run`` in a thread, kill the second loopback host once its client's ``log``
     shows ``marker``, and return what ``run`` returned (``out["rec"]``)."""
@@ -735,6 +741,7 @@ def test_a_tpcc_host_killed_mid_run_fails_that_run_naming_it(hosts, data_dir, sy
     rows = ctx.store.read("run_hosts", name)
     assert rows.set_index("destination").loc[entries[1]["host"], "error"] == rec.error
     assert not _leftovers(name)
+    _remove_dead_hosts_folder(name, parse_destination(entries[1]["host"]).label)
     close_all()
 
 
@@ -768,6 +775,7 @@ def test_a_ycsb_host_killed_mid_run_fails_that_run_naming_it(hosts, data_dir):
     assert all(p.is_file() for p in logs) and " 2 sec: " in logs[1].read_text()
     assert "[OVERALL], RunTime(ms)" in logs[0].read_text()  # the local client ran to its end
     assert not _leftovers(name)
+    _remove_dead_hosts_folder(name, parse_destination(entries[1]["host"]).label)
     close_all()
 
 
