@@ -897,16 +897,16 @@ class Study(_HasClients, _Model):
     @model_validator(mode="after")
     def _phase_jobs_need_kubernetes(self) -> Study:
         for section in ("ycsb", "tpcc"):
-            if getattr(self, section).clients_job is None:
-                continue
-            for arm in self.arms:
-                if self.target_for(arm).kubernetes is None:
-                    where = f"arms[{arm.label}].target" if arm.target else "target"
-                    raise ValueError(
-                        f"{section}.clients_job needs {where}.kubernetes (the cluster the Job "
-                        "runs in)"
-                    )
+            if getattr(self, section).clients_job is not None:
+                self._job_needs_kubernetes(f"{section}.clients_job")
         return self
+
+    def _job_needs_kubernetes(self, field: str) -> None:
+        """Every arm's target names its Kubernetes cluster, where the Job ``field`` runs."""
+        for arm in self.arms:
+            if self.target_for(arm).kubernetes is None:
+                where = f"arms[{arm.label}].target" if arm.target else "target"
+                raise ValueError(f"{field} needs {where}.kubernetes (the cluster the Job runs in)")
 
     @model_validator(mode="after")
     def _clients_job_consistent(self) -> Study:
@@ -917,12 +917,7 @@ class Study(_HasClients, _Model):
             raise ValueError(
                 "clients_job: the sweep's clients are the Job's pods; leave clients out"
             )
-        for arm in self.arms:
-            if self.target_for(arm).kubernetes is None:
-                where = f"arms[{arm.label}].target" if arm.target else "target"
-                raise ValueError(
-                    f"clients_job needs {where}.kubernetes (the cluster the Job runs in)"
-                )
+        self._job_needs_kubernetes("clients_job")
         threads = [t for ts in [self.threads, *self.threads_by_workload.values()] for t in ts]
         few = [t for t in threads if t < job.pods]
         if few:
