@@ -63,6 +63,7 @@ from .hosts import contributions_table, host_contributions
 from .hosts import words as host_words
 from .tpcc import tpmc_table
 from .tpcc import words as tpcc_words
+from .tpch_queries import tpch_query_table
 from .words import SENTENCES
 from .ycsb import cells, cells_table
 
@@ -462,7 +463,7 @@ def _tpch(c: _Ctx, sec: Section) -> None:
     n += int((pd.to_numeric(overall["efficiency"], errors="coerce") > 1).sum())
     c.withheld["tpch_scaling"] = n
     sec.blocks.append(c.table("tpch_scaling", "overall", _without(t, c.L["notes"])))
-    q = T.tpch_query_table(summary, c.lang, base=order[0])
+    q = tpch_query_table(summary, c.lang, base=order[0])
     sec.details.append({"summary": c.T["queries"] + f" ({len(q)})", "table": as_table(q, c.lang)})
 
 

@@ -223,8 +223,15 @@ def fmt_ci(x, low=None, high=None, digits: int | None = None) -> str:
     d = decimals(float(x)) if digits is None else digits
     s = fmt_num(x, d)
     if _ok(low) and _ok(high):
-        s += f" [{fmt_num(low, d)}, {fmt_num(high, d)}]"
+        s += f" [{_bound(low, d)}, {_bound(high, d)}]"
     return s
+
+
+def _bound(x, d: int) -> str:
+    """An interval's end in the estimate's decimals, unless those round a non-zero end to zero
+    (a time's low end "0.00" reads as a time of nothing): then in its own."""
+    s = fmt_num(x, d)
+    return fmt_num(x) if float(x) != 0 and float(s.replace(",", "")) == 0 else s
 
 
 def fmt_pct_ci(est, low=None, high=None, digits: int = 1, lang: str = "en", n=None) -> str:
@@ -546,34 +553,6 @@ def tpch_elapsed_table(el: pd.DataFrame, lang: str = "en", base: str | None = No
                 fmt_vs_base(r.qph_improvement_pct, r.ci_low_pct, r.ci_high_pct, r.arm, base, lang)
                 for r in el.itertuples()
             ],
-        }
-    )
-
-
-def tpch_query_table(
-    summary: pd.DataFrame, lang: str = "en", base: str | None = None
-) -> pd.DataFrame:
-    """Rows of :func:`tibenchlib.tpch.scaling.query_summary`: one line per query, mode and arm
-    (the ``base`` arm's rows are the reference)."""
-    L = labels(lang)
-    if not len(summary):
-        return pd.DataFrame()
-    d = summary.reset_index(drop=True)
-    return pd.DataFrame(
-        {
-            L["query"]: [f"Q{int(q)}" for q in d["query"]],
-            L["mode"]: d["mode"],
-            L["arm"]: d["arm"],
-            L["n"]: [_int(x) for x in d["n"]],
-            L["mean_s"]: [
-                fmt_ci(*r) for r in zip(d["mean_s"], d["ci_low_s"], d["ci_high_s"], strict=True)
-            ],
-            L["t_imp"]: [_saved(r, base, lang) for r in d.itertuples()],
-            L["speedup"]: [
-                fmt_ci(*r, digits=2)
-                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
-            ],
-            L["notes"]: [fmt_notes(w, lang) for w in d["warnings"]],
         }
     )
 
