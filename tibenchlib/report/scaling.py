@@ -13,7 +13,7 @@ from ..tpch.scaling import SCALING
 from . import tables as T
 from . import words
 from .display import details, say, show
-from .tpch_queries import time_change
+from .tpch_queries import said_as_ratio, time_change
 
 __all__ = [
     "SCALING_LABELS",
@@ -42,6 +42,7 @@ _HEAD = {
         "mode": "Mode",
         "arm": "Arm",
         "imp": "Time saved (%) [95% CI]",
+        "ratio": "Time vs base (×) [95% CI]",
         "p": "p (Holm, across queries)",
         "verdict": "Verdict",
     },
@@ -50,6 +51,7 @@ _HEAD = {
         "mode": "模式",
         "arm": "组",
         "imp": "耗时减少 (%) [95% 置信区间]",
+        "ratio": "耗时相对基准 (倍) [95% 置信区间]",
         "p": "p 值(Holm,跨查询校正)",
         "verdict": "结论",
     },
@@ -93,15 +95,14 @@ def verdict_table(summary: pd.DataFrame, lang: str = "en", only=None) -> pd.Data
     d = d.reset_index(drop=True)
     # the base arm's rows (no verdict of their own) give a change not resolved its reason
     base_rows = summary[summary["scaling"].isna()]
-    tc = [
-        time_change(r, _base_row(base_rows, r), None, lang) for r in d.itertuples()
-    ]  # fmt: skip
+    as_ratio = said_as_ratio(d, None)
+    tc = [time_change(r, _base_row(base_rows, r), None, lang, as_ratio) for r in d.itertuples()]
     out = pd.DataFrame(
         {
             H["query"]: [f"Q{int(q)}" for q in d["query"]],
             H["mode"]: d["mode"],
             H["arm"]: d["arm"],
-            H["imp"]: [c.cell for c in tc],
+            H["ratio" if as_ratio else "imp"]: [c.cell for c in tc],
             H["p"]: ["<0.001" if p < 0.001 else f"{p:.3f}" for p in d["p_adjusted"].astype(float)],
             H["verdict"]: [V[v] for v in d["scaling"]],
         }

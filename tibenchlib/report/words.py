@@ -368,7 +368,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     # a query's time against the base arm's (tibenchlib.report.tpch_queries)
     "tc_unresolved": {"en": "not resolved", "zh": "无法确定"},
-    "tc_ratio": {"en": "{r}× the time [{lo}, {hi}]", "zh": "耗时为基准的 {r} 倍 [{lo}, {hi}]"},
+    "tc_ratio": {"en": "{r}× [{lo}, {hi}]", "zh": "{r} 倍 [{lo}, {hi}]"},
     "tc_span": {
         "en": "time change not resolved: its 95% interval runs from {lo}× to {hi}× the base time",
         "zh": "耗时变化无法确定：95% 置信区间为基准耗时的 {lo} 倍至 {hi} 倍",
