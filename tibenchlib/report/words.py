@@ -609,22 +609,22 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "f_tpch_counts": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
-        "{same} without a detectable change; time saved over all queries {fig}.",
+        "{same} without a detectable change{unresolved}; time saved over all queries {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化;全部查询的耗时减少 {fig}。",
+        "{same} 个未检测到变化{unresolved};全部查询的耗时减少 {fig}。",
     },
     "f_tpch_counts_longer": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
-        "{same} without a detectable change; time over all queries longer by {fig}.",
+        "{same} without a detectable change{unresolved}; time over all queries longer by {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化;全部查询的总耗时增加 {fig}。",
+        "{same} 个未检测到变化{unresolved};全部查询的总耗时增加 {fig}。",
     },
     "f_tpch_counts_nochange": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
-        "{same} without a detectable change; over all queries no change in time is shown "
-        "(time saved {fig}).",
+        "{same} without a detectable change{unresolved}; over all queries no change in time is "
+        "shown (time saved {fig}).",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化;全部查询的总耗时未检测到变化(耗时减少 {fig})。",
+        "{same} 个未检测到变化{unresolved};全部查询的总耗时未检测到变化(耗时减少 {fig})。",
     },
     "f_tpch_counts_pooled": {
         "en": "TPC-H {mode}, {base} → {arm}: time saved over all {n} queries {fig}, though no "
