@@ -256,6 +256,7 @@ def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Tab
     vname = verdict_col or T.labels(lang)["verdict"]
     vi = cols.index(vname) if vname in cols else None
     wrap = {i for i, c in enumerate(cols) if c in _wrapped(lang)}
+    prose = {i for i, c in enumerate(cols) if c in _notes(lang)}
     status = {i for i, c in enumerate(cols) if c in (T.labels(lang)["status"], "status")}
     rows = []
     for r in df.itertuples(index=False):
@@ -265,6 +266,7 @@ def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Tab
             if i in status and text != DASH:
                 text = T.status_text(text, lang)
             cls = "wrap" if i in wrap or i == vi else "" if text[:1] in _NUMERIC else "text"
+            cls = "wrap notes" if i in prose else cls
             bg = ""
             if i == vi:
                 bg = T.VERDICT_COLOURS.get(str(v), "")
@@ -283,9 +285,13 @@ def _split_interval(text: str) -> tuple[str, str]:
     return (text[:i], text[i + 1 :]) if i > 0 and text.endswith("]") else (text, "")
 
 
+def _notes(lang: str) -> set[str]:
+    return {T.labels(lang)["notes"], "Notes", "备注", "说明", "notes"}
+
+
 def _wrapped(lang: str) -> set[str]:
     L = T.labels(lang)
-    return {L["notes"], L["verdict"], L["method"], "Notes", "备注", "说明", "notes"}
+    return {L["verdict"], L["method"], *_notes(lang)}
 
 
 def _without(df: pd.DataFrame, *cols: str) -> pd.DataFrame:
@@ -593,7 +599,8 @@ table { border-collapse: collapse; margin: .6em 0 1em; font-size: .9em; }
 th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; vertical-align: top; }
 th { background: #f5f5f5; text-align: left; min-width: 4em; word-break: keep-all; }
 td { white-space: nowrap; word-break: keep-all; } td.wrap { white-space: normal; min-width: 6em;
-       max-width: 24em; overflow-wrap: anywhere; text-align: left; }
+       max-width: 24em; word-break: normal; overflow-wrap: anywhere; text-align: left; }
+td.notes { min-width: 9em; }
 td.text { text-align: left; white-space: normal; }
 td.split { white-space: normal; } .nw { white-space: nowrap; }
 .scroll { overflow-x: auto; } figure { margin: .6em 0 1em; } figure img { max-width: 100%; }
