@@ -596,7 +596,7 @@ ul.findings { padding-left: 1.2em; } ul.findings li { margin: .25em 0; }
 .v-equivalent { background: #64b5f6; } .v-inconclusive { background: #fbc02d; }
 .v-rising, .v-saturated, .v-bottleneck, .v-info { background: #9e9e9e; }
 table { border-collapse: collapse; margin: .6em 0 1em; font-size: .9em; }
-th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; vertical-align: top; }
+th, td { border: 1px solid #ddd; padding: .25em .5em; text-align: right; vertical-align: top; }
 th { background: #f5f5f5; text-align: left; min-width: 4em; word-break: keep-all; }
 td { white-space: nowrap; word-break: keep-all; } td.wrap { white-space: normal; min-width: 6em;
        max-width: 24em; word-break: normal; overflow-wrap: anywhere; text-align: left; }
