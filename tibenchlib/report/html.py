@@ -271,7 +271,8 @@ def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Tab
             if i == vi:
                 bg = T.VERDICT_COLOURS.get(str(v), "")
                 text = T.verdict_text(v, lang) or DASH
-            head, ci = _split_interval(text) if cls != "wrap" else (text, "")
+            # prose (notes, verdicts) wraps as prose; only a figure keeps its interval whole
+            head, ci = _split_interval(text) if not cls.startswith("wrap") else (text, "")
             cls = f"{cls} split".strip() if ci else cls
             cells.append({"v": head, "ci": ci, "cls": cls, "bg": bg})
         rows.append(cells)
