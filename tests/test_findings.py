@@ -365,3 +365,24 @@ def test_one_thread_count_gives_a_figure_not_a_peak():
     assert f.key == "f_peak_one" and f.verdict == "info"
     assert "highest" not in F.render(f, "en") and "no peak to locate" in F.render(f, "en")
     assert "最高" not in F.render(f, "zh")
+
+
+def test_the_tpch_finding_names_the_queries_whose_change_is_not_resolved():
+    """The per-query table reads "not resolved" for a change the repeats did not size (issue
+    23's time saved of -2,869.8% [-116,677.5, +24.5], a time ratio of 29.7 [0.755, 1,168]);
+    the finding counts it among the queries without a detectable change and says so."""
+    summary = pd.DataFrame(
+        {"mode": "power", "arm": "b", "query": [1, 2], "n": 3,
+         "scaling": ["no detectable change", "no detectable change"],
+         "ratio": [29.698, 1.05], "ratio_ci_low": [0.755, 0.9], "ratio_ci_high": [1167.8, 1.2]}
+    )  # fmt: skip
+    overall = pd.DataFrame(
+        {"mode": ["power"], "arm": ["b"], "improvement_pct": [5.0], "ci_low_pct": [-3.0],
+         "ci_high_pct": [12.0]}
+    )  # fmt: skip
+    (f,) = F.tpch_findings(summary, overall, "a")
+    en, zh = F.render(f, "en"), F.render(f, "zh")
+    assert "2 without a detectable change (1 of them not resolved" in en
+    assert "2 个未检测到变化（其中 1 个无法确定" in zh
+    (g,) = F.tpch_findings(summary.iloc[1:], overall, "a")
+    assert "not resolved" not in F.render(g, "en") and "无法确定" not in F.render(g, "zh")

@@ -367,3 +367,127 @@ def test_tibench_findings_prints_the_reports_findings(reports, capsys):
         assert fig["n"] == 3 and fig["ci_low"] <= fig["estimate"] <= fig["ci_high"]
         assert (f["verdict"] == "inconclusive") == bool(f["reason"])
         assert f["text"] in reports["en"].replace("&#39;", "'")
+
+
+# -- every table fits the page at 1280 px ------------------------------------------------------
+#: Per table (its details opened): its rendered width (or 100,000 when a cell's text runs past
+#: the cell's edge), its container's, its first headers.
+TABLE_WIDTHS = """() => { document.querySelectorAll("details").forEach(d => d.open = true);
+  return [...document.querySelectorAll("table")].map(t => [
+    Math.max(Math.round(t.getBoundingClientRect().width),
+             ...[...t.querySelectorAll("td")].map(td => td.scrollWidth > td.clientWidth + 1
+                                                  ? 100000 : 0)),
+    t.parentElement.clientWidth,
+    [...t.querySelectorAll("th")].slice(0, 4).map(h => h.textContent.trim()).join(" | ")]); }"""
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    import shutil
+
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install -e '.[dev]')")
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        pytest.skip("Debian's chromium is not installed (scripts/setup-system.sh installs it)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"], headless=True)
+        yield b
+        b.close()
+
+
+def _too_wide(chromium, path) -> list:
+    page = chromium.new_page(viewport={"width": 1280, "height": 1000})
+    try:
+        page.goto(path.as_uri())
+        widths = page.evaluate(TABLE_WIDTHS)
+    finally:
+        page.close()
+    assert widths, "no table on the page"
+    return [w for w in widths if w[0] > w[1]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_table_of_the_report_fits_the_page_at_1280_px(reports, chromium, lang):
+    """The real study's report at 1280 px, every fold opened: no table wider than the page
+    (the A/B details' 12 columns were 1,325 px of 1,232)."""
+    path = reports["paths"][0 if lang == "en" else 1]
+    assert not _too_wide(chromium, path)
+
+
+#: One NUMA policy and two TPC-C cells as ``tibenchlib.numa.analyze`` and
+#: ``tibenchlib.tpcc.phase.summarize`` computed them for the demo study on this kind of host
+#: (2 cores, loaded); their tables had 13 and 11 columns, 1,246 and 1,394 px wide.
+NUMA_ROWS = [
+    {"workload": "oltp_point_select", "threads": 2, "baseline_policy": "unbound",
+     "candidate_policy": "cpus:0", "n_baseline": 3, "n_candidate": 3,
+     "baseline_tps": 11356.81, "candidate_tps": 8276.57, "improvement_pct": -27.12,
+     "ci_low_pct": -56.09, "ci_high_pct": 110.80, "p_value": 0.2168, "p_adjusted": 0.2168,
+     "verdict": "inconclusive", "baseline_p95_ms": 0.3237, "candidate_p95_ms": 0.539,
+     "binding_verified": True, "dips_baseline": 1, "dips_candidate": 0,
+     "warnings": ["n=3+3: fewer than 5 runs per arm, wide interval, low power",
+                  "unbound: CV 26.3% > 10%"]},
+]  # fmt: skip
+TPCC_ROWS = [
+    {"arm": "flush1", "tool": "sysbench", "warehouses": 1, "workload": w, "threads": 2,
+     "clients": 1, "n": 3, "n_failed": 0, "tpmc": c[0], "tpmc_ci_low": c[1], "tpmc_ci_high": c[2],
+     "tpm_total": t[0], "tpm_total_ci_low": t[1], "tpm_total_ci_high": t[2],
+     "efficiency_pct": None, "new_order_p95_ms": p[0], "new_order_p95_ms_ci_low": p[1],
+     "new_order_p95_ms_ci_high": p[2], "new_order_p99_ms": p99,
+     "method": "Student t on the log scale", "warnings": warn}
+    for w, c, t, p, p99, warn in (
+        ("tpcc", (6624.53, 5527.61, 7939.14), (14626.13, 11280.73, 18963.64),
+         (25.06, 13.11, 47.91), 38.89, ["n=3 < 5: wide interval, low power"]),
+        ("tpcc_wait", (133.08, 107.54, 164.69), (299.45, 224.61, 399.24),
+         (13.10, 7.58, 22.67), 13.10,
+         ["n=3 < 5: wide interval, low power",
+          "outlying run (repeat 2: 119.896, -14.1% from the median) flagged, kept"]),
+    )
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_numa_and_tpcc_sections_fit_the_page_at_1280_px(chromium, lang, tmp_path, monkeypatch):
+    """The report's NUMA and TPC-C sections as ``build_report`` makes them, from their
+    phases' rows: the answering tables and their folded details fit 1,280 px; the NUMA table
+    keeps the answer (TPS unbound → binding, its change, verdict) and folds the rest."""
+    from types import SimpleNamespace
+
+    class _Runs:
+        def runs(self, study, phase):
+            return pd.DataFrame({"run_key": ["r1"]})
+
+    monkeypatch.setattr(html, "analyze", lambda study, store: pd.DataFrame(NUMA_ROWS))
+    monkeypatch.setattr(html, "summarize", lambda study, store: pd.DataFrame(TPCC_ROWS))
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "tables").mkdir()
+    ctx = html._Ctx(SimpleNamespace(study="w"), _Runs(), lang, tmp_path, {})
+    sections = []
+    for name, fn in (("numa", html._numa), ("tpcc", html._tpcc)):
+        sec = html.Section(name, name, "done")
+        fn(ctx, sec)
+        sections.append(sec)
+    numa_main = sections[0].blocks[0]["table"].columns
+    L = html.T.labels(lang)
+    assert L["tps_pair"] in numa_main and L["verdict"] in numa_main and len(numa_main) <= 8
+    page = html.PAGE.render(html_lang=lang, title="w", sections=sections, findings=[])
+    path = tmp_path / "w.html"
+    path.write_text(page, encoding="utf-8")
+    assert "11,357 → 8,277" in page
+    assert not _too_wide(chromium, path)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_figure_breaks_only_before_its_interval_and_prose_wraps_as_prose(lang):
+    """A figure and its interval are two unbreakable pieces; a note ending in an interval is
+    prose and wraps anywhere (kept whole it ran 400 px past its cell in the zh TPC-H table)."""
+    L = html.T.labels(lang)
+    note = ("耗时变化无法确定：" if lang == "zh" else "varied: ") + "0.011 s [0.001, 0.15]"
+    df = pd.DataFrame({L["tps_ci"]: ["1,234 [1,200, 1,260]"], L["notes"]: [note]})
+    t = html.as_table(df, lang)
+    fig, prose = t.rows[0]
+    assert (fig["v"], fig["ci"], fig["cls"]) == ("1,234", "[1,200, 1,260]", "split")
+    assert (prose["v"], prose["ci"]) == (note, "") and "notes" in prose["cls"]

@@ -171,3 +171,92 @@ def test_the_overall_time_saved_claims_only_what_its_interval_supports():
     assert T.saved_verdict(1.0, 12.0) == "better" and T.saved_verdict(-9.0, -1.0) == "worse"
     assert T.saved_verdict(None, 12.0) == "n/a"
     assert T.impossible_saved(99.0, 101.0) and not T.impossible_saved(40.0, 50.0)
+
+
+# -- a TPC-H query's time against the base arm's ------------------------------------------------
+def _tpch_runs(times: dict[int, dict[str, list[float]]]) -> pd.DataFrame:
+    """Execution rows of ``{query: {arm: [seconds per repeat]}}``, one stream, all ok."""
+    return pd.DataFrame(
+        [
+            {"arm": arm, "mode": "power", "query": q, "rep": i, "seconds": t, "status": "ok",
+             "verified": True, "warmup": False}
+            for q, arms in times.items()
+            for arm, ts in arms.items()
+            for i, t in enumerate(ts, 1)
+        ]
+    )  # fmt: skip
+
+
+def test_a_query_whose_change_the_repeats_cannot_size_reads_not_resolved_with_its_reason():
+    """Issue 23's row, "−2,869.8% [−116,677.5, +24.5]" of time saved: the ratio 29.7 [0.755,
+    1,168] holds 1 and spans a factor of 1,500. It reads "not resolved" in both languages, the
+    notes give the interval and the arm whose times varied, the verdict stays "no detectable
+    change" (as the findings count it), and no cell carries the old figures."""
+    from tibenchlib.report import scaling as R
+    from tibenchlib.report.tpch_queries import UNRESOLVED_SPAN, tpch_query_table
+
+    row = {"query": 5, "mode": "power", "n": 3, "status": "ok", "warnings": None}
+    summary = pd.DataFrame(
+        [
+            {**row, "arm": "unbound", "mean_s": 0.0108, "ci_low_s": 0.0093, "ci_high_s": 0.0126,
+             "ratio": 1.0, "improvement_pct": 0.0, "speedup": 1.0, "scaling": None},
+            {**row, "arm": "cpus:0", "mean_s": 0.3207, "ci_low_s": 0.0049, "ci_high_s": 20.8,
+             "ratio": 29.698, "ratio_ci_low": 0.755, "ratio_ci_high": 1167.775,
+             "improvement_pct": -2869.8, "ci_low_pct": -116677.5, "ci_high_pct": 24.5,
+             "speedup": 1 / 29.698, "speedup_ci_low": 1 / 1167.775, "speedup_ci_high": 1 / 0.755,
+             "p_adjusted": 0.42, "scaling": "no detectable change"},
+        ]
+    )  # fmt: skip
+    assert 1167.775 / 0.755 > UNRESOLVED_SPAN
+    for lang, nr in (("en", "not resolved"), ("zh", "无法确定")):
+        L = T.labels(lang)
+        for t in (tpch_query_table(summary, lang, base="unbound"), R.verdict_table(summary, lang)):
+            cells = " ".join(t.astype(str).to_numpy().ravel())
+            assert "2,869.8" not in cells and "116,677" not in cells and "-2869" not in cells
+            cand = t[t.iloc[:, 2] == "cpus:0"]
+            (cell,) = cand.iloc[:, 5 if len(t.columns) == 8 else 3]
+            assert cell == nr
+            if len(t.columns) == 8:  # its mean time's low end is not rounded to a time of 0
+                assert cand.iloc[0, 4] == "0.32 [0.005, 20.80]"
+            note = t[L["notes"]].iloc[-1]
+            assert "0.76" in note and "1,168" in note and "cpus:0" in note and "20.8" in note
+            if lang == "zh":
+                assert "倍" in note and "次测试" in note and "time" not in note
+        v = R.verdict_table(summary, lang)
+        assert v[v.columns[5]].tolist() == [R.SCALING_LABELS[lang]["no detectable change"]]
+
+
+def test_a_time_change_is_a_percentage_up_to_double_and_a_multiple_beyond():
+    """From the estimators themselves (query_summary over repeats): while every interval stays
+    within twice the base time, a time saved in percent; once a query may take three times as
+    long, the whole column says multiples of the base time ("3.00× [..]", not "-200%"), one
+    form per column; one repeat 90 times the others' leaves the change not resolved."""
+    from tibenchlib.report import scaling as R
+    from tibenchlib.report.tpch_queries import tpch_query_table
+    from tibenchlib.tpch import scaling
+
+    times = {
+        5: {"unbound": [0.0102, 0.0108, 0.0115], "cpus:0": [0.0106, 0.0121, 0.95]},
+        6: {"unbound": [0.10, 0.11, 0.12], "cpus:0": [0.31, 0.33, 0.35]},
+        7: {"unbound": [0.10, 0.11, 0.12], "cpus:0": [0.13, 0.14, 0.15]},
+    }
+    arms, units = ["unbound", "cpus:0"], {"unbound": 2, "cpus:0": 1}
+    s = scaling.query_summary(_tpch_runs(times), arms, units=units)
+    t = tpch_query_table(s, "en", base="unbound")
+    assert "Time saved (%) [95% CI]" not in t
+    cand = t[t["Arm"] == "cpus:0"].set_index("Query")
+    said = cand["Time vs base (×) [95% CI]"]
+    assert said["Q5"] == "not resolved" and cand.loc["Q5", "Speed-up [95% CI]"] == "not resolved"
+    assert said["Q6"].startswith("3.00× [2.") and said["Q7"].startswith("1.27× [")
+    assert cand.loc["Q6", "Speed-up [95% CI]"].startswith("0.33 [")
+    assert t[t["Arm"] == "unbound"]["Time vs base (×) [95% CI]"].eq("reference").all()
+    zh = tpch_query_table(s, "zh", base="unbound")
+    assert zh["耗时相对基准 (倍) [95% 置信区间]"].iloc[3].startswith("3.00 倍 [")
+    assert R.verdict_table(s, "en")["Time vs base (×) [95% CI]"].iloc[1].startswith("3.00× [")
+    # without the threefold query: percentages, the unresolved row still "not resolved"
+    del times[6]
+    s = scaling.query_summary(_tpch_runs(times), arms, units=units)
+    t = tpch_query_table(s, "en", base="unbound")
+    saved = t[t["Arm"] == "cpus:0"].set_index("Query")["Time saved (%) [95% CI]"]
+    assert saved["Q5"] == "not resolved"
+    assert saved["Q7"].startswith("-27.3% [") and saved["Q7"].endswith("]")

@@ -86,3 +86,34 @@ def test_sweep_warms_up_each_arm_opening_and_records_it(data_dir, sysbench_bin):
     s = warmup_summary(w)
     assert len(s) == 3 and (s["runs"] >= 1).all()
     assert len(store.runs("warm")) == 4  # warm-ups never enter the runs
+
+
+@pytest.mark.slow
+def test_one_warmup_run_per_opening_is_recorded_without_a_warning(data_dir, sysbench_bin, caplog):
+    """``warmup_max_runs: 1`` (the demo's) is a fixed warm-up: one run per opening, recorded in
+    the catalog, and no "not steady" warning, which one run can only ever earn (it has nothing
+    to be compared with) and which would fill the terminal at every arm switch."""
+    import logging
+
+    from tibenchlib import phases
+    from tibenchlib.params import parse_study
+
+    study = parse_study(
+        {
+            "study": "warm1",
+            "dataset": {"tables": 1, "table_size": 500},
+            "workloads": ["oltp_point_select"],
+            "threads": [1],
+            "duration_s": 1,
+            "repeats": 1,
+            "warmup_s": 2,
+            "warmup_max_runs": 1,
+            "arms": [{"label": "a"}, {"label": "b"}],
+        }
+    )
+    with caplog.at_level(logging.INFO, logger="tibenchlib.sysbench.runner"):
+        phases.run_phase(study, "sweep", progress=False)
+    w = warmup_table(Store.for_study(study), "warm1")
+    assert len(w) == 2 and (w["attempt"] == 1).all()
+    said = [r for r in caplog.records if "not steady after" in r.getMessage()]
+    assert said and all(r.levelno < logging.WARNING for r in said)

@@ -94,6 +94,7 @@ def impossible(fig: Figure | None) -> bool:
 def render(f: Finding, lang: str = "en") -> str:
     """One finding as one sentence in ``lang``; an impossible figure is withheld."""
     vals = {k: _value(k, v, lang) for k, v in f.values.items()}
+    vals.setdefault("unresolved", "")  # a TPC-H finding stored before it carried the clause
     if impossible(f.figure):
         return W.say("f_withheld", lang, topic=f.topic, fig=figure_text(f.figure, lang))
     vals["fig"] = figure_text(f.figure, lang)

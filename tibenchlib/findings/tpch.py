@@ -6,9 +6,20 @@ from __future__ import annotations
 import pandas as pd
 
 from ..report import tables as T
+from ..report.tpch_queries import resolved
 from .record import Figure, Finding
 
 __all__ = ["tpch_findings"]
+
+
+def _unresolved(k: int) -> dict:
+    """The clause after "N without a detectable change" naming the unresolved among them."""
+    if not k:
+        return {"en": "", "zh": ""}
+    return {
+        "en": f" ({k} of them not resolved: their times varied too much over the repeats)",
+        "zh": f"（其中 {k} 个无法确定：耗时在多次测试中波动过大）",
+    }
 
 
 def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> list[Finding]:
@@ -34,6 +45,9 @@ def tpch_findings(summary: pd.DataFrame, overall: pd.DataFrame, base: str) -> li
             "faster": int(counts.get("faster", 0)),
             "slower": int(counts.get("slower", 0)),
             "same": int(counts.get("no detectable change", 0)),
+            # the queries among "same" whose change the repeats did not size (the per-query
+            # table reads "not resolved"): said, so the finding and the table agree
+            "unresolved": _unresolved(sum(not resolved(r) for r in g.itertuples())),
         }
         fig = None
         o = (

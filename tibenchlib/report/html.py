@@ -63,6 +63,7 @@ from .hosts import contributions_table, host_contributions
 from .hosts import words as host_words
 from .tpcc import tpmc_table
 from .tpcc import words as tpcc_words
+from .tpch_queries import tpch_query_table
 from .words import SENTENCES
 from .ycsb import cells, cells_table
 
@@ -157,8 +158,9 @@ class PhaseStatus:
 
 @dataclass
 class Table:
-    """A table for people: column names and rows of cells (``v`` the text, ``cls`` its class:
-    ``wrap`` for prose columns, ``text`` for left-aligned words, ``bg`` a verdict's colour);
+    """A table for people: column names and rows of cells (``v`` the text, ``ci`` its interval
+    when it has one, ``cls`` its class: ``wrap`` for prose columns, ``text`` for left-aligned
+    words, ``split`` for a figure that may break before its interval, ``bg`` a verdict's colour);
     ``verdict`` is the column (if any) whose codes are shown in words."""
 
     columns: list[str]
@@ -254,6 +256,7 @@ def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Tab
     vname = verdict_col or T.labels(lang)["verdict"]
     vi = cols.index(vname) if vname in cols else None
     wrap = {i for i, c in enumerate(cols) if c in _wrapped(lang)}
+    prose = {i for i, c in enumerate(cols) if c in _notes(lang)}
     status = {i for i, c in enumerate(cols) if c in (T.labels(lang)["status"], "status")}
     rows = []
     for r in df.itertuples(index=False):
@@ -263,18 +266,33 @@ def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Tab
             if i in status and text != DASH:
                 text = T.status_text(text, lang)
             cls = "wrap" if i in wrap or i == vi else "" if text[:1] in _NUMERIC else "text"
+            cls = "wrap notes" if i in prose else cls
             bg = ""
             if i == vi:
                 bg = T.VERDICT_COLOURS.get(str(v), "")
                 text = T.verdict_text(v, lang) or DASH
-            cells.append({"v": text, "cls": cls, "bg": bg})
+            # prose (notes, verdicts) wraps as prose; only a figure keeps its interval whole
+            head, ci = _split_interval(text) if not cls.startswith("wrap") else (text, "")
+            cls = f"{cls} split".strip() if ci else cls
+            cells.append({"v": head, "ci": ci, "cls": cls, "bg": bg})
         rows.append(cells)
     return Table(cols, rows, vi)
 
 
+def _split_interval(text: str) -> tuple[str, str]:
+    """``"1,234 [1,200, 1,260]"`` → ``("1,234", "[1,200, 1,260]")``: a figure and its interval
+    are each kept on one line, and a narrow column breaks the cell between them only."""
+    i = text.find(" [")
+    return (text[:i], text[i + 1 :]) if i > 0 and text.endswith("]") else (text, "")
+
+
+def _notes(lang: str) -> set[str]:
+    return {T.labels(lang)["notes"], "Notes", "备注", "说明", "notes"}
+
+
 def _wrapped(lang: str) -> set[str]:
     L = T.labels(lang)
-    return {L["notes"], L["verdict"], L["method"], "Notes", "备注", "说明", "notes"}
+    return {L["verdict"], L["method"], *_notes(lang)}
 
 
 def _without(df: pd.DataFrame, *cols: str) -> pd.DataFrame:
@@ -443,7 +461,11 @@ def _numa(c: _Ctx, sec: Section) -> None:
         return
     rows = F._quiet(analyze, c.study, c.store)
     t = T.numa_table(rows, c.lang)
-    sec.blocks.append(c.table("numa", "policies", _without(t, c.L["notes"])))
+    # the answer (TPS and its change per binding) fits the page; latency, the binding's check
+    # and the dips stay in the details
+    L = c.L
+    aside = [L["notes"], L["verified"], L["dips_pair"], L["p95_pair"]]
+    sec.blocks.append(c.table("numa", "policies", _without(t, *aside)))
     sec.details.append({"summary": c.T["every_row"].format(what=c.T["phase"]["numa"], n=len(t)),
                         "table": as_table(t, c.lang)})  # fmt: skip
 
@@ -462,7 +484,7 @@ def _tpch(c: _Ctx, sec: Section) -> None:
     n += int((pd.to_numeric(overall["efficiency"], errors="coerce") > 1).sum())
     c.withheld["tpch_scaling"] = n
     sec.blocks.append(c.table("tpch_scaling", "overall", _without(t, c.L["notes"])))
-    q = T.tpch_query_table(summary, c.lang, base=order[0])
+    q = tpch_query_table(summary, c.lang, base=order[0])
     sec.details.append({"summary": c.T["queries"] + f" ({len(q)})", "table": as_table(q, c.lang)})
 
 
@@ -510,8 +532,10 @@ def _tpcc(c: _Ctx, sec: Section) -> None:
         c.withheld["tpcc"] = sum(bad)
         t[eff] = [DASH if b else v for b, v in zip(bad, t[eff], strict=True)]
     H = tpcc_words(c.lang)["h"]
-    # p99 and the notes stay in the details: the main table fits the page
-    sec.blocks.append(c.table("tpcc", "tpmc", _without(t, H["notes"], H["no99"])))
+    # tpmTotal, the client count, p99 and the notes stay in the details: the main table fits
+    # the page
+    aside = (H["notes"], H["no99"], H["tpmt"], H["clients"])
+    sec.blocks.append(c.table("tpcc", "tpmc", _without(t, *aside)))
     sec.details.append({"summary": c.T["every_row"].format(what="TPC-C", n=len(t)),
                         "table": as_table(t, c.lang)})  # fmt: skip
 
@@ -544,12 +568,14 @@ def _md(text: str):
 _ENV.filters["md"] = _md
 
 PAGE = _ENV.from_string(
-    """{% macro table(t) %}
+    """{% macro cell(c) %}{% if c.ci %}<span class="nw">{{ c.v }}</span>
+{{- " " }}<span class="nw">{{ c.ci }}</span>{% else %}{{ c.v }}{% endif %}{% endmacro %}
+{% macro table(t) %}
 <div class="scroll"><table>
 <thead><tr>{% for c in t.columns %}<th>{{ c }}</th>{% endfor %}</tr></thead>
 <tbody>
 {% for r in t.rows %}<tr>{% for c in r %}<td{% if c.cls %} class="{{ c.cls }}"{% endif %}
-{% if c.bg %} style="background-color: {{ c.bg }}"{% endif %}>{{ c.v }}</td>{% endfor %}</tr>
+{% if c.bg %} style="background-color: {{ c.bg }}"{% endif %}>{{ cell(c) }}</td>{% endfor %}</tr>
 {% endfor %}
 </tbody></table></div>
 {% endmacro %}
@@ -571,10 +597,13 @@ ul.findings { padding-left: 1.2em; } ul.findings li { margin: .25em 0; }
 .v-equivalent { background: #64b5f6; } .v-inconclusive { background: #fbc02d; }
 .v-rising, .v-saturated, .v-bottleneck, .v-info { background: #9e9e9e; }
 table { border-collapse: collapse; margin: .6em 0 1em; font-size: .9em; }
-th, td { border: 1px solid #ddd; padding: .25em .6em; text-align: right; vertical-align: top; }
+th, td { border: 1px solid #ddd; padding: .25em .5em; text-align: right; vertical-align: top; }
 th { background: #f5f5f5; text-align: left; min-width: 4em; word-break: keep-all; }
-td { white-space: nowrap; } td.wrap { white-space: normal; min-width: 10em; max-width: 24em;
-       overflow-wrap: anywhere; text-align: left; } td.text { text-align: left; }
+td { white-space: nowrap; word-break: keep-all; } td.wrap { white-space: normal; min-width: 6em;
+       max-width: 24em; word-break: normal; overflow-wrap: anywhere; text-align: left; }
+td.notes { min-width: 9em; }
+td.text { text-align: left; white-space: normal; }
+td.split { white-space: normal; } .nw { white-space: nowrap; }
 .scroll { overflow-x: auto; } figure { margin: .6em 0 1em; } figure img { max-width: 100%; }
 figcaption, .caption { color: #555; font-size: .88em; } details { margin: .4em 0; }
 summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding: 0 .25em; }

@@ -13,6 +13,7 @@ from ..tpch.scaling import SCALING
 from . import tables as T
 from . import words
 from .display import details, say, show
+from .tpch_queries import said_as_ratio, time_change
 
 __all__ = [
     "SCALING_LABELS",
@@ -41,6 +42,7 @@ _HEAD = {
         "mode": "Mode",
         "arm": "Arm",
         "imp": "Time saved (%) [95% CI]",
+        "ratio": "Time vs base (×) [95% CI]",
         "p": "p (Holm, across queries)",
         "verdict": "Verdict",
     },
@@ -49,6 +51,7 @@ _HEAD = {
         "mode": "模式",
         "arm": "组",
         "imp": "耗时减少 (%) [95% 置信区间]",
+        "ratio": "耗时相对基准 (倍) [95% 置信区间]",
         "p": "p 值(Holm,跨查询校正)",
         "verdict": "结论",
     },
@@ -90,18 +93,29 @@ def verdict_table(summary: pd.DataFrame, lang: str = "en", only=None) -> pd.Data
     if only is not None:
         d = d[d["scaling"].isin(list(only))]
     d = d.reset_index(drop=True)
-    return pd.DataFrame(
+    # the base arm's rows (no verdict of their own) give a change not resolved its reason
+    base_rows = summary[summary["scaling"].isna()]
+    as_ratio = said_as_ratio(d, None)
+    tc = [time_change(r, _base_row(base_rows, r), None, lang, as_ratio) for r in d.itertuples()]
+    out = pd.DataFrame(
         {
             H["query"]: [f"Q{int(q)}" for q in d["query"]],
             H["mode"]: d["mode"],
             H["arm"]: d["arm"],
-            H["imp"]: [
-                T.fmt_pct_ci(r.improvement_pct, r.ci_low_pct, r.ci_high_pct) for r in d.itertuples()
-            ],
+            H["ratio" if as_ratio else "imp"]: [c.cell for c in tc],
             H["p"]: ["<0.001" if p < 0.001 else f"{p:.3f}" for p in d["p_adjusted"].astype(float)],
             H["verdict"]: [V[v] for v in d["scaling"]],
         }
     )
+    if any(c.note for c in tc):
+        out[T.labels(lang)["notes"]] = [c.note for c in tc]
+    return out
+
+
+def _base_row(base_rows: pd.DataFrame, r):
+    """The base arm's row of ``r``'s query and mode (an itertuples row), None if absent."""
+    m = base_rows[(base_rows["mode"] == r.mode) & (base_rows["query"] == r.query)]
+    return next(m.itertuples(), None)
 
 
 def tpch_verdicts(summary: pd.DataFrame, base: str, lang: str = "en") -> None:

@@ -33,6 +33,7 @@ from .diagnosis import study_diagnosis
 from .display import details, quiet, say, show
 from .kubernetes import kubernetes_view
 from .scaling import tpch_verdicts
+from .tpch_queries import tpch_query_table
 
 # -- 00 environment ----------------------------------------------------------------------------
 
@@ -478,7 +479,7 @@ def tpch(session, rows: pd.DataFrame) -> dict:
         plots.speedup(overall, units or tpch_scaling.arm_units(order), lang=lang)
     details(
         W.say("tpch_every", lang, n=len(summary)),
-        T.tpch_query_table(summary, lang, base=base),
+        tpch_query_table(summary, lang, base=base),
         lang=lang,
     )
     return {"runs": runs, "measured": measured, "order": order, "summary": summary}

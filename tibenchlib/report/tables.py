@@ -61,11 +61,14 @@ LABELS = {
         "notes": "Notes",
         "policy": "Binding",
         "verified": "Binding verified",
-        "dips": "Dips ({a} → {b})",
+        "tps_pair": "TPS (unbound → binding)",
+        "p95_pair": "95% latency (ms) (unbound → binding)",
+        "dips_pair": "Dips (unbound → binding)",
         "query": "Query",
         "mode": "Mode",
         "mean_s": "Mean time (s) [95% CI]",
         "t_imp": "Time saved (%) [95% CI]",
+        "t_ratio": "Time vs base (×) [95% CI]",
         "speedup": "Speed-up [95% CI]",
         "efficiency": "Efficiency (%)",
         "geomean": "Geometric mean time (s) [95% CI]",
@@ -109,11 +112,14 @@ LABELS = {
         "notes": "说明",
         "policy": "绑核方式",
         "verified": "绑定已核实",
-        "dips": "掉底次数 ({a} → {b})",
+        "tps_pair": "TPS (unbound → 绑核)",
+        "p95_pair": "95% 延迟 (ms) (unbound → 绑核)",
+        "dips_pair": "掉底次数 (unbound → 绑核)",
         "query": "查询",
         "mode": "模式",
         "mean_s": "平均耗时 (s) [95% 置信区间]",
         "t_imp": "效率提升比例 (%) [95% 置信区间]",
+        "t_ratio": "耗时相对基准 (倍) [95% 置信区间]",
         "speedup": "加速比 [95% 置信区间]",
         "efficiency": "并行效率 (%)",
         "geomean": "几何平均耗时 (s) [95% 置信区间]",
@@ -223,7 +229,23 @@ def fmt_ci(x, low=None, high=None, digits: int | None = None) -> str:
     d = decimals(float(x)) if digits is None else digits
     s = fmt_num(x, d)
     if _ok(low) and _ok(high):
-        s += f" [{fmt_num(low, d)}, {fmt_num(high, d)}]"
+        s += f" [{_bound(low, d)}, {_bound(high, d)}]"
+    return s
+
+
+def _bound(x, d: int) -> str:
+    """An interval's end in the estimate's decimals, unless those round a non-zero end to zero
+    (a time's low end "0.00" reads as a time of nothing): then as :func:`fmt_pos`."""
+    s = fmt_num(x, d)
+    return fmt_pos(x) if float(x) != 0 and float(s.replace(",", "")) == 0 else s
+
+
+def fmt_pos(x) -> str:
+    """:func:`fmt_num`, except that a figure too small for its 3 decimals keeps two significant
+    digits (``0.00042``), never reading as 0."""
+    s = fmt_num(x)
+    if _ok(x) and float(x) != 0 and float(s.replace(",", "")) == 0:
+        return f"{float(x):.2g}" if abs(float(x)) >= 1e-4 else f"{float(x):.1e}"
     return s
 
 
@@ -433,8 +455,13 @@ def sweep_table(
     return out
 
 
+def _pairs(a, b) -> list[str]:
+    return [f"{fmt_num(x)} → {fmt_num(y)}" for x, y in zip(a, b, strict=True)]
+
+
 def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
-    """Rows of :func:`tibenchlib.numa.analyze`: each policy against ``unbound``."""
+    """Rows of :func:`tibenchlib.numa.analyze`: each policy against ``unbound``; a figure of
+    both sides reads "unbound → the binding" in one column."""
     L = labels(lang)
     if not len(rows):
         return pd.DataFrame()
@@ -443,8 +470,8 @@ def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             L["workload"]: rows["workload"],
             L["threads"]: [fmt_num(t, 0) for t in rows["threads"]],
             L["policy"]: rows["candidate_policy"],
-            L["tps"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_tps"]],
-            L["tps"].format(arm=L["policy"]): [fmt_num(x) for x in rows["candidate_tps"]],
+            # the two sides of a figure in one column ("12,345 → 11,987"): fits the page
+            L["tps_pair"]: _pairs(rows["baseline_tps"], rows["candidate_tps"]),
             L["imp"]: [
                 fmt_pct_ci(
                     r.improvement_pct,
@@ -457,15 +484,14 @@ def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             ],  # fmt: skip
             L["p"]: [fmt_p(x) for x in rows["p_adjusted"]],
             L["verdict"]: list(rows["verdict"]),
-            L["p95"].format(arm="unbound"): [fmt_num(x) for x in rows["baseline_p95_ms"]],
-            L["p95"].format(arm=L["policy"]): [fmt_num(x) for x in rows["candidate_p95_ms"]],
+            L["p95_pair"]: _pairs(rows["baseline_p95_ms"], rows["candidate_p95_ms"]),
             L["verified"]: [
                 "n/a"
                 if v is None or (isinstance(v, float) and math.isnan(v))
                 else words.say("yes" if v else "no", lang)
                 for v in rows["binding_verified"]
             ],
-            L["dips"].format(a="unbound", b=L["policy"]): [
+            L["dips_pair"]: [
                 f"{_int(x)} → {_int(y)}"
                 for x, y in zip(rows["dips_baseline"], rows["dips_candidate"], strict=True)
             ],
@@ -546,34 +572,6 @@ def tpch_elapsed_table(el: pd.DataFrame, lang: str = "en", base: str | None = No
                 fmt_vs_base(r.qph_improvement_pct, r.ci_low_pct, r.ci_high_pct, r.arm, base, lang)
                 for r in el.itertuples()
             ],
-        }
-    )
-
-
-def tpch_query_table(
-    summary: pd.DataFrame, lang: str = "en", base: str | None = None
-) -> pd.DataFrame:
-    """Rows of :func:`tibenchlib.tpch.scaling.query_summary`: one line per query, mode and arm
-    (the ``base`` arm's rows are the reference)."""
-    L = labels(lang)
-    if not len(summary):
-        return pd.DataFrame()
-    d = summary.reset_index(drop=True)
-    return pd.DataFrame(
-        {
-            L["query"]: [f"Q{int(q)}" for q in d["query"]],
-            L["mode"]: d["mode"],
-            L["arm"]: d["arm"],
-            L["n"]: [_int(x) for x in d["n"]],
-            L["mean_s"]: [
-                fmt_ci(*r) for r in zip(d["mean_s"], d["ci_low_s"], d["ci_high_s"], strict=True)
-            ],
-            L["t_imp"]: [_saved(r, base, lang) for r in d.itertuples()],
-            L["speedup"]: [
-                fmt_ci(*r, digits=2)
-                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
-            ],
-            L["notes"]: [fmt_notes(w, lang) for w in d["warnings"]],
         }
     )
 

@@ -366,6 +366,17 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "This study runs a fixed {n} rounds per cell (`repeats: {n}`).",
         "zh": "本研究每个测试场景固定测 {n} 轮 (`repeats: {n}`)。",
     },
+    # a query's time against the base arm's (tibenchlib.report.tpch_queries)
+    "tc_unresolved": {"en": "not resolved", "zh": "无法确定"},
+    "tc_ratio": {"en": "{r}× [{lo}, {hi}]", "zh": "{r} 倍 [{lo}, {hi}]"},
+    "tc_span": {
+        "en": "time change not resolved: its 95% interval runs from {lo}× to {hi}× the base time",
+        "zh": "耗时变化无法确定：95% 置信区间为基准耗时的 {lo} 倍至 {hi} 倍",
+    },
+    "tc_varies": {
+        "en": "; the time on {arm} varied most over its {n} runs: {t} s [{lo}, {hi}]",
+        "zh": "；{arm} 的耗时在 {n} 次测试中波动最大：{t} s [{lo}, {hi}]",
+    },
     "scaling_slower": {"en": "Significantly slower queries:", "zh": "显著更慢的查询:"},
     "scaling_every": {"en": "every compared query ({n})", "zh": "每个已比较的查询 ({n})"},
     # -- the bottleneck diagnosis (tibenchlib.diagnose): one sentence per workload × arm ------
@@ -598,22 +609,22 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "f_tpch_counts": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
-        "{same} without a detectable change; time saved over all queries {fig}.",
+        "{same} without a detectable change{unresolved}; time saved over all queries {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化;全部查询的耗时减少 {fig}。",
+        "{same} 个未检测到变化{unresolved};全部查询的耗时减少 {fig}。",
     },
     "f_tpch_counts_longer": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
-        "{same} without a detectable change; time over all queries longer by {fig}.",
+        "{same} without a detectable change{unresolved}; time over all queries longer by {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化;全部查询的总耗时增加 {fig}。",
+        "{same} 个未检测到变化{unresolved};全部查询的总耗时增加 {fig}。",
     },
     "f_tpch_counts_nochange": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
-        "{same} without a detectable change; over all queries no change in time is shown "
-        "(time saved {fig}).",
+        "{same} without a detectable change{unresolved}; over all queries no change in time is "
+        "shown (time saved {fig}).",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化;全部查询的总耗时未检测到变化(耗时减少 {fig})。",
+        "{same} 个未检测到变化{unresolved};全部查询的总耗时未检测到变化(耗时减少 {fig})。",
     },
     "f_tpch_counts_pooled": {
         "en": "TPC-H {mode}, {base} → {arm}: time saved over all {n} queries {fig}, though no "
