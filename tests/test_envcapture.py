@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -435,3 +436,32 @@ def test_tables_for_several_arms(fake_tidb, host):
     assert tables["configuration"].columns.tolist() == ["arm", "scope", "name", "value"]
     assert {"TiDB (v1)", "TiDB (v2)"} <= set(tables["software"]["name"])
     assert (tables["hardware"]["server"] == f"{socket.gethostname()} (client)").sum() == 1
+
+
+def test_tables_in_chinese(fake_tidb, host):
+    """The zh report's environment tables: Chinese headers, and every word this module writes
+    (purposes, scopes, placeholders, the hardware phrases) in Chinese; names stay."""
+    from tibenchlib.envcapture import tables as et
+
+    cap = {"host": host, "database": ec.capture_database(fake_tidb)}
+    zh = ec.environment_tables(cap, "zh")
+    assert zh["hardware"].columns.tolist() == ["主机", "CPU", "内存", "NUMA 节点", "磁盘"]
+    assert zh["software"].columns.tolist() == ["名称", "用途", "版本"]
+    assert zh["configuration"].columns.tolist() == ["范围", "参数", "取值"]
+    assert zh["unavailable"].columns.tolist() == ["项目", "原因"]
+    hw = zh["hardware"].set_index("主机")
+    assert hw.loc["0.0.0.0（tidb）", "CPU"] == "16 个逻辑核，8 个物理核"
+    me = hw.loc[f"{socket.gethostname()}（客户端）", "CPU"]
+    assert f"{os.cpu_count()} 个逻辑 CPU" in me and "logical" not in me
+    # every purpose the module can write has its Chinese, and no English word is left in them
+    purposes = [p for _, p in et._TOOLS.values()] + [p for _, p in et._COMPONENTS.values()]
+    assert all(p in et._ZH_CELLS for p in purposes), [p for p in purposes if p not in et._ZH_CELLS]
+    words = re.compile(r"\b(?!CPU|SQL|OLTP|YCSB|TPC|TiDB|MySQL|Python|Linux|notebook)[A-Za-z]{3,}")
+    assert not [v for v in zh["software"]["用途"] if words.search(v)]
+    scopes = set(zh["configuration"]["范围"])
+    assert "客户端主机" in scopes, scopes
+    assert all(v in ("客户端主机", "全局变量") or v.endswith(" 配置项") for v in scopes), scopes
+    cfg = pd.DataFrame({"scope": ["global variable", "tikv config"], "name": "x", "value": "1"})
+    assert et.in_chinese("configuration", cfg)["范围"].tolist() == ["全局变量", "tikv 配置项"]
+    # the English tables are unchanged
+    assert ec.environment_tables(cap)["software"].columns.tolist() == ["name", "purpose", "version"]

@@ -3,6 +3,7 @@ captures: :func:`environment_tables`. Pure: dicts in, DataFrames out."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -216,7 +217,7 @@ def _db_software(db: Mapping, tag: str) -> list[tuple[str, str, str]]:
     return rows
 
 
-def environment_tables(capture: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+def environment_tables(capture: Mapping[str, Any], lang: str = "en") -> dict[str, pd.DataFrame]:
     """The reports' environment tables, for display.
 
     Parameters
@@ -232,7 +233,9 @@ def environment_tables(capture: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
         ``hardware`` (server | CPU | memory | NUMA nodes | disks; the client host, and each
         TiDB cluster host from ``CLUSTER_HARDWARE``), ``software`` (name | purpose | version),
         ``configuration`` (scope | name | value, with ``arm`` first when there are several
-        arms) and ``unavailable`` (item | reason).
+        arms) and ``unavailable`` (item | reason). With ``lang="zh"``, headers and the words
+        this module writes are Chinese (:func:`in_chinese`); names, versions, values and the
+        tools' own messages stay as they are.
     """
     triples = _captures(capture)
     several = len({label for label, _, _ in triples}) > 1
@@ -266,9 +269,124 @@ def environment_tables(capture: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     if not several:
         cfg = cfg.drop(columns="arm")
     hw_columns = ["server", "CPU", "memory", "NUMA nodes", "disks"]
-    return {
+    tables = {
         "hardware": pd.DataFrame(hardware, columns=hw_columns),
         "software": pd.DataFrame(software, columns=["name", "purpose", "version"]),
         "configuration": cfg,
         "unavailable": pd.DataFrame(missing, columns=["item", "reason"]),
     }
+    return {k: in_chinese(k, t) for k, t in tables.items()} if lang == "zh" else tables
+
+
+#: the tables' headers in Chinese, by table
+_ZH_COLUMNS = {
+    "hardware": {"server": "主机", "memory": "内存", "NUMA nodes": "NUMA 节点", "disks": "磁盘"},
+    "software": {"name": "名称", "purpose": "用途", "version": "版本"},
+    "configuration": {"arm": "测试组", "scope": "范围", "name": "参数", "value": "取值"},
+    "unavailable": {"item": "项目", "reason": "原因"},
+}
+
+#: whole cells this module writes (purposes, scopes, placeholders), in Chinese
+_ZH_CELLS = {
+    "unavailable": "无法获取",
+    "installed, version unknown": "已安装，版本未知",
+    "operating system": "操作系统",
+    "Linux kernel": "Linux 内核",
+    "operating system kernel": "操作系统内核",
+    "notebooks and analysis": "notebook 与数据分析",
+    "Python package": "Python 包",
+    "database under test": "被测数据库",
+    "cluster component": "集群组件",
+    "OLTP benchmark driver": "OLTP 压测工具",
+    "embedded database server": "内置数据库服务器",
+    "MySQL server": "MySQL 服务器",
+    "CPU and memory binding": "CPU 与内存绑定",
+    "YCSB benchmark driver": "YCSB 压测工具",
+    "TPC-C / TPC-H benchmark driver": "TPC-C / TPC-H 压测工具",
+    "TiDB cluster management": "TiDB 集群管理",
+    "SQL layer (stateless)": "SQL 层（无状态）",
+    "placement driver: metadata, scheduling, timestamps": "调度中心：元数据、调度、时间戳",
+    "row store": "行存储",
+    "column store": "列存储",
+    "SQL proxy": "SQL 代理",
+    "change data capture": "数据变更捕获",
+    "client host": "客户端主机",
+    "global variable": "全局变量",
+    "cpu governor": "CPU 调频策略",
+}
+
+#: the phrases inside hardware cells, in Chinese (regular expression, replacement), in order
+_ZH_PHRASES = [
+    (r"(\d+) logical CPUs", r"\1 个逻辑 CPU"),
+    (r"(\d+) socket\(s\)", r"\1 路"),
+    (r"(\d+) cores/socket", r"每路 \1 核"),
+    (r"(\d+) threads/core", r"每核 \1 线程"),
+    (r"(\d+) logical cores", r"\1 个逻辑核"),
+    (r"(\d+) physical cores", r"\1 个物理核"),
+    (r"^(\d+): ", r"\1 个："),
+    (r" cpus ", " CPU "),
+    (r"\bnon-rotational\b", "非机械盘"),
+    (r"\brotational\b", "机械盘"),
+    (r"data dir on ", "数据目录所在 "),
+    (r"\bunavailable\b", "无法获取"),
+    (r"\(client", "(客户端"),
+    (r" config$", " 配置项"),
+    (r", ", "，"),
+    (r"; ", "；"),
+    (r" \(", "（"),
+    (r"\(", "（"),
+    (r"\)", "）"),
+]
+
+
+#: why an item is unavailable (the capture's own reasons), in Chinese; what follows a colon is
+#: the system's or the tool's message and stays as it is, the commonest system ones translated
+_ZH_REASONS = [
+    (r"^(.+) not found on PATH$", r"PATH 中找不到 \1"),
+    (r"^(\S+) prints no version$", r"\1 不输出版本号"),
+    (r"^cannot read (.+?): ", r"无法读取 \1："),
+    (r"^cannot list (.+?): ", r"无法列出 \1："),
+    (r"^not installed$", "未安装"),
+    (r"^no data directory given$", "未指定数据目录"),
+    (r"^no mounted filesystem holds the data directory$", "数据目录不在任何已挂载的文件系统上"),
+    (r"^(\S+) is not a block device$", r"\1 不是块设备"),
+    (r"^no model name in cpuinfo or lscpu$", "cpuinfo 和 lscpu 中均无 CPU 型号"),
+    (r"^no topology in cpuinfo and no lscpu$", "cpuinfo 中无 CPU 拓扑，且没有 lscpu"),
+    (r"^cpu count unknown$", "CPU 数未知"),
+    (
+        r"^os.sched_getaffinity is not available on this platform$",
+        "此平台不支持 os.sched_getaffinity",
+    ),
+    (r"^no version in: ", "输出中没有版本号："),
+    (r"^(.+) exited with (-?\d+) and printed nothing$", r"\1 退出码 \2，无输出"),
+    (r"^VERSION\(\) failed and no flavor was given$", "VERSION() 失败，且未指定数据库类型"),
+    (r"No such file or directory$", "文件或目录不存在"),
+    (r"Permission denied$", "权限不足"),
+]
+
+
+def in_chinese(name: str, table: pd.DataFrame) -> pd.DataFrame:
+    """One of :func:`environment_tables`' tables (``name``) with Chinese headers, and the
+    cells this module writes in Chinese: purposes, scopes and placeholders whole, and the
+    hardware cells' phrases ("2 logical CPUs (1 socket(s)…)" → "2 个逻辑 CPU（1 路…）")."""
+    t = table.rename(columns=_ZH_COLUMNS.get(name, {})).copy()
+    for col in t.columns:
+        rules = (
+            _ZH_REASONS
+            if col == "原因"
+            else _ZH_PHRASES
+            if name == "hardware" or col == "范围"
+            else []
+        )
+        t[col] = [_zh_cell(v, rules) for v in t[col]]
+    return t
+
+
+def _zh_cell(v: Any, rules: list[tuple[str, str]]) -> Any:
+    if not isinstance(v, str):
+        return v
+    if v in _ZH_CELLS:
+        return _ZH_CELLS[v]
+    for pattern, repl in rules:
+        v = re.sub(pattern, repl, v)
+    return v

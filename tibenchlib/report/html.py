@@ -359,7 +359,7 @@ def _environment(c: _Ctx, sec: Section) -> None:
 
     caps = c.store.environment_captures(c.study.study)
     for arm in arms:
-        for name, t in environment_tables(caps.get(arm, {})).items() if arm in caps else []:
+        for name, t in environment_tables(caps.get(arm, {}), c.lang).items() if arm in caps else []:
             what = say(f"env_{name}", c.lang) if f"env_{name}" in _sentences() else name
             sec.details.append(
                 {

@@ -77,7 +77,7 @@ def environment(session, summary: pd.DataFrame) -> dict:
         if arm not in captures:
             continue
         say(W.say("env_arm", lang, arm=arm))
-        for name, table in environment_tables(captures[arm]).items():
+        for name, table in environment_tables(captures[arm], lang).items():
             what = W.say(f"env_{name}", lang) if f"env_{name}" in W.SENTENCES else name
             details(W.say("rows", lang, what=what, n=len(table)), table, lang=lang)
     return captures
