@@ -41,17 +41,17 @@ demo-hosts: setup ## a sweep from this machine and two SSH client hosts (sshd on
 	$(BIN)/python -m tibenchlib.hosts.demo
 
 # pytest-xdist: each test file on one worker in file order (module fixtures and the order of
-# tests inside a file hold), each worker with its own data directory and server. The CI study's
-# chain (tests/conftest.py: CI_STUDY_CHAIN) is one unit on one worker, in the clone's data/ci,
-# started first; the other files beside it, those with the most slow tests first. Three
-# workers: the chain mostly waits on its study's runs.
+# tests inside a file hold), each worker with its own data directory and server. The CI study
+# (tests/conftest.py: ci_study) is measured once, in the clone's data/ci, by the file that
+# starts first; the files that only read it go to workers once it exists, the others beside
+# it, those with the most slow tests first. Three workers: the study mostly waits on its runs.
 PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider
 XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 
 test: setup ## the full test suite, notebooks included (nbval)
 	$(PYTEST) $(XDIST) tests
 	@# the published tables recomputed: committed outputs, checked exactly (no --nbval-lax); the
-	@# executed CI notebooks are re-executed by nbval in the chain (tests/test_notebooks_resume.py)
+	@# executed CI notebooks are re-executed by nbval (tests/test_notebooks_resume.py)
 	$(PYTEST) --nbval notebooks/reports_reproduced.ipynb --nbval-current-env
 
 .PHONY: report

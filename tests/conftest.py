@@ -3,10 +3,13 @@ private data directory per test."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from unittest import mock
@@ -14,6 +17,7 @@ from unittest import mock
 import pytest
 
 from tibenchlib import paths
+from tibenchlib.dm.servers import target_server
 from tibenchlib.server import EmbeddedServer, embedded
 
 
@@ -40,20 +44,33 @@ def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(own, ignore_errors=True)
 
 
-#: The CI study's chain, in this order: `tibench run params/ci.yaml` in the clone's data/, then
-#: the notebooks opened in a browser and on a Chinese study, which read what it measured, and
-#: nbval's re-execution of its executed notebooks (a resume).
-CI_STUDY_CHAIN = (
-    "test_notebooks.py",
+#: The one test file that starts from the CI study's run and checks it (its terminal output, its
+#: executed notebooks, its report); it goes first, being the longest.
+CI_STUDY_HEAD = "test_notebooks.py"
+#: The test files that only read the CI study once measured (notebooks opened in a browser, on a
+#: Chinese study, nbval's re-execution as a resume): each on a worker of its own, given out as
+#: soon as the study exists (conftest's scheduler), the longest first.
+CI_STUDY_READERS = (
     "test_notebooks_browser.py",
     "test_notebooks_zh.py",
     "test_notebooks_resume.py",
 )
+#: In the session's base directory (shared by pytest-xdist's workers): the CI study's run, once
+#: measured, and the lock its first asker holds while it measures.
+CI_STUDY_RESULT = "ci-study.json"
+
+
+def _session_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base directory of the whole pytest session: a pytest-xdist worker's is inside it."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """Under ``--dist loadfile`` (Makefile's ``test``), each test file goes to one worker, and
-    the CI study's chain is one unit on one worker, in its order.
+    """Under ``--dist loadfile`` (Makefile's ``test``), each test file goes to one worker, in the
+    order of :func:`pytest_collection_modifyitems`; a file that only reads the CI study is held
+    back while the study is measured (its worker would only wait) and given out first once it
+    exists.
 
     (xdist's own ``--dist loadgroup`` names its groups in node ids that this pytest no longer
     reads back.)"""
@@ -61,18 +78,27 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadFileScheduling  # only under pytest-xdist
 
-    class ChainAsOneFile(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            scope = super()._split_scope(nodeid)
-            return "ci-study-chain" if Path(scope).name in CI_STUDY_CHAIN else scope
+    # the controller's base directory, the one its workers' are made in (xdist reads it so)
+    measured = config._tmp_path_factory.getbasetemp() / CI_STUDY_RESULT
 
-    return ChainAsOneFile(config, log)
+    class ReadersOnceMeasured(LoadFileScheduling):
+        def _assign_work_unit(self, node) -> None:
+            readers = [s for s in self.workqueue if Path(s).name in CI_STUDY_READERS]
+            others = [s for s in self.workqueue if s not in readers]
+            if readers and (measured.exists() or not others):
+                self.workqueue.move_to_end(readers[0], last=False)
+            elif readers:
+                self.workqueue.move_to_end(others[0], last=False)
+            super()._assign_work_unit(node)
+
+    return ReadersOnceMeasured(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
-    """On a pytest-xdist worker, the CI study's chain comes first (it is the longest), then the
-    files with the most slow tests, so that the longest work starts first (Makefile's
-    ``--no-loadscope-reorder`` keeps this order rather than xdist's, by number of tests)."""
+    """On a pytest-xdist worker, the CI study's run comes first (it is the longest), then the
+    files that read it, then the files with the most slow tests, so that the longest work starts
+    first (Makefile's ``--no-loadscope-reorder`` keeps this order rather than xdist's, by number
+    of tests)."""
     if not hasattr(config, "workerinput"):
         return
     slow: dict[str, int] = {}
@@ -82,15 +108,56 @@ def pytest_collection_modifyitems(config, items):
 
     def rank(item) -> tuple[int, int]:
         f = item.path.name
-        return (0, CI_STUDY_CHAIN.index(f)) if f in CI_STUDY_CHAIN else (1, -slow[f])
+        if f == CI_STUDY_HEAD:
+            return (0, 0)
+        return (1, CI_STUDY_READERS.index(f)) if f in CI_STUDY_READERS else (2, -slow[f])
 
     items[:] = sorted(items, key=rank)  # stable: the order inside a file holds
 
 
+@pytest.fixture(scope="session")
+def ci_study(tmp_path_factory, sysbench_bin) -> subprocess.CompletedProcess:
+    """`tibench run params/ci.yaml` in the clone's data/ci, as a user runs it: once per pytest
+    session, by the first worker that asks (the others wait on a file lock, pytest-xdist's
+    pattern for a session fixture run once), its terminal output (stdout and stderr,
+    interleaved) kept for every asker. The servers it started are stopped when it ends."""
+    base = _session_base(tmp_path_factory)
+    result = base / CI_STUDY_RESULT
+    with open(base / f"{CI_STUDY_RESULT}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not result.exists():
+            proc = _measure_ci_study()
+            out = {"returncode": proc.returncode, "stdout": proc.stdout}
+            # written whole, then renamed: the scheduler never reads half a file
+            (base / f"{CI_STUDY_RESULT}.part").write_text(json.dumps(out))
+            (base / f"{CI_STUDY_RESULT}.part").rename(result)
+    out = json.loads(result.read_text())
+    return subprocess.CompletedProcess(CI_STUDY_ARGS, out["returncode"], out["stdout"])
+
+
+CI_STUDY_ARGS = [sys.executable, "-m", "tibenchlib.cli", "run", str(paths.ROOT / "params/ci.yaml")]
+
+
+def _measure_ci_study() -> subprocess.CompletedProcess:
+    with mock.patch.dict(os.environ):
+        os.environ.pop("TIBENCH_DATA", None)
+        # it starts from nothing, so the suite sees prepare and the sweep do real work; the
+        # readers' re-executions then exercise resume (everything already measured)
+        shutil.rmtree(paths.study_dir("ci"), ignore_errors=True)
+        try:
+            return subprocess.run(
+                CI_STUDY_ARGS, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                cwd=paths.ROOT, timeout=3600,
+            )  # fmt: skip
+        finally:
+            embedded().stop()
+            target_server().stop()  # the dm phase's second server
+
+
 @pytest.fixture(scope="module")
 def clone_data_dir():
-    """The clone's own data/ (no ``TIBENCH_DATA``) for one module: the CI study's chain measures
-    and reads data/ci there, whichever pytest-xdist worker runs it."""
+    """The clone's own data/ (no ``TIBENCH_DATA``) for one module: the CI study is measured and
+    read in data/ci there, whichever pytest-xdist worker runs it."""
     with mock.patch.dict(os.environ):
         os.environ.pop("TIBENCH_DATA", None)
         yield paths.data_dir()

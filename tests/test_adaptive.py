@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import tibench
 from scipy import stats as st
 
 from tibenchlib.adaptive import (
@@ -547,16 +548,9 @@ def _real_params(tmp_path, *, run_on: bool = False):
 
 
 def _cli(*args, check=True):
-    import os
-    import subprocess
-    import sys
-
-    r = subprocess.run(
-        [sys.executable, "-m", "tibenchlib.cli", *args],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-    )
+    """``tibench ARGS`` through ``main()`` in this process (``helpers.tibench``): a child would
+    only add its imports."""
+    r = tibench(*args)
     assert r.returncode == 0 or not check, r.stderr[-2000:]
     return r
 

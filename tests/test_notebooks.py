@@ -1,6 +1,6 @@
 """Every notebook in notebooks/ is executed by papermill with params/ci.yaml into
-data/ci/notebooks/, by one real `tibench run params/ci.yaml` as a user runs it
-(test_notebooks_resume.py then re-executes those copies with nbval --nbval-lax).
+data/ci/notebooks/, by one real `tibench run params/ci.yaml` as a user runs it (conftest's
+``ci_study``; test_notebooks_resume.py then re-executes those copies with nbval --nbval-lax).
 
 The run's terminal output is checked (short, no object reprs, no doubled lines), and so are the
 executed notebooks: documents never carry logs (no progress, no ETA, no stderr blocks, no
@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import tibench
 
-from tibenchlib import paths, published
+from tibenchlib import published
 from tibenchlib.notebook import PHASE_NOTEBOOKS, executed_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,21 +32,10 @@ MEASURING = ("Measuring now", "正在测试", "正在重新测试")
 
 
 @pytest.fixture(scope="module", autouse=True)
-def ci_run(clone_data_dir, sysbench_bin):
-    """The terminal output (stdout and stderr, interleaved) of `tibench run params/ci.yaml`."""
-    # The CI study starts from nothing, so the suite sees prepare and the sweep do real work;
-    # nbval's re-execution afterwards then exercises resume (everything already measured).
-    shutil.rmtree(paths.study_dir("ci"), ignore_errors=True)
-    proc = subprocess.run(
-        [sys.executable, "-m", "tibenchlib.cli", "run", str(CI_PARAMS)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, timeout=3600,
-    )  # fmt: skip
-    yield proc
-    from tibenchlib.dm.servers import target_server
-    from tibenchlib.server import embedded
-
-    embedded().stop()
-    target_server().stop()  # the dm phase's second server
+def ci_run(clone_data_dir, ci_study):
+    """The terminal output (stdout and stderr, interleaved) of `tibench run params/ci.yaml`
+    (conftest's ``ci_study``: this file asks first)."""
+    return ci_study
 
 
 @pytest.mark.notebook
@@ -136,9 +123,10 @@ def test_terminal_tables_of_the_ci_study_fit_120_columns(command):
     from tibenchlib.texttable import display_width
 
     for lang in ["en", "zh"] if command == "diagnose" else ["en"]:
-        args = [sys.executable, "-m", "tibenchlib.cli", command, "ci"]
-        args += ["--lang", lang] if command == "diagnose" else []
-        out = subprocess.run(args, capture_output=True, text=True, check=True, cwd=ROOT).stdout
+        args = [command, "ci", *(["--lang", lang] if command == "diagnose" else [])]
+        r = tibench(*args)
+        assert r.returncode == 0, r.stderr
+        out = r.stdout
         assert out.strip()
         wide = [line for line in out.splitlines() if display_width(line) > 120]
         assert not wide, wide

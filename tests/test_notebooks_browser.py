@@ -1,6 +1,6 @@
 """The notebooks as a person opens them: JupyterLab in Chromium, Run All, no error output.
 
-Runs after ``test_notebooks.py`` (file order) has measured the CI study, so each notebook opened
+Runs once the CI study is measured (conftest's ``ci_study``), so each notebook opened
 on ``params/ci.yaml`` shows the catalog's results without measuring again. JupyterLab starts
 headless on 127.0.0.1 with a token; Debian's ``chromium`` is driven by Playwright through
 ``executable_path`` (no browser download). Each notebook is a copy of the committed one with
@@ -54,10 +54,9 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def lab(clone_data_dir, tmp_path_factory):
-    """JupyterLab on 127.0.0.1 serving the project root, with a token."""
-    if not (paths.study_dir("ci") / "results.sqlite").exists():
-        pytest.skip("the CI study is not measured: run tests/test_notebooks.py first")
+def lab(clone_data_dir, ci_study, tmp_path_factory):
+    """JupyterLab on 127.0.0.1 serving the project root, with a token, once the CI study is
+    measured (conftest's ``ci_study``)."""
     token = os.urandom(16).hex()
     port = free_port()
     # the user settings JupyterLab starts with: no news question, no update check (a person's

@@ -1,8 +1,7 @@
 """The executed CI notebooks re-executed by nbval (``--nbval-lax``): a resume, since everything is
 already measured, so every cell runs without error on the catalog `tibench run params/ci.yaml`
-left in data/ci. It runs in the CI study's chain, after ``test_notebooks.py`` (conftest's
-``CI_STUDY_CHAIN``), beside the other test files; the embedded server the notebooks used is
-stopped afterwards whatever the outcome."""
+left in data/ci (conftest's ``ci_study``, measured once per session). The embedded server the
+notebooks used is stopped afterwards whatever the outcome."""
 
 from __future__ import annotations
 
@@ -18,10 +17,9 @@ from tibenchlib.server import embedded
 pytestmark = [pytest.mark.slow, pytest.mark.notebook]
 
 
-def test_nbval_reexecutes_the_executed_ci_notebooks(clone_data_dir, tmp_path):
+def test_nbval_reexecutes_the_executed_ci_notebooks(clone_data_dir, ci_study, tmp_path):
     executed = paths.executed_notebooks_dir("ci")
-    if not list(executed.glob("*.ipynb")):
-        pytest.skip("the CI study is not measured: run tests/test_notebooks.py first")
+    assert list(executed.glob("*.ipynb")), ci_study.stdout
     # nbval in a pytest of its own, as a user runs it; not this session's xdist worker
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
     args = ["--nbval-lax", str(executed), "--nbval-current-env", f"--basetemp={tmp_path}"]

@@ -1,5 +1,5 @@
 """A study with ``lang: zh`` speaks Chinese: every phase's notebook, executed on the CI study
-(measured by ``test_notebooks.py``, which runs first) with a copy of ``params/ci.yaml`` that
+(measured once per session by conftest's ``ci_study``) with a copy of ``params/ci.yaml`` that
 says ``lang: zh``, leaves no English sentence in its outputs.
 
 What may stay English are names: workloads, arms, units, variables, commands and paths (code
@@ -123,9 +123,8 @@ def test_the_new_phases_notebooks_are_among_those_checked():
 
 
 @pytest.fixture(scope="module")
-def zh_params(clone_data_dir, tmp_path_factory) -> Path:
-    if not (paths.study_dir("ci") / "results.sqlite").exists():
-        pytest.skip("the CI study is not measured: run tests/test_notebooks.py first")
+def zh_params(clone_data_dir, ci_study, tmp_path_factory) -> Path:
+    """A copy of params/ci.yaml saying ``lang: zh``, once the CI study is measured."""
     text = (ROOT / "params" / "ci.yaml").read_text(encoding="utf-8")
     text = re.sub(r"(?m)^description:.*$", "description: 内置 MariaDB 上的小规模测试", text)
     out = tmp_path_factory.mktemp("zh") / "ci_zh.yaml"
