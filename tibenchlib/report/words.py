@@ -566,7 +566,7 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "{cand} is slower than {base} on {workload} at every thread count: {fig} at "
         "{threads} threads ({n} rounds, Holm p = {p}).",
         "zh": "{cand} 对比 {base},{workload} 在每个压测线程数下 TPS 均下降:{threads} 线程时"
-        "{fig}({n} 轮,Holm p = {p})。",
+        "下降 {fig}({n} 轮,Holm p = {p})。",
     },
     "f_cmp_equivalent": {
         "en": "No difference shown between {cand} and {base} on {workload} (±{delta}% margin; "
