@@ -66,6 +66,12 @@ def test_note_translates_known_warnings_and_keeps_unknown_ones():
         "n=1：只有点估计，没有置信区间；x"
     )
     assert W.notes(None, "zh") == "" and W.notes(float("nan"), "zh") == ""
+    # a list of names in a warning is said as a Chinese list
+    between = (
+        "the CPU demand of server, client lies between 75% and 90% (or its interval reaches "
+        "above 75%): neither at its limit nor clearly free"
+    )
+    assert W.note(between, "zh").startswith("server、client 的 CPU 需求介于 75% 与 90% 之间")
 
 
 def _runs(rng, arms=("a", "b"), threads=(1, 2, 4), n=2, cv=0.05, effect=1.03) -> pd.DataFrame:

@@ -1199,8 +1199,9 @@ def note(text: str, lang: str = "en") -> str:
                 if translated == fields["note"] and zh.startswith("{arm}"):
                     continue  # "a: b" where b is no known warning: not this template
                 fields["note"] = translated
-            if "others" in fields:  # a list of rounds, "1, 3", said as Chinese lists are
-                fields["others"] = fields["others"].replace(", ", "、")
+            for key in ("others", "who"):  # a list ("1, 3"; "server, client") said as
+                if key in fields:  # Chinese lists are
+                    fields[key] = fields[key].replace(", ", "、")
             # the template's punctuation in full width; the fields (figures, names, a nested
             # note already converted) keep theirs
             guarded = {k: _guard(v) if isinstance(v, str) else v for k, v in fields.items()}
