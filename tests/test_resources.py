@@ -87,6 +87,29 @@ def test_watch_later_and_unknown_pid():
     assert set(s.samples["source"]) == {"me"}
 
 
+def test_a_process_unwatched_while_it_is_sampled_is_skipped():
+    """The sampling thread reads a process while the run unwatches it (its client ended on
+    purpose): no row for it, no KeyError killing the thread (seen under bench_hosts)."""
+    s = ProcessSampler({"me": os.getpid()}, interval=0.2)
+    s.start()
+    s.stop()
+    proc = s._procs["me"]
+
+    class Unwatching:
+        pid = proc.pid
+        oneshot = proc.oneshot
+        memory_info = proc.memory_info
+
+        def cpu_times(self):
+            s.unwatch("me")  # between the thread's snapshot of the processes and its reading
+            return proc.cpu_times()
+
+    s._procs["me"] = Unwatching()
+    rows = len(s._rows)
+    s._sample_all()
+    assert len(s._rows) == rows and "me" not in s._procs and not s.warnings
+
+
 def test_client_bottleneck_rule():
     rows = [("client", t, 80.0, 12.0, 92.0, 10_000, 1) for t in range(1, 11)]
     rows += [("server", t, 50.0, 5.0, 55.0, 50_000, 2) for t in range(1, 11)]

@@ -240,13 +240,20 @@ class ProcessSampler:
                     f"{type(e).__name__}"
                 )
                 continue
-            last_mono, last_user, last_sys = self._last[source]
+            with self._lock:  # unwatched meanwhile (its process ended on purpose): no row
+                last = self._last.get(source)
+            if last is None:
+                continue
+            last_mono, last_user, last_sys = last
             dt = now - last_mono
             if dt <= 0:
                 continue
             user = max(0.0, ct.user - last_user) / dt * 100.0
             system = max(0.0, ct.system - last_sys) / dt * 100.0
-            self._last[source] = (now, ct.user, ct.system)
+            with self._lock:
+                if source not in self._last:
+                    continue
+                self._last[source] = (now, ct.user, ct.system)
             wait = _run_delay_s(proc.pid)
             # threads that ended take their delay with them: never a negative wait
             wait_pct = max(0.0, wait - self._wait.get(source, math.nan)) / dt * 100.0
