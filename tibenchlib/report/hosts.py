@@ -94,9 +94,6 @@ def contributions_table(c: pd.DataFrame, lang: str = "en", order=None) -> pd.Dat
     d = T.sort_by_arm(c, "arm", order, then=("workload", "threads"))
     d = d.sort_values(["workload"], kind="stable").reset_index(drop=True)
 
-    def ci(col, fmt=T.fmt_ci):
-        return [fmt(*r) for r in zip(d[col], d[f"{col}_ci_low"], d[f"{col}_ci_high"], strict=True)]
-
     out = pd.DataFrame(
         {
             L["workload"]: d["workload"],
@@ -107,10 +104,10 @@ def contributions_table(c: pd.DataFrame, lang: str = "en", order=None) -> pd.Dat
         }
     )
     if "merged_tps" in d:
-        out[W["merged"]] = ci("merged_tps")
-    out[W["host_tps"]] = ci("tps")
-    out[W["share"]] = ci("tps_share", _pct)
-    out[W["demand"]] = ci("cpu_demand", _pct)
+        out[W["merged"]] = T.ci_column(d, "merged_tps")
+    out[W["host_tps"]] = T.ci_column(d, "tps")
+    out[W["share"]] = T.ci_column(d, "tps_share", _pct)
+    out[W["demand"]] = T.ci_column(d, "cpu_demand", _pct)
     return out
 
 

@@ -233,6 +233,12 @@ def fmt_ci(x, low=None, high=None, digits: int | None = None) -> str:
     return s
 
 
+def ci_column(d: pd.DataFrame, m: str, fmt=fmt_ci) -> list[str]:
+    """Column ``m`` of ``d`` as ``mean [low, high]`` strings (``m``, ``m_ci_low``,
+    ``m_ci_high``), each formatted by ``fmt``."""
+    return [fmt(*r) for r in zip(d[m], d[f"{m}_ci_low"], d[f"{m}_ci_high"], strict=True)]
+
+
 def _bound(x, d: int) -> str:
     """An interval's end in the estimate's decimals, unless those round a non-zero end to zero
     (a time's low end "0.00" reads as a time of nothing): then as :func:`fmt_pos`."""

@@ -107,11 +107,6 @@ def _with_means(out: pd.DataFrame, rows: pd.DataFrame, metrics, keys) -> pd.Data
     return out
 
 
-def _ci_column(d: pd.DataFrame, m: str) -> list[str]:
-    """Column ``m`` as ``mean [low, high]`` strings (``m``, ``m_ci_low``, ``m_ci_high``)."""
-    return [T.fmt_ci(*r) for r in zip(d[m], d[f"{m}_ci_low"], d[f"{m}_ci_high"], strict=True)]
-
-
 def cells_table(c: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:
     """:func:`cells` for people: each mean with its interval, headers in ``lang``."""
     L, W = T.labels(lang), words(lang)
@@ -126,10 +121,10 @@ def cells_table(c: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:
             L["arm"]: d["arm"],
             L["threads"]: [T.fmt_num(t, 0) for t in d["threads"]],
             L["n"]: [str(int(x)) for x in d["n"]],
-            W["ops_ci"]: _ci_column(d, "tps"),
+            W["ops_ci"]: T.ci_column(d, "tps"),
             L["lat_avg"]: [T.fmt_num(x) for x in d["lat_avg_ms"]],
-            L["p95_ci"]: _ci_column(d, "lat_p95_ms"),
-            W["p99_ci"]: _ci_column(d, "lat_p99_ms"),
+            L["p95_ci"]: T.ci_column(d, "lat_p95_ms"),
+            W["p99_ci"]: T.ci_column(d, "lat_p99_ms"),
             L["cv"]: [T.fmt_num(100 * x, 1) if T._ok(x) else "n/a" for x in d["cv"]],
             L["failed"]: [str(int(x)) for x in d["n_failed"]],
             L["notes"]: [T.fmt_notes(w, lang) for w in d["warnings"]],
@@ -171,9 +166,9 @@ def op_table(oc: pd.DataFrame, lang: str = "en", order=None) -> pd.DataFrame:
             L["n"]: [str(int(x)) for x in d["n"]],
             W["calls"]: [T.fmt_num(x, 0) for x in d["calls"]],
             W["errors"]: [T.fmt_num(x, 0) for x in d["errors"]],
-            W["avg"]: _ci_column(d, "avg_ms"),
-            L["p95_ci"]: _ci_column(d, "p95_ms"),
-            W["p99_ci"]: _ci_column(d, "p99_ms"),
+            W["avg"]: T.ci_column(d, "avg_ms"),
+            L["p95_ci"]: T.ci_column(d, "p95_ms"),
+            W["p99_ci"]: T.ci_column(d, "p99_ms"),
         }
     )
 
