@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from tibenchlib.report import tables as T
+from tibenchlib.report.tpch_queries import tpch_overall_table
 
 
 @pytest.mark.parametrize(
@@ -135,12 +136,38 @@ def test_impossible_time_saved_and_efficiency_are_withheld():
             "speedup_ci_high": [None, 2.0, 200.0], "efficiency": [1.0, 0.83, 25.0],
         }
     )  # fmt: skip
-    t = T.tpch_overall_table(overall, "en", base="1")
+    t = tpch_overall_table(overall, "en", base="1")
     saved, eff = t["Time saved (%) [95% CI]"].tolist(), t["Efficiency (%)"].tolist()
     assert saved == ["reference", "+40.0% [+30.0, +50.0]", T.WITHHELD]
     assert eff == ["100", "83", T.WITHHELD]
     # the overall verdict reads the same interval: none for the base or a withheld figure
     assert t["Verdict"].tolist() == [T.WITHHELD, "better", T.WITHHELD]
+
+
+def test_an_overall_time_beyond_twice_the_base_is_said_as_a_multiple_in_both_languages():
+    """The demo's overall row read "-68.5% [-107.7, -36.6]" (time saved): past twice the base
+    time the column says every compared arm's time as a multiple of it, as the per-query table
+    does, under a header that says so; the verdict keeps reading the interval."""
+    overall = pd.DataFrame(
+        {
+            "mode": "power", "arm": ["cpus:0", "unbound", "other"], "n_queries": 20,
+            "geomean_s": [0.05, 0.0843, 0.04], "geomean_ci_low_s": [0.04, 0.07, 0.03],
+            "geomean_ci_high_s": [0.06, 0.1, 0.05], "improvement_pct": [0.0, -68.5, 20.0],
+            "ci_low_pct": [None, -107.7, 10.0], "ci_high_pct": [None, -36.6, 30.0],
+            "speedup": [1.0, 0.59, 1.25], "speedup_ci_low": [None, 0.48, 1.11],
+            "speedup_ci_high": [None, 0.73, 1.43], "efficiency": [None, None, None],
+        }
+    )  # fmt: skip
+    en = tpch_overall_table(overall, "en", base="cpus:0")
+    col = T.labels("en")["t_ratio"]
+    assert T.labels("en")["t_imp"] not in en
+    assert en[col].tolist() == ["reference", "1.69× [1.37, 2.08]", "0.80× [0.70, 0.90]"]
+    assert en["Verdict"].tolist() == [T.WITHHELD, "worse", "better"]
+    zh = tpch_overall_table(overall, "zh", base="cpus:0")
+    assert zh[T.labels("zh")["t_ratio"]].tolist()[1] == "1.69 倍 [1.37, 2.08]"
+    # within twice the base time, percent as before
+    near = overall.assign(ci_low_pct=[None, -90.0, 10.0])
+    assert T.labels("en")["t_imp"] in tpch_overall_table(near, "en", base="cpus:0")
 
 
 def test_the_overall_time_saved_claims_only_what_its_interval_supports():
@@ -159,7 +186,7 @@ def test_the_overall_time_saved_claims_only_what_its_interval_supports():
         }
     )  # fmt: skip
     for lang in ("en", "zh"):
-        t = T.tpch_overall_table(overall, lang, base="a")
+        t = tpch_overall_table(overall, lang, base="a")
         assert t[T.labels(lang)["verdict"]].tolist() == [T.WITHHELD, "~"]
         assert f">{T.verdict_text('~', lang)}<" in T.styled(t, lang).to_html()
     summary = pd.DataFrame(

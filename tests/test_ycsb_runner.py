@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from tibenchlib.db import ConnInfo
 from tibenchlib.parse.ycsb import parse_ycsb_file
 from tibenchlib.ycsb import Workload, build_binding, choose_tool, load, row_count, run
-from tibenchlib.ycsb.build import SOURCE_DIR, source_hash
+from tibenchlib.ycsb.build import SOURCE_DIR, is_built, source_hash
 from tibenchlib.ycsb.runner import (
     _mask_in_log,
     display_command,
@@ -143,6 +143,20 @@ def test_source_hash_follows_the_sources(tmp_path):
     java = next(src.rglob("*.java"))
     java.write_text(java.read_text() + "\n// changed\n")
     assert source_hash(src) != source_hash(SOURCE_DIR)
+
+
+def test_only_a_build_of_these_sources_counts_as_built(tmp_path):
+    """The dry run's "built first" note reads this: a build of older sources is rebuilt, so
+    it does not count; the build of the current sources does."""
+    assert not is_built(tmp_path)
+    old = tmp_path / "build-000000000000"
+    old.mkdir()
+    (old / "classpath.txt").write_text("/old.jar\n")
+    assert not is_built(tmp_path)
+    now = tmp_path / f"build-{source_hash()}"
+    now.mkdir()
+    (now / "classpath.txt").write_text("/new.jar\n")
+    assert is_built(tmp_path)
 
 
 # -- the real thing -----------------------------------------------------------------------------

@@ -63,7 +63,7 @@ from .hosts import contributions_table, host_contributions
 from .hosts import words as host_words
 from .tpcc import tpmc_table
 from .tpcc import words as tpcc_words
-from .tpch_queries import tpch_query_table
+from .tpch_queries import tpch_overall_table, tpch_query_table
 from .words import SENTENCES
 from .ycsb import cells, cells_table
 
@@ -479,7 +479,7 @@ def _tpch(c: _Ctx, sec: Section) -> None:
     r = runs[~runs["warmup"]]
     overall = F._quiet(scaling.overall_summary, r, order, units=units)
     summary = F._quiet(scaling.query_summary, r, order, units=units)
-    t = T.tpch_overall_table(overall, c.lang, base=order[0])
+    t = tpch_overall_table(overall, c.lang, base=order[0])
     n = _impossible(overall, order[0]) + _impossible(summary, order[0])
     n += int((pd.to_numeric(overall["efficiency"], errors="coerce") > 1).sum())
     c.withheld["tpch_scaling"] = n

@@ -33,7 +33,7 @@ from .diagnosis import study_diagnosis
 from .display import details, quiet, say, show
 from .kubernetes import kubernetes_view
 from .scaling import tpch_verdicts
-from .tpch_queries import tpch_query_table
+from .tpch_queries import tpch_overall_table, tpch_query_table
 
 # -- 00 environment ----------------------------------------------------------------------------
 
@@ -467,7 +467,7 @@ def tpch(session, rows: pd.DataFrame) -> dict:
     overall = quiet(tpch_scaling.overall_summary, measured, order, units=units)
     base = order[0] if order else "?"
     say(W.say("tpch_overall", lang, n=summary["query"].nunique(), base=base))
-    show(T.tpch_overall_table(overall, lang, base=base), lang)
+    show(tpch_overall_table(overall, lang, base=base), lang)
     say(W.say("tpch_sets", lang))
     elapsed = quiet(tpch_phase.elapsed_summary, measured, order)
     show(T.tpch_elapsed_table(elapsed, lang, base=base), lang)

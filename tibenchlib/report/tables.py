@@ -511,45 +511,6 @@ def numa_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
     return out
 
 
-def tpch_overall_table(
-    overall: pd.DataFrame, lang: str = "en", base: str | None = None
-) -> pd.DataFrame:
-    """Rows of :func:`tibenchlib.tpch.scaling.overall_summary`: every arm over all queries;
-    the ``base`` arm's rows read "reference" where the others read their time saved."""
-    L = labels(lang)
-    if not len(overall):
-        return pd.DataFrame()
-    d = overall.reset_index(drop=True)
-    return pd.DataFrame(
-        {
-            L["mode"]: d["mode"],
-            L["arm"]: d["arm"],
-            L["queries"]: [_int(x) for x in d["n_queries"]],
-            L["geomean"]: [
-                fmt_ci(*r)
-                for r in zip(
-                    d["geomean_s"], d["geomean_ci_low_s"], d["geomean_ci_high_s"], strict=True
-                )
-            ],
-            L["t_imp"]: [_saved(r, base, lang) for r in d.itertuples()],
-            L["speedup"]: [
-                fmt_ci(*r, digits=2)
-                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
-            ],
-            L["efficiency"]: [_eff(x) for x in d["efficiency"]],
-            # the overall time saved claims what its interval supports, as each query's does
-            L["verdict"]: [
-                WITHHELD
-                if (base is not None and str(r.arm) == str(base))
-                or impossible_saved(r.improvement_pct, r.ci_high_pct)
-                else saved_verdict(r.ci_low_pct, r.ci_high_pct)
-                for r in d.itertuples()
-            ],
-            L["notes"]: [fmt_notes(w, lang) for w in d.get("warnings", [None] * len(d))],
-        }
-    )
-
-
 def tpch_elapsed_table(el: pd.DataFrame, lang: str = "en", base: str | None = None) -> pd.DataFrame:
     """Rows of :func:`tibenchlib.tpch.phase.elapsed_summary`: whole query sets per arm (the
     ``base`` arm is the reference of the queries-per-hour change)."""

@@ -28,7 +28,9 @@ import pandas as pd
 from . import words
 from .tables import (
     WITHHELD,
+    _eff,
     _int,
+    _saved,
     fmt_ci,
     fmt_notes,
     fmt_num,
@@ -36,6 +38,7 @@ from .tables import (
     fmt_pos,
     impossible_saved,
     labels,
+    saved_verdict,
 )
 
 __all__ = [
@@ -45,6 +48,7 @@ __all__ = [
     "said_as_ratio",
     "time_change",
     "time_changes",
+    "tpch_overall_table",
     "tpch_query_table",
 ]
 
@@ -195,5 +199,74 @@ def tpch_query_table(
                 sep.join(x for x in (c.note, fmt_notes(w, lang)) if x)
                 for c, w in zip(tc, d["warnings"], strict=True)
             ],
+        }
+    )
+
+
+def _overall_as_ratio(d: pd.DataFrame, base: str | None) -> bool:
+    """Whether some compared arm's overall time reaches beyond :data:`RATIO_SAID_ABOVE` times
+    the base time (its time saved below -100%): then the column says multiples."""
+    rows = d if base is None else d[d["arm"].astype(str) != str(base)]
+    low = pd.to_numeric(rows["ci_low_pct"], errors="coerce")
+    return bool((1 - low / 100 > RATIO_SAID_ABOVE).any())
+
+
+def _overall_change(r, base: str | None, lang: str, as_ratio: bool) -> str:
+    """An overall row's time change: the time saved in percent, or (``as_ratio``) the time as
+    a multiple of the base time, ``1 - saved / 100`` with its interval's ends swapped."""
+    e, lo, hi = _num(r.improvement_pct), _num(r.ci_low_pct), _num(r.ci_high_pct)
+    if (
+        not as_ratio
+        or (base is not None and str(r.arm) == str(base))
+        or impossible_saved(e, hi)
+        or None in (e, lo, hi)
+    ):
+        return _saved(r, base, lang)
+    return words.say(
+        "tc_ratio", lang, r=_ratio(1 - e / 100), lo=_ratio(1 - hi / 100), hi=_ratio(1 - lo / 100)
+    )
+
+
+def tpch_overall_table(
+    overall: pd.DataFrame, lang: str = "en", base: str | None = None
+) -> pd.DataFrame:
+    """Rows of :func:`tibenchlib.tpch.scaling.overall_summary`: every arm over all queries;
+    the ``base`` arm's rows read "reference" where the others read their time saved, or, as in
+    the per-query table, every time as a multiple of the base time once one row's interval
+    reaches beyond :data:`RATIO_SAID_ABOVE` times it (a time saved of "-68.5% [-107.7, -36.6]"
+    reads "1.69× [1.37, 2.08]")."""
+    L = labels(lang)
+    if not len(overall):
+        return pd.DataFrame()
+    d = overall.reset_index(drop=True)
+    as_ratio = _overall_as_ratio(d, base)
+    return pd.DataFrame(
+        {
+            L["mode"]: d["mode"],
+            L["arm"]: d["arm"],
+            L["queries"]: [_int(x) for x in d["n_queries"]],
+            L["geomean"]: [
+                fmt_ci(*r)
+                for r in zip(
+                    d["geomean_s"], d["geomean_ci_low_s"], d["geomean_ci_high_s"], strict=True
+                )
+            ],
+            L["t_ratio" if as_ratio else "t_imp"]: [
+                _overall_change(r, base, lang, as_ratio) for r in d.itertuples()
+            ],
+            L["speedup"]: [
+                fmt_ci(*r, digits=2)
+                for r in zip(d["speedup"], d["speedup_ci_low"], d["speedup_ci_high"], strict=True)
+            ],
+            L["efficiency"]: [_eff(x) for x in d["efficiency"]],
+            # the overall time saved claims what its interval supports, as each query's does
+            L["verdict"]: [
+                WITHHELD
+                if (base is not None and str(r.arm) == str(base))
+                or impossible_saved(r.improvement_pct, r.ci_high_pct)
+                else saved_verdict(r.ci_low_pct, r.ci_high_pct)
+                for r in d.itertuples()
+            ],
+            L["notes"]: [fmt_notes(w, lang) for w in d.get("warnings", [None] * len(d))],
         }
     )

@@ -23,6 +23,7 @@ __all__ = [
     "BuildError",
     "SOURCE_DIR",
     "build_binding",
+    "is_built",
     "require_java",
     "source_hash",
     "ycsb_home",
@@ -81,6 +82,13 @@ def source_hash(src: Path = SOURCE_DIR) -> str:
     for p in _sources(src):
         h.update(p.relative_to(src).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:12]
+
+
+def is_built(home: str | Path | None = None, *, src: Path = SOURCE_DIR) -> bool:
+    """Whether :func:`build_binding` would find the binding of these sources already built
+    (a build of older sources does not count: it is rebuilt)."""
+    home = Path(home) if home is not None else ycsb_home()
+    return (home / f"build-{source_hash(src)}" / _MARKER).is_file()
 
 
 def build_binding(

@@ -46,7 +46,7 @@ from ..runorder import run_order
 from ..sysbench.prepare import record_step
 from ..target import open_arm
 from . import hdr
-from .build import build_binding, ycsb_home
+from .build import build_binding, is_built
 from .runner import (
     Workload,
     YcsbError,
@@ -127,7 +127,7 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     secs = sum(_expected_s(y.workloads[s.workload]) + RUN_OVERHEAD_S for s in specs)
     tables = {w.table: w.recordcount for w in y.workloads.values()}
     secs += sum(n / LOAD_ROWS_PER_S + RUN_OVERHEAD_S for n in tables.values())
-    built = any(Path(ycsb_home()).glob("build-*/classpath.txt"))
+    built = is_built()
     secs += 0 if built else BUILD_S
     secs += max(len(specs) - 1, 0) * study.cooldown_s
     secs += len(specs) * (y.clients_job.start_lead_s if y.clients_job else 0)  # the pods' barrier
