@@ -73,6 +73,22 @@ def test_url_target_needs_url_and_arms_are_unique():
         parse_study({"study": "x", "compare": {"baseline": "zz"}})
 
 
+def test_ycsb_runs_the_arms_it_names_and_refuses_an_unknown_one():
+    """``ycsb.arms`` (as ``tpcc.arms``): the phase plans runs of those arms only, in the order
+    the study gives them; an unknown label is an error naming the field."""
+    from tibenchlib.ycsb import phase as ycsb
+
+    arms = [{"label": "a"}, {"label": "b"}, {"label": "c"}]
+    with pytest.raises(ParamsError, match="ycsb.arms: 'zz' is not an arm"):
+        parse_study({"study": "x", "arms": arms, "ycsb": {"arms": ["zz"]}})
+    s = parse_study({"study": "x", "arms": arms, "ycsb": {"arms": ["c", "a"], "threads": [2]}})
+    assert ycsb.YCSB.arms(s) == ["c", "a"]
+    assert {p.arm for p in ycsb.plan(s)} == {"a", "c"} and len(ycsb.plan(s)) == 2 * 3
+    assert {p.arm for p in ycsb.plan(s, ["a", "b"])} == {"a"}  # a selection narrows it
+    every = parse_study({"study": "x", "arms": arms, "ycsb": {"threads": [2]}})
+    assert {p.arm for p in ycsb.plan(every)} == {"a", "b", "c"}
+
+
 def test_credentials_cannot_come_through_extra_args():
     with pytest.raises(ParamsError, match="--mysql-password comes from target"):
         parse_study({"study": "x", "extra_args": ["--mysql-password=pw"]})

@@ -515,6 +515,8 @@ class YcsbParams(_Model):
     #: ``auto``: go-ycsb for a cluster when on PATH, the Java YCSB otherwise
     tool: Literal["auto", "ycsb", "go-ycsb"] = "auto"
     run_timeout_s: TimeoutS | None = None
+    #: the study's arms the phase runs (empty: every arm)
+    arms: list[str] = []
     #: each run's clients as a Kubernetes Job of go-ycsb pods (needs ``target.kubernetes``)
     clients_job: ClientsJob | None = None
 
@@ -925,6 +927,14 @@ class Study(_HasClients, _Model):
                 f"threads: {few[0]} threads cannot be shared by clients_job.pods={job.pods} "
                 "pods (each needs at least one)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _ycsb_arms_known(self) -> Study:
+        labels = [a.label for a in self.arms]
+        unknown = [a for a in self.ycsb.arms if a not in labels]
+        if unknown:
+            raise ValueError(f"ycsb.arms: '{unknown[0]}' is not an arm ({', '.join(labels)})")
         return self
 
     @model_validator(mode="after")

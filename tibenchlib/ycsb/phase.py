@@ -91,13 +91,18 @@ class YcsbSpec:
         return f"{PHASE}/{self.arm}/{self.workload}/t{self.threads}/r{self.repeat}"
 
 
+def arm_labels(study: Study) -> list[str]:
+    """The arms the phase runs: ``ycsb.arms``, or every arm of the study."""
+    return list(study.ycsb.arms) or [a.label for a in study.arms]
+
+
 def plan(study: Study, arms: list[str] | None = None) -> list[YcsbSpec]:
     """The phase's runs in execution order: the sweep's order (``study.order``: interleaved
     rounds with the arms' order balanced, sequential or random) over the YCSB workloads."""
     y = study.ycsb
     order = run_order(
         study,
-        arms or [a.label for a in study.arms],
+        [a for a in arm_labels(study) if not arms or a in arms],
         list(y.workloads) or list(study.workloads),
         lambda w: list(y.threads) or study.threads_for(w),
         y.repeats or study.max_rounds,
@@ -567,8 +572,10 @@ class Ycsb(Phase):
     notebook = "07_ycsb.ipynb"
     summary = "YCSB workloads × thread ladder × repeats (upstream YCSB or go-ycsb)"
     titles = {"en": "YCSB", "zh": "YCSB"}
+    own_arms = True
     tool = Tool("YCSB", {"en": ("operations/s", "every operation"), "zh": ("操作/秒", "全部操作")})
 
+    arms = staticmethod(arm_labels)
     estimate = staticmethod(estimate)
     plan_runs = staticmethod(plan)
 
