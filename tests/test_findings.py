@@ -317,12 +317,13 @@ def test_a_total_time_clearly_longer_is_said_as_longer_not_as_negative_saving():
     (f,) = F.tpch_findings(summary, overall, "a")
     assert f.key == "f_tpch_counts_longer" and f.figure.coherent
     assert "longer by +81% [+59, +105]" in F.render(f, "en")
-    assert "总耗时增加 +81% [+59, +105]" in F.render(f, "zh")
+    assert "耗时（几何平均）增加 +81% [+59, +105]" in F.render(f, "zh")
     # a saving stays a saving
     (g,) = F.tpch_findings(summary, overall.assign(improvement_pct=20.0, ci_low_pct=5.0,
                                                    ci_high_pct=30.0), "a")  # fmt: skip
-    assert g.key == "f_tpch_counts" and "time saved over all queries +20% [+5.0, +30]" in F.render(
-        g, "en"
+    assert (
+        g.key == "f_tpch_counts"
+        and "time saved over all queries (geometric mean) +20% [+5.0, +30]" in F.render(g, "en")
     )
 
 
@@ -342,7 +343,7 @@ def test_no_time_saved_overall_is_claimed_beside_no_query_faster():
     en, zh = F.render(f, "en"), F.render(f, "zh")
     assert "0 of 2 queries faster" in en and "no change in time is shown" in en
     assert "+5.0% [-3.0, +12]" in en and "time saved over all" not in en
-    assert "总耗时未检测到变化" in zh and "全部查询的耗时减少" not in zh
+    assert "耗时（几何平均）未检测到变化" in zh and "全部查询的耗时（几何平均）减少" not in zh
     # no interval at all (one repeat) claims nothing either
     (g,) = F.tpch_findings(summary, overall.assign(ci_low_pct=None, ci_high_pct=None), "a")
     assert g.key == "f_tpch_counts_nochange"

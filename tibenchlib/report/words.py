@@ -609,33 +609,36 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "f_tpch_counts": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
-        "{same} without a detectable change{unresolved}; time saved over all queries {fig}.",
+        "{same} without a detectable change{unresolved}; time saved over all queries (geometric "
+        "mean) {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化{unresolved};全部查询的耗时减少 {fig}。",
+        "{same} 个未检测到变化{unresolved};全部查询的耗时(几何平均)减少 {fig}。",
     },
     "f_tpch_counts_longer": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
-        "{same} without a detectable change{unresolved}; time over all queries longer by {fig}.",
+        "{same} without a detectable change{unresolved}; time over all queries (geometric mean) "
+        "longer by {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化{unresolved};全部查询的总耗时增加 {fig}。",
+        "{same} 个未检测到变化{unresolved};全部查询的耗时(几何平均)增加 {fig}。",
     },
     "f_tpch_counts_nochange": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
-        "{same} without a detectable change{unresolved}; over all queries no change in time is "
-        "shown (time saved {fig}).",
+        "{same} without a detectable change{unresolved}; over all queries (geometric mean) no "
+        "change in time is shown (time saved {fig}).",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化{unresolved};全部查询的总耗时未检测到变化(耗时减少 {fig})。",
+        "{same} 个未检测到变化{unresolved};全部查询的耗时(几何平均)未检测到变化"
+        "(耗时减少 {fig})。",
     },
     "f_tpch_counts_pooled": {
-        "en": "TPC-H {mode}, {base} → {arm}: time saved over all {n} queries {fig}, though no "
-        "single query is shown faster or slower on its own.",
-        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的总耗时减少 {fig},"
+        "en": "TPC-H {mode}, {base} → {arm}: time saved over all {n} queries (geometric mean) "
+        "{fig}, though no single query is shown faster or slower on its own.",
+        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的耗时(几何平均)减少 {fig},"
         "但没有单个查询被确认更快或更慢。",
     },
     "f_tpch_counts_longer_pooled": {
-        "en": "TPC-H {mode}, {base} → {arm}: time over all {n} queries longer by {fig}, though no "
-        "single query is shown faster or slower on its own.",
-        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的总耗时增加 {fig},"
+        "en": "TPC-H {mode}, {base} → {arm}: time over all {n} queries (geometric mean) longer by "
+        "{fig}, though no single query is shown faster or slower on its own.",
+        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的耗时(几何平均)增加 {fig},"
         "但没有单个查询被确认更快或更慢。",
     },
     "f_dm_within": {
