@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import subprocess
 import sys
 import warnings
@@ -40,6 +41,27 @@ def test_off_a_tty_a_bar_is_one_line_when_it_closes(plain, monkeypatch):
     out = err.getvalue()
     assert out.count("\n") == 1 and "\r" not in out
     assert out.startswith("sweep: 100%") and "24/24" in out and "flush1/" in out
+
+
+def test_a_step_bar_leaves_no_line_once_done(plain, monkeypatch):
+    """A step within a phase (analyze, load) is drawn while it runs on a terminal, and neither
+    a terminal nor a log keeps a line of it: a finished phase leaves its runs' bar only."""
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    bar = terminal.bar(4, "analyze + warm-up", "table", step=True)
+    bar.update(4)
+    bar.close()
+    assert err.getvalue() == ""
+    tty = FakeTty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    bar = terminal.bar(4, "analyze + warm-up", "table", step=True)
+    bar.update(2)
+    bar.refresh()
+    assert "2/4" in tty.getvalue()  # drawn while it runs
+    bar.update(2)
+    bar.close()
+    last = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", tty.getvalue().rsplit("\r", 1)[-1])
+    assert last.strip() == ""  # cleared when done (tqdm may move the cursor: an ANSI code)
 
 
 def test_a_disabled_bar_prints_nothing(plain, monkeypatch):

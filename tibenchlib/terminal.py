@@ -68,7 +68,7 @@ class OneLineBar(tqdm):
         return True  # nothing is drawn while running (tqdm calls this on every refresh)
 
     def close(self) -> None:
-        if not self.disable and self.total is not None:
+        if not self.disable and self.total is not None and self.leave:
             print(str(self), file=self._out, flush=True)
         self.disable = True  # tqdm's own close would draw the bar again
         super().close()
@@ -100,6 +100,7 @@ def bar(
     *,
     enabled: bool = True,
     iterable=None,
+    step: bool = False,
     **kwargs,
 ) -> tqdm:
     """A progress bar on the terminal (see the module's doc for where it is drawn).
@@ -110,14 +111,17 @@ def bar(
         As for :class:`tqdm.tqdm`.
     enabled
         ``False`` gives a disabled bar (its ``update`` and ``close`` do nothing).
+    step
+        A short step within a phase (analyze, load): drawn while it runs, and leaving no line
+        once done, so a finished phase leaves its one line (its runs' bar) on the terminal.
     """
     kw = dict(iterable=iterable, total=total, desc=desc, unit=unit, disable=not enabled, **kwargs)
     if not in_batch_kernel() and in_notebook():
         return tqdm(file=_DisplayLine() if enabled else None, leave=False, **kw)
     out = stream()
     if _is_tty(out):
-        return tqdm(file=out, dynamic_ncols=True, **kw)
-    return OneLineBar(file=out, **kw)
+        return tqdm(file=out, dynamic_ncols=True, leave=not step, **kw)
+    return OneLineBar(file=out, leave=not step, **kw)
 
 
 def route_logging(level: int = logging.WARNING) -> None:

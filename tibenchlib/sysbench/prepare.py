@@ -140,7 +140,9 @@ def prepare(ctx, *, force: bool | None = None, progress: bool = True) -> pd.Data
                 }
             )
         names = table_names(ds.tables)
-        bar = terminal.bar(None, "analyze + warm-up", "table", enabled=progress, iterable=names)
+        bar = terminal.bar(
+            None, "analyze + warm-up", "table", enabled=progress, iterable=names, step=True
+        )
         for i, t in enumerate(bar, start=1):
             if ds.analyze:
                 step("analyze", t, lambda t=t: _exec(engine, [analyze_sql(t, ctx.info.flavor)]))

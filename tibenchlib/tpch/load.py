@@ -293,7 +293,12 @@ def _run_pool(factory, workers, tasks, fn, steps, progress, desc, total_bytes=No
 
     unit = "B" if total_bytes else "table"
     bar = terminal.bar(
-        total_bytes or len(tasks), desc, unit, enabled=progress, unit_scale=bool(total_bytes)
+        total_bytes or len(tasks),
+        desc,
+        unit,
+        enabled=progress,
+        unit_scale=bool(total_bytes),
+        step=True,
     )
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
