@@ -51,7 +51,7 @@ XDIST ?= -n 3 --dist loadfile --no-loadscope-reorder
 test: setup ## the full test suite, notebooks included (nbval)
 	$(PYTEST) $(XDIST) tests
 	@# the published tables recomputed: committed outputs, checked exactly (no --nbval-lax); the
-	@# executed CI notebooks are re-executed by nbval (tests/test_notebooks_resume.py)
+	@# executed CI notebooks are resumed, and some re-executed by nbval, in tests/test_notebooks_resume.py
 	$(PYTEST) --nbval notebooks/reports_reproduced.ipynb --nbval-current-env
 
 .PHONY: report

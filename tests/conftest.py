@@ -47,12 +47,13 @@ def pytest_sessionfinish(session, exitstatus):
 #: The one test file that starts from the CI study's run and checks it (its terminal output, its
 #: executed notebooks, its report); it goes first, being the longest.
 CI_STUDY_HEAD = "test_notebooks.py"
-#: The test files that only read the CI study once measured (notebooks opened in a browser, on a
-#: Chinese study, nbval's re-execution as a resume): each on a worker of its own, given out as
-#: soon as the study exists (conftest's scheduler), the longest first.
+#: The test files that only read the CI study once measured (the notebooks opened in a browser on
+#: a Chinese copy of the study, in two halves; the study resumed, nbval's re-execution): each on a
+#: worker of its own, given out as soon as the study exists (conftest's scheduler), the longest
+#: first.
 CI_STUDY_READERS = (
     "test_notebooks_browser.py",
-    "test_notebooks_zh.py",
+    "test_notebooks_browser_tools.py",
     "test_notebooks_resume.py",
 )
 #: In the session's base directory (shared by pytest-xdist's workers): the CI study's run, once

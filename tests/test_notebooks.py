@@ -1,6 +1,7 @@
 """Every notebook in notebooks/ is executed by papermill with params/ci.yaml into
 data/ci/notebooks/, by one real `tibench run params/ci.yaml` as a user runs it (conftest's
-``ci_study``; test_notebooks_resume.py then re-executes those copies with nbval --nbval-lax).
+``ci_study``; test_notebooks_resume.py then resumes the study and re-executes copies with nbval
+--nbval-lax).
 
 The run's terminal output is checked (short, no object reprs, no doubled lines), and so are the
 executed notebooks: documents never carry logs (no progress, no ETA, no stderr blocks, no

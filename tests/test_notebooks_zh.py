@@ -1,6 +1,6 @@
-"""A study with ``lang: zh`` speaks Chinese: every phase's notebook, executed on the CI study
-(measured once per session by conftest's ``ci_study``) with a copy of ``params/ci.yaml`` that
-says ``lang: zh``, leaves no English sentence in its outputs.
+"""A study with ``lang: zh`` speaks Chinese: the detector of English sentences that the browser
+pass (test_notebooks_browser.py) applies to every phase's notebook opened on a copy of
+``params/ci.yaml`` that says ``lang: zh``, and test_report_html.py to the zh report.
 
 What may stay English are names: workloads, arms, units, variables, commands and paths (code
 spans), the estimators' names (Student t, Fieller, Holm, Welch, MSER-5, USL), the host's CPU and
@@ -11,17 +11,15 @@ more English words in a row outside those.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from html.parser import HTMLParser
-from pathlib import Path
-
-import pytest
 
 from tibenchlib import paths
-from tibenchlib.notebook import PHASE_NOTEBOOKS, ensure_kernelspec, kernel_dir
+from tibenchlib.envcapture import host_summary
+from tibenchlib.notebook import PHASE_NOTEBOOKS
+from tibenchlib.params import load_study
 from tibenchlib.report import words
+from tibenchlib.store import Store
 
 ROOT = paths.ROOT
 
@@ -116,64 +114,18 @@ def test_the_detector_finds_english_and_passes_chinese():
 
 
 def test_the_new_phases_notebooks_are_among_those_checked():
-    """DM, YCSB and TPC-C (notebooks 06-08) are parametrized below like every other phase."""
+    """DM, YCSB and TPC-C (notebooks 06-08) are among the notebooks the browser pass opens on the
+    zh study, like every other phase."""
     checked = set(PHASE_NOTEBOOKS.values())
     assert {"06_dm_load_tuning.ipynb", "07_ycsb.ipynb", "08_tpcc.ipynb"} <= checked
     assert all((paths.notebooks_dir() / name).exists() for name in checked)
 
 
-@pytest.fixture(scope="module")
-def zh_params(clone_data_dir, ci_study, tmp_path_factory) -> Path:
-    """A copy of params/ci.yaml saying ``lang: zh``, once the CI study is measured."""
-    text = (ROOT / "params" / "ci.yaml").read_text(encoding="utf-8")
-    text = re.sub(r"(?m)^description:.*$", "description: 内置 MariaDB 上的小规模测试", text)
-    out = tmp_path_factory.mktemp("zh") / "ci_zh.yaml"
-    out.write_text(text + "\nlang: zh\n", encoding="utf-8")
-    return out
-
-
-def _host_names() -> set[str]:
-    """The captured CPU model and OS: names, whatever their words."""
-    from tibenchlib.envcapture import host_summary
-    from tibenchlib.params import load_study
-    from tibenchlib.store import Store
-
+def host_names() -> set[str]:
+    """The captured CPU model and OS in the CI study's catalog: names, whatever their words."""
     study = load_study(ROOT / "params" / "ci.yaml")
     names = set()
     for cap in Store.for_study(study).environment_captures("ci").values():
         h = host_summary(cap.get("host", {}))
         names |= {str(h.get(k)) for k in ("cpu_model", "os") if h.get(k)}
     return names
-
-
-@pytest.mark.slow
-@pytest.mark.notebook
-@pytest.mark.parametrize("name", sorted(PHASE_NOTEBOOKS.values()))
-def test_zh_study_prints_no_english_sentence(zh_params, tmp_path, name):
-    import papermill as pm
-
-    kernel = ensure_kernelspec()
-    jp = os.environ.get("JUPYTER_PATH", "")
-    if str(kernel_dir()) not in jp.split(os.pathsep):
-        os.environ["JUPYTER_PATH"] = os.pathsep.join(x for x in (str(kernel_dir()), jp) if x)
-    out = tmp_path / name
-    pm.execute_notebook(
-        str(paths.notebooks_dir() / name),
-        str(out),
-        parameters={"params_path": str(zh_params), "measure": False, "progress": False},
-        cwd=str(ROOT),
-        kernel_name=kernel,
-        progress_bar=False,
-    )
-    nb = json.loads(out.read_text(encoding="utf-8"))
-    allowed = _host_names()
-    english = []
-    shown = 0
-    for i, cell in enumerate(nb["cells"]):
-        for o in cell.get("outputs", []) if cell["cell_type"] == "code" else []:
-            assert o.get("output_type") != "error", f"{name} cell {i}: {o.get('evalue')}"
-            text = visible_text(o)
-            shown += bool(text.strip())
-            english += [f"cell {i}: {r}" for r in english_runs(text, allowed)]
-    assert shown, f"{name}: no output at all"
-    assert not english, f"{name} on a zh study prints English: {english}"
