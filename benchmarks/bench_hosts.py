@@ -12,6 +12,14 @@ rounds of the per-round ratio hosts / local (log scale, Student t 95% interval, 
 the start barrier's spread (latest minus earliest client start of a run) as its median over the
 runs on hosts.
 
+Beside the ratio, the CPU seconds each kind of process spent per run, as the mean over the
+runs of each set-up (:class:`tibenchlib.hosts.cpuaccount.CpuAccount`: every process of the
+machine read before, every 0.25 s during and after each run): mariadbd, the sysbench clients
+(local / under sshd), sshd, what SSH sessions run besides the clients (shells, the sampling
+loop), tibench's Python, and everything else (the machine's other load); and each client's own
+measured seconds and threads. What the SSH set-up spends that the local one does not is there
+in CPU seconds, which other load on a shared machine disturbs less than TPS.
+
 Exit code 0 when the ratio's interval lies at or above 0.97 and the spread's median is under
 50 ms (issue 24's targets); an interval containing 0.97 decides nothing and says so (exit 1).
 Skipped (exit 0, a line saying why) without sshd or sysbench.
@@ -42,9 +50,11 @@ from pathlib import Path
 from scipy import stats as st
 
 from tibenchlib import phases
+from tibenchlib.hosts.cpuaccount import CpuAccount
 from tibenchlib.hosts.loopback import LoopbackSshd, sshd_missing
 from tibenchlib.hosts.runs import close_all, open_hosts
 from tibenchlib.params import parse_study
+from tibenchlib.parse.sysbench import parse_sysbench_file
 from tibenchlib.server import embedded
 from tibenchlib.sysbench.runner import RunSpec, run_one
 from tibenchlib.target import open_arm
@@ -111,12 +121,19 @@ def _measure(a: argparse.Namespace) -> int:
             ctx = {"hosts": open_arm(hosts, "a"), "local": open_arm(local, "a")}
             open_hosts(hosts, ctx["hosts"].conn)
             tps = {"hosts": [], "local": []}
+            cpu = {"hosts": [], "local": []}
+            clients = {"hosts": [], "local": []}
             spread = []
             try:
                 for r in range(1, a.rounds + 1):
                     order = ["hosts", "local"] if r % 2 else ["local", "hosts"]
                     for which in order:
-                        rec = run_one(ctx[which], RunSpec("a", "oltp_point_select", a.threads, r))
+                        with CpuAccount() as acct:
+                            rec = run_one(
+                                ctx[which], RunSpec("a", "oltp_point_select", a.threads, r)
+                            )
+                        cpu[which].append(acct.roles())
+                        clients[which].append(_clients(rec))
                         if rec.status != "ok":
                             print(f"round {r} {which}: {rec.status}: {rec.error}")
                             return 1
@@ -152,8 +169,53 @@ def _measure(a: argparse.Namespace) -> int:
     else:
         verdict = "not decided (the interval contains 0.97: more rounds or a quieter machine)"
     print(f"ratio >= 0.97: {verdict}; median spread < 50 ms: {'met' if med < 50 else 'NOT met'}")
+    _print_cpu(cpu)
+    _print_clients(clients)
     ok = verdict == "met" and med < 50
     return 0 if ok else 1
+
+
+def _clients(rec) -> list[tuple[float, int]]:
+    """Each client's own measured seconds and threads (from its log)."""
+    out = []
+    for log in json.loads(rec.summary_json)["client_logs"]:
+        p = parse_sysbench_file(log)
+        iv = p.intervals
+        threads = int(iv["threads"].iloc[0]) if iv is not None and len(iv) else -1
+        out.append((p.summary.get("total_time_s") or math.nan, threads))
+    return out
+
+
+def _print_cpu(cpu: dict[str, list[dict[str, float]]]) -> None:
+    roles = sorted({r for runs in cpu.values() for run in runs for r in run})
+    mean = {
+        w: {r: statistics.fmean(run.get(r, 0.0) for run in runs) for r in roles}
+        for w, runs in cpu.items()
+    }
+    order = sorted(roles, key=lambda r: -max(mean["hosts"][r], mean["local"][r]))
+    print("CPU seconds per run (mean over the runs of each set-up; 'other' is the machine's")
+    print("other load):")
+    print(f"  {'process':38} {'3 local':>9} {'1+2 SSH':>9} {'SSH - local':>12}")
+    for r in order:
+        lo, ho = mean["local"][r], mean["hosts"][r]
+        if abs(lo) < 0.0005 and abs(ho) < 0.0005:
+            continue
+        print(f"  {r:38} {lo:9.3f} {ho:9.3f} {ho - lo:+12.3f}")
+    tl = sum(v for r, v in mean["local"].items() if r != "other")
+    th = sum(v for r, v in mean["hosts"].items() if r != "other")
+    print(f"  {'all but other':38} {tl:9.3f} {th:9.3f} {th - tl:+12.3f}")
+
+
+def _print_clients(clients: dict[str, list[list[tuple[float, int]]]]) -> None:
+    for w, label in (("local", "3 local"), ("hosts", "1 local + 2 SSH")):
+        runs = clients[w]
+        for i in range(len(runs[0])):
+            secs = [run[i][0] for run in runs]
+            threads = sorted({run[i][1] for run in runs})
+            print(
+                f"{label} client {i + 1}: measured {min(secs):.3f}..{max(secs):.3f} s, "
+                f"threads {threads}"
+            )
 
 
 if __name__ == "__main__":
