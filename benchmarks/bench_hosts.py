@@ -122,6 +122,8 @@ def _measure(a: argparse.Namespace) -> int:
             open_hosts(hosts, ctx["hosts"].conn)
             tps = {"hosts": [], "local": []}
             cpu = {"hosts": [], "local": []}
+            steady = {"hosts": [], "local": []}
+            first = {"hosts": [], "local": []}
             clients = {"hosts": [], "local": []}
             spread = []
             try:
@@ -132,7 +134,12 @@ def _measure(a: argparse.Namespace) -> int:
                             rec = run_one(
                                 ctx[which], RunSpec("a", "oltp_point_select", a.threads, r)
                             )
-                        cpu[which].append(acct.roles())
+                        # while the clients ran (the readings within it)
+                        secs, roles = acct.roles(rec.started_at, rec.finished_at)
+                        steady[which].append({r: v / secs for r, v in roles.items()})
+                        secs, roles = acct.roles(rec.started_at, rec.started_at + 1.5)
+                        first[which].append({r: v / secs for r, v in roles.items()})
+                        cpu[which].append(acct.roles()[1])
                         clients[which].append(_clients(rec))
                         if rec.status != "ok":
                             print(f"round {r} {which}: {rec.status}: {rec.error}")
@@ -169,7 +176,12 @@ def _measure(a: argparse.Namespace) -> int:
     else:
         verdict = "not decided (the interval contains 0.97: more rounds or a quieter machine)"
     print(f"ratio >= 0.97: {verdict}; median spread < 50 ms: {'met' if med < 50 else 'NOT met'}")
-    _print_cpu(cpu)
+    _print_cpu(
+        steady,
+        "CPU in cores (CPU seconds per second) while the clients ran (first start to last end):",
+    )
+    _print_cpu(first, "CPU in cores over the clients' first 1.5 s:")
+    _print_cpu(cpu, "CPU seconds per run, from before the clients' set-up to after their stop:")
     _print_clients(clients)
     ok = verdict == "met" and med < 50
     return 0 if ok else 1
@@ -186,15 +198,16 @@ def _clients(rec) -> list[tuple[float, int]]:
     return out
 
 
-def _print_cpu(cpu: dict[str, list[dict[str, float]]]) -> None:
+def _print_cpu(cpu: dict[str, list[dict[str, float]]], title: str) -> None:
+    """The mean over each set-up's runs per kind of process ('other': the machine's other
+    load)."""
     roles = sorted({r for runs in cpu.values() for run in runs for r in run})
     mean = {
         w: {r: statistics.fmean(run.get(r, 0.0) for run in runs) for r in roles}
         for w, runs in cpu.items()
     }
     order = sorted(roles, key=lambda r: -max(mean["hosts"][r], mean["local"][r]))
-    print("CPU seconds per run (mean over the runs of each set-up; 'other' is the machine's")
-    print("other load):")
+    print(title)
     print(f"  {'process':38} {'3 local':>9} {'1+2 SSH':>9} {'SSH - local':>12}")
     for r in order:
         lo, ho = mean["local"][r], mean["hosts"][r]

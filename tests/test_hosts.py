@@ -447,3 +447,17 @@ def _role(key, procs):
     from tibenchlib.hosts.cpuaccount import role_of
 
     return role_of(key, procs, me=10)
+
+
+def test_cpu_account_over_part_of_the_stretch_uses_the_readings_within_it():
+    from tibenchlib.hosts.cpuaccount import CpuAccount, Seen
+
+    def at(t, own):  # one process whose CPU time grows by `own` seconds over the readings
+        return t, {(7, 1.0): Seen(7, 1, "mariadbd", own, 0.0)}
+
+    acct = CpuAccount()
+    acct.polls = [at(100.0, 1.0), at(101.0, 1.5), at(102.0, 2.5), at(103.0, 2.6)]
+    assert acct.roles() == (3.0, {"mariadbd": pytest.approx(1.6)})
+    # within [100.5, 102.2]: the readings at 101 and 102 only
+    assert acct.roles(100.5, 102.2) == (1.0, {"mariadbd": pytest.approx(1.0)})
+    assert acct.roles(102.5, 103.5) == (0.0, {})  # one reading: nothing to tell

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -139,19 +140,21 @@ def by_role(
 
 class CpuAccount:
     """:func:`snapshot` when started, every ``interval`` seconds in a thread, and when stopped;
-    :meth:`roles` is :func:`by_role` over that stretch."""
+    :meth:`roles` is :func:`by_role` over that stretch, or over the part of it between two
+    instants (the readings taken within it)."""
 
     def __init__(self, interval: float = 0.25):
         self.interval = interval
-        self.first: dict[Key, Seen] = {}
-        self.last: dict[Key, Seen] = {}
-        self.final: dict[Key, Seen] = {}
+        self.polls: list[tuple[float, dict[Key, Seen]]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def _poll(self) -> None:
+        self.polls.append((time.time(), snapshot()))
+
     def start(self) -> CpuAccount:
-        self.first = snapshot()
-        self.last = dict(self.first)
+        self.polls = []
+        self._poll()
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="cpu-account", daemon=True)
         self._thread.start()
@@ -159,18 +162,30 @@ class CpuAccount:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
-            self.last.update(snapshot())
+            self._poll()
 
     def stop(self) -> CpuAccount:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.final = snapshot()
-        self.last.update(self.final)
+        self._poll()
         return self
 
-    def roles(self) -> dict[str, float]:
-        return by_role(self.first, self.last, self.final)
+    def roles(self, since: float | None = None, until: float | None = None) -> tuple[float, dict]:
+        """``(seconds, CPU seconds by role)`` between the first reading at or after ``since``
+        and the last at or before ``until`` (default: all of them); ``(0.0, {})`` with fewer
+        than two readings there."""
+        sel = [
+            (t, snap)
+            for t, snap in self.polls
+            if (since is None or t >= since) and (until is None or t <= until)
+        ]
+        if len(sel) < 2:
+            return 0.0, {}
+        last: dict[Key, Seen] = {}
+        for _, snap in sel:
+            last.update(snap)
+        return sel[-1][0] - sel[0][0], by_role(sel[0][1], last, sel[-1][1])
 
     def __enter__(self) -> CpuAccount:
         return self.start()
