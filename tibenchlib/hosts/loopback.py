@@ -5,7 +5,8 @@ its own configuration, a generated host key and a non-default port, accepting on
 user key; the ``known_hosts`` file it writes pins the host keys. Logging in as the user running
 it, with ``HOME`` set to the hosts' private directory so that a session's shell reads none of
 the user's start-up files (a ``~/.bashrc`` that starts other programs costs every command the
-hosts run, on the CPUs the server under test shares with them). Stopped (every session it served included) by :meth:`stop`.
+hosts run, on the CPUs the server under test shares with them). Stopped (every session it
+served included) by :meth:`stop`.
 """
 
 from __future__ import annotations
