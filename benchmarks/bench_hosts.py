@@ -12,6 +12,18 @@ rounds of the per-round ratio hosts / local (log scale, Student t 95% interval, 
 the start barrier's spread (latest minus earliest client start of a run) as its median over the
 runs on hosts.
 
+Beside the ratio, the CPU seconds each kind of process spent per run, as the mean over the
+runs of each set-up (:class:`tibenchlib.hosts.cpuaccount.CpuAccount`: every process of the
+machine read before, every 0.25 s during and after each run): mariadbd, the sysbench clients
+(local / under sshd), sshd, what SSH sessions run besides the clients (shells, the sampling
+loop), tibench's Python, and everything else (the machine's other load); and each client's own
+measured seconds and threads. What the SSH set-up spends that the local one does not is there
+in CPU seconds, which other load on a shared machine disturbs less than TPS. The CPU while the
+clients ran also gives a second ratio, of TPS per core the benchmark's own processes used
+(everything but 'other'): the work done for the CPU had, whatever share of the machine its
+other load left the set-up. On an idle machine the two ratios should agree; on a loaded one
+the first also measures how the other load's share moved between the set-ups.
+
 Exit code 0 when the ratio's interval lies at or above 0.97 and the spread's median is under
 50 ms (issue 24's targets); an interval containing 0.97 decides nothing and says so (exit 1).
 Skipped (exit 0, a line saying why) without sshd or sysbench.
@@ -42,9 +54,11 @@ from pathlib import Path
 from scipy import stats as st
 
 from tibenchlib import phases
+from tibenchlib.hosts.cpuaccount import CpuAccount
 from tibenchlib.hosts.loopback import LoopbackSshd, sshd_missing
 from tibenchlib.hosts.runs import close_all, open_hosts
 from tibenchlib.params import parse_study
+from tibenchlib.parse.sysbench import parse_sysbench_file
 from tibenchlib.server import embedded
 from tibenchlib.sysbench.runner import RunSpec, run_one
 from tibenchlib.target import open_arm
@@ -111,12 +125,26 @@ def _measure(a: argparse.Namespace) -> int:
             ctx = {"hosts": open_arm(hosts, "a"), "local": open_arm(local, "a")}
             open_hosts(hosts, ctx["hosts"].conn)
             tps = {"hosts": [], "local": []}
+            cpu = {"hosts": [], "local": []}
+            steady = {"hosts": [], "local": []}
+            first = {"hosts": [], "local": []}
+            clients = {"hosts": [], "local": []}
             spread = []
             try:
                 for r in range(1, a.rounds + 1):
                     order = ["hosts", "local"] if r % 2 else ["local", "hosts"]
                     for which in order:
-                        rec = run_one(ctx[which], RunSpec("a", "oltp_point_select", a.threads, r))
+                        with CpuAccount() as acct:
+                            rec = run_one(
+                                ctx[which], RunSpec("a", "oltp_point_select", a.threads, r)
+                            )
+                        # while the clients ran (the readings within it)
+                        secs, roles = acct.roles(rec.started_at, rec.finished_at)
+                        steady[which].append({r: v / secs for r, v in roles.items()})
+                        secs, roles = acct.roles(rec.started_at, rec.started_at + 1.5)
+                        first[which].append({r: v / secs for r, v in roles.items()})
+                        cpu[which].append(acct.roles()[1])
+                        clients[which].append(_clients(rec))
                         if rec.status != "ok":
                             print(f"round {r} {which}: {rec.status}: {rec.error}")
                             return 1
@@ -127,19 +155,24 @@ def _measure(a: argparse.Namespace) -> int:
             finally:
                 close_all()
                 embedded().stop()
-    logs = [math.log(h / lo) for h, lo in zip(tps["hosts"], tps["local"], strict=True)]
-    m = statistics.fmean(logs)
-    half = (
-        st.t.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-        if len(logs) > 1
-        else math.nan
-    )
-    ratio, lo, hi = math.exp(m), math.exp(m - half), math.exp(m + half)
+    ratio, lo, hi = _ratio(tps["hosts"], tps["local"])
+    # TPS per core the benchmark's own processes used while the clients ran: what the set-up
+    # gets out of the CPU it had, whatever share of the machine the other load left it
+    per_core = {
+        w: [t / sum(v for r, v in run.items() if not r.startswith("other")) for t, run in
+            zip(tps[w], steady[w], strict=True)]
+        for w in tps
+    }  # fmt: skip
+    e_ratio, e_lo, e_hi = _ratio(per_core["hosts"], per_core["local"])
     print(f"CPUs: {os.cpu_count()}, CFS autogroup: {_autogroup()}, load average: {os.getloadavg()}")
     med = statistics.median(spread)
     print(
         f"total TPS (1 local + 2 SSH) / (3 local): {ratio:.3f} [95% CI {lo:.3f}, {hi:.3f}], "
-        f"n = {len(logs)} rounds of {a.seconds} s at {a.threads} threads"
+        f"n = {len(tps['hosts'])} rounds of {a.seconds} s at {a.threads} threads"
+    )
+    print(
+        f"TPS per core of the benchmark's processes (all but 'other', while the clients ran), "
+        f"(1 local + 2 SSH) / (3 local): {e_ratio:.3f} [95% CI {e_lo:.3f}, {e_hi:.3f}]"
     )
     print(
         f"start barrier spread: median {med:.1f} ms, max {max(spread):.1f} ms "
@@ -152,8 +185,71 @@ def _measure(a: argparse.Namespace) -> int:
     else:
         verdict = "not decided (the interval contains 0.97: more rounds or a quieter machine)"
     print(f"ratio >= 0.97: {verdict}; median spread < 50 ms: {'met' if med < 50 else 'NOT met'}")
+    _print_cpu(
+        steady,
+        "CPU in cores (CPU seconds per second) while the clients ran (first start to last end):",
+    )
+    _print_cpu(first, "CPU in cores over the clients' first 1.5 s:")
+    _print_cpu(cpu, "CPU seconds per run, from before the clients' set-up to after their stop:")
+    _print_clients(clients)
     ok = verdict == "met" and med < 50
     return 0 if ok else 1
+
+
+def _ratio(num: list[float], den: list[float]) -> tuple[float, float, float]:
+    """Mean over rounds of log(num / den), back-transformed, with its Student t 95% interval."""
+    logs = [math.log(n / d) for n, d in zip(num, den, strict=True)]
+    m = statistics.fmean(logs)
+    half = (
+        st.t.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+        if len(logs) > 1
+        else math.nan
+    )
+    return math.exp(m), math.exp(m - half), math.exp(m + half)
+
+
+def _clients(rec) -> list[tuple[float, int]]:
+    """Each client's own measured seconds and threads (from its log)."""
+    out = []
+    for log in json.loads(rec.summary_json)["client_logs"]:
+        p = parse_sysbench_file(log)
+        iv = p.intervals
+        threads = int(iv["threads"].iloc[0]) if iv is not None and len(iv) else -1
+        out.append((p.summary.get("total_time_s") or math.nan, threads))
+    return out
+
+
+def _print_cpu(cpu: dict[str, list[dict[str, float]]], title: str) -> None:
+    """The mean over each set-up's runs per kind of process ('other': the machine's other
+    load)."""
+    roles = sorted({r for runs in cpu.values() for run in runs for r in run})
+    mean = {
+        w: {r: statistics.fmean(run.get(r, 0.0) for run in runs) for r in roles}
+        for w, runs in cpu.items()
+    }
+    order = sorted(roles, key=lambda r: -max(mean["hosts"][r], mean["local"][r]))
+    print(title)
+    print(f"  {'process':38} {'3 local':>9} {'1+2 SSH':>9} {'SSH - local':>12}")
+    for r in order:
+        lo, ho = mean["local"][r], mean["hosts"][r]
+        if abs(lo) < 0.0005 and abs(ho) < 0.0005:
+            continue
+        print(f"  {r:38} {lo:9.3f} {ho:9.3f} {ho - lo:+12.3f}")
+    tl = sum(v for r, v in mean["local"].items() if r != "other")
+    th = sum(v for r, v in mean["hosts"].items() if r != "other")
+    print(f"  {'all but other':38} {tl:9.3f} {th:9.3f} {th - tl:+12.3f}")
+
+
+def _print_clients(clients: dict[str, list[list[tuple[float, int]]]]) -> None:
+    for w, label in (("local", "3 local"), ("hosts", "1 local + 2 SSH")):
+        runs = clients[w]
+        for i in range(len(runs[0])):
+            secs = [run[i][0] for run in runs]
+            threads = sorted({run[i][1] for run in runs})
+            print(
+                f"{label} client {i + 1}: measured {min(secs):.3f}..{max(secs):.3f} s, "
+                f"threads {threads}"
+            )
 
 
 if __name__ == "__main__":

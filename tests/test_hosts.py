@@ -135,7 +135,10 @@ def _readings_from_this_host(seconds: int = 2, cpu: list | None = None) -> str:
     d.mkdir(parents=True)
     (d / "c.pid").write_text(f"{busy.pid}\n")
     loop = subprocess.Popen(
-        ["sh", "-c", sampler_script(str(d), "c.pid", 0.5)], stdout=subprocess.PIPE, text=True
+        ["sh", "-c", sampler_script(str(d), "c.pid", 0.5)],
+        stdin=subprocess.PIPE,  # as over SSH: open, never written to
+        stdout=subprocess.PIPE,
+        text=True,
     )
     time.sleep(seconds)
     if cpu is not None:
@@ -175,6 +178,55 @@ def test_an_incomplete_last_block_is_dropped(data_dir):
     text = _readings_from_this_host(1)
     cut = text[: text.rstrip("\n").rfind("\nE")]  # the last block without its end marker
     assert len(parse_readings(cut)) == len(parse_readings(text)) - 1
+
+
+def _run_sampler(tmp_path, path_tools: list[str], *, end: str, seconds: float = 1.6):
+    """The sampling loop run here with ``PATH`` holding only ``path_tools`` (links to the real
+    ones), against this test process, ended by closing its standard input (``end="stdin"``,
+    the session closed) or removing its directory (``"dir"``); its readings and error
+    output."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for t in path_tools:
+        (bindir / t).symlink_to(shutil.which(t))
+    d = tmp_path / "probe"
+    d.mkdir()
+    (d / "c.pid").write_text(f"{os.getpid()}\n")
+    loop = subprocess.Popen(
+        ["/bin/sh", "-c", sampler_script(str(d), "c.pid", 0.4)],
+        stdin=subprocess.PIPE,  # as over SSH: open, never written to
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"PATH": str(bindir), "LC_ALL": "C"},
+    )
+    time.sleep(seconds)
+    if end == "dir":
+        shutil.rmtree(d)
+    loop.stdin.close()
+    loop.stdin = None  # closed: nothing for communicate() to flush
+    out, err = loop.communicate(timeout=5)
+    return parse_readings(out), err
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_the_host_sampler_starts_no_process_while_it_samples(tmp_path):
+    # with bash as the only program it can find, a loop that ran date, head, cat or sleep
+    # would fail to (and, without its pause, spin): it must read everything with builtins
+    readings, err = _run_sampler(tmp_path, ["bash"], end="stdin")  # ends with its session
+    assert err == ""
+    assert 3 <= len(readings) <= 6  # one block per 0.4 s over 1.6 s: the pause works
+    assert all(r["utime"] is not None and r["wait"] is not None for r in readings)
+    ts = [r["ts"] for r in readings]
+    assert all(0.3 < b - a < 1.0 for a, b in zip(ts, ts[1:], strict=False))
+    assert abs(ts[-1] - time.time()) < 5  # the host's epoch clock, from $EPOCHREALTIME
+
+
+def test_without_bash_the_host_sampler_falls_back_to_a_posix_loop(tmp_path):
+    readings, err = _run_sampler(tmp_path, ["sh", "date", "head", "cat", "sleep"], end="dir")
+    assert err == ""
+    assert len(readings) >= 3
+    assert all(r["utime"] is not None for r in readings)
 
 
 def _check(label, session_s=0.0, local=False):
@@ -349,3 +401,63 @@ print(seen, os.environ.get("TB_HIDDEN_PW"))
     seen, after = out.stdout.rsplit(" ", 1)
     assert "True" not in seen and "oqs" in seen, seen  # looked for, never with the password
     assert after.strip() == "s3cret"
+
+
+def test_cpu_account_adds_up_to_each_root_and_names_the_roles():
+    from tibenchlib.hosts.cpuaccount import Seen, by_role, cpu_seconds
+
+    def s(pid, ppid, name, own, kids=0.0):
+        return (pid, 1.0), Seen(pid, ppid, name, own, kids)
+
+    # before: tibench (10), mariadbd, sshd (20) with a session (21) running a sampling shell
+    first = dict([s(10, 1, "python", 5.0, 1.0), s(11, 1, "mariadbd", 50.0),
+                  s(20, 1, "sshd", 0.1), s(21, 20, "sshd", 0.2, 0.5),
+                  s(22, 21, "sh", 0.3, 0.4)])  # fmt: skip
+    # last readings: a local sysbench (12) and an ssh one (23) seen running, then ended; the
+    # shell (22) ended too, having reaped short-lived children the readings never saw
+    last = dict([s(10, 1, "python", 5.5, 1.0), s(11, 1, "mariadbd", 58.0),
+                 s(12, 10, "sysbench", 2.0), s(20, 1, "sshd", 0.1),
+                 s(21, 20, "sshd", 0.5, 0.5), s(22, 21, "sh", 0.35, 0.6),
+                 s(23, 21, "sysbench", 1.9)])  # fmt: skip
+    # at the end each parent's children-time holds its ended children's whole lives (the
+    # sysbenches 0.1 s beyond their last readings, the shell 0.05 s)
+    final = dict([s(10, 1, "python", 5.6, 1.0 + 2.1), s(11, 1, "mariadbd", 58.5),
+                  s(20, 1, "sshd", 0.1),
+                  s(21, 20, "sshd", 0.6, 0.5 + 2.0 + 0.35 + 0.65)])  # fmt: skip
+    own, unseen = cpu_seconds(first, last, final)
+    assert own[(12, 1.0)] == pytest.approx(2.0) and own[(22, 1.0)] == pytest.approx(0.05)
+    # every root's own plus children growth is accounted for, no more, no less
+    session = [k for k in own if k[0] in (21, 22, 23)]
+    total = sum(own[k] for k in session) + sum(unseen.get(k, 0.0) for k in session)
+    assert total == pytest.approx((0.6 + 3.5) - (0.2 + 0.5 + 0.3 + 0.4))  # the shell's too
+    tibench = sum(own[k] + unseen.get(k, 0.0) for k in own if k[0] in (10, 12))
+    assert tibench == pytest.approx((5.6 + 3.1) - (5.0 + 1.0))
+    roles = by_role(first, last, final, role=_role)
+    assert roles["sysbench (local)"] == pytest.approx(2.0)
+    assert roles["sysbench (ssh)"] == pytest.approx(1.9)
+    assert roles["mariadbd"] == pytest.approx(8.5)
+    assert roles["sshd"] == pytest.approx(0.4)
+    # the shell, its unseen children and the sysbench's last moments under sshd
+    assert roles["ssh session: other"] == pytest.approx(0.05 + 0.2 + 0.1 + 0.05)
+    assert roles["tibench (python)"] == pytest.approx(0.6)
+    assert roles["tibench (python): children"] == pytest.approx(0.1)
+
+
+def _role(key, procs):
+    from tibenchlib.hosts.cpuaccount import role_of
+
+    return role_of(key, procs, me=10)
+
+
+def test_cpu_account_over_part_of_the_stretch_uses_the_readings_within_it():
+    from tibenchlib.hosts.cpuaccount import CpuAccount, Seen
+
+    def at(t, own):  # one process whose CPU time grows by `own` seconds over the readings
+        return t, {(7, 1.0): Seen(7, 1, "mariadbd", own, 0.0)}
+
+    acct = CpuAccount()
+    acct.polls = [at(100.0, 1.0), at(101.0, 1.5), at(102.0, 2.5), at(103.0, 2.6)]
+    assert acct.roles() == (3.0, {"mariadbd": pytest.approx(1.6)})
+    # within [100.5, 102.2]: the readings at 101 and 102 only
+    assert acct.roles(100.5, 102.2) == (1.0, {"mariadbd": pytest.approx(1.0)})
+    assert acct.roles(102.5, 103.5) == (0.0, {})  # one reading: nothing to tell

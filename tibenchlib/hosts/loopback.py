@@ -3,7 +3,10 @@
 :class:`LoopbackSshd` starts one ``sshd -D`` per address (127.0.0.2, 127.0.0.3…), each with
 its own configuration, a generated host key and a non-default port, accepting only a generated
 user key; the ``known_hosts`` file it writes pins the host keys. Logging in as the user running
-it. Stopped (every session it served included) by :meth:`stop`.
+it, with ``HOME`` set to the hosts' private directory so that a session's shell reads none of
+the user's start-up files (a ``~/.bashrc`` that starts other programs costs every command the
+hosts run, on the CPUs the server under test shares with them). Stopped (every session it
+served included) by :meth:`stop`.
 """
 
 from __future__ import annotations
@@ -101,6 +104,10 @@ class LoopbackSshd:
                         "MaxSessions 50",
                         "MaxStartups 50",
                         "Subsystem sftp internal-sftp",  # tibench's files copied over SFTP
+                        # a session's shell reads no start-up file of the user's (bash reads
+                        # ~/.bashrc when started by sshd): hosts that do not depend on what a
+                        # developer's shell starts; the working directory is still the home
+                        f"SetEnv HOME={self.root}",
                     ]
                 )
                 + "\n"

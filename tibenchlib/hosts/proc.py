@@ -1,12 +1,13 @@
 """A client host's CPU demand, read from its ``/proc`` over the run's own SSH connection.
 
-Once a second a small shell loop on the host prints its clock, the ``cpu`` line of
-``/proc/stat`` (how busy all its CPUs were), ``/proc/<pid>/stat`` of the run's client
-process (its user and system CPU time, its RSS) and each of its threads' ``schedstat`` (time
-spent runnable but waiting for a CPU, as :class:`tibenchlib.resources.ProcessSampler` reads it
-locally). :func:`sample_rows` turns those readings into
-rows with the columns of :data:`tibenchlib.resources.SAMPLE_COLUMNS` (+ ``SCHED_COLUMNS``), so a
-remote client is stored and judged (:func:`tibenchlib.resources.client_bottleneck`) like the
+Once a second a long-lived shell loop on the host (:func:`sampler_script`) prints its clock,
+the ``cpu`` line of ``/proc/stat`` (how busy all its CPUs were), ``/proc/<pid>/stat`` of the
+run's client process (its user and system CPU time, its RSS) and each of its threads'
+``schedstat`` (time spent runnable but waiting for a CPU, as
+:class:`tibenchlib.resources.ProcessSampler` reads it locally). :func:`sample_rows` turns those
+readings into rows with the columns of :data:`tibenchlib.resources.SAMPLE_COLUMNS`
+(+ ``SCHED_COLUMNS``), so a remote client is stored and judged
+(:func:`tibenchlib.resources.client_bottleneck`) like the
 local one; its source is ``client:<host>``.
 """
 
@@ -25,17 +26,41 @@ __all__ = ["parse_readings", "sample_rows", "sampler_script"]
 def sampler_script(directory: str, pid_file: str, interval_s: float = 1.0) -> str:
     """The host's sampling loop (its pid in ``<pid_file>.sampler.pid`` of ``directory``, so
     :func:`tibenchlib.hosts.ssh.stop_script` stops it): one block ``T <epoch>`` / ``cpu …`` /
-    ``<pid stat>`` / ``E`` per ``interval_s``; it ends when its session is closed, ``directory``
-    is removed or it is killed."""
+    ``<pid stat>`` / ``S <schedstat>``… / ``E`` per ``interval_s``; it ends when its session's
+    standard input is closed, ``directory`` is removed or it is killed.
+
+    One long-lived ``bash`` that starts no process while it samples: the clock from
+    ``$EPOCHREALTIME`` (bash 5), the ``/proc`` files read by the ``read`` builtin, the pause a
+    ``read -t`` on the session's standard input (which tibench never writes to). A loop that
+    forked ``date``, ``head``, ``cat`` and ``sleep`` every second cost the client host CPU
+    beside its client (on loopback hosts, the server's own CPUs). Without bash, a POSIX
+    shell loop that does fork them."""
     d = shlex.quote(directory)
     p = shlex.quote(f"{directory}/{pid_file}")
-    return (
-        f"echo $$ > {p}.sampler.pid; P={p}; while [ -d {d} ]; do "
+    iv = f"{interval_s:g}"
+    head = f"echo $$ > {p}.sampler.pid; P={p}; "
+    builtins = (
+        head + f"while [ -d {d} ]; do "
+        "t=${EPOCHREALTIME:-$(date +%s.%N)}; printf 'T %s\\n' \"${t/,/.}\"; "
+        "read -r l < /proc/stat && printf '%s\\n' \"$l\"; "
+        'if [ -f "$P" ] && read -r c < "$P"; then '
+        'read -r l 2>/dev/null < "/proc/$c/stat" && printf \'%s\\n\' "$l"; '
+        "for f in /proc/$c/task/*/schedstat; do "
+        'read -r l 2>/dev/null < "$f" && printf \'S %s\\n\' "$l"; done; '
+        "fi; echo E; "
+        f"read -r -t {iv} _; [ $? -gt 128 ] || break; done"
+    )
+    forking = (
+        head + f"while [ -d {d} ]; do "
         """printf 'T %s\\n' "$(date +%s.%N)"; head -n 1 /proc/stat; """
         'if [ -f "$P" ]; then c=$(cat "$P"); cat "/proc/$c/stat" 2>/dev/null; '
         'for f in /proc/$c/task/*/schedstat; do printf "S %s\\n" "$(cat "$f" 2>/dev/null)"; done; '
         "fi; echo E; "
-        f"sleep {interval_s:g}; done"
+        f"sleep {iv}; done"
+    )
+    return (
+        f"if command -v bash >/dev/null 2>&1; then exec bash -c {shlex.quote(builtins)}; fi; "
+        + forking
     )
 
 
