@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from helpers import tibench
 
 from tibenchlib.params import parse_study
 from tibenchlib.store import Store
@@ -123,17 +124,6 @@ def _write_params(tmp_path, **kw) -> Path:
     f = tmp_path / "study.yaml"
     f.write_text(yaml.safe_dump(p))
     return f
-
-
-def _tibench(*args, env=None, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "tibenchlib.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env or os.environ.copy(),
-        cwd=ROOT,
-        **kw,
-    )
 
 
 @pytest.mark.slow
@@ -307,7 +297,8 @@ def test_killed_mid_sweep_resumes_without_loss_or_repeats(tmp_path, data_dir, sy
     # a credentials file a SIGKILL left behind is only ever in the study's 0700 folder
     private = data_dir / f"kill{int(sig)}" / ".private"
     assert (private.stat().st_mode & 0o777) == 0o700
-    r = _tibench("run", str(f), "--phase", "sweep", "--in-process", "--json", env=env)
+    # the resume in this process: only the killed sweep needs to be a child
+    r = tibench("run", str(f), "--phase", "sweep", "--in-process", "--json")
     assert r.returncode == 0, r.stderr
     assert not list(private.glob("*.cfg")), "stale credentials removed at start"
     rows = json.loads(r.stdout)
