@@ -1360,7 +1360,7 @@ def test_server_killed_during_a_tpch_block_fails_that_block_only(tmp_path, short
     p = tmp_path / "tpch-killed.yaml"
     p.write_text(
         "study: tpchkill\nphases: [tpch_scaling]\nsample_resources: false\n"
-        "tpch_scaling: {scale_factor: 0.01, repeats: 3, queries: [1, 3, 6, 10, 12, 14],"
+        "tpch_scaling: {scale_factor: 0.01, repeats: 2, queries: [1, 3, 6, 10, 12, 14],"
         " arms: [unbound], modes: [power, throughput]}\n"
     )
     study = load_study(p)
