@@ -523,7 +523,7 @@ def test_stopping_table_and_sentence_in_english_and_chinese():
 
 
 # -- a real tiny study on the embedded MariaDB ----------------------------------------------------
-def _real_params(tmp_path, *, run_on: bool = False):
+def _real_params(tmp_path, *, run_on: bool = False, threads: tuple = (1, 2)):
     import yaml
 
     f = tmp_path / "adaptive.yaml"
@@ -533,7 +533,7 @@ def _real_params(tmp_path, *, run_on: bool = False):
                 "study": "adapt",
                 "dataset": {"tables": 1, "table_size": 500},
                 "workloads": ["oltp_point_select"],
-                "threads": [1, 2],
+                "threads": list(threads),
                 "duration_s": 2,
                 "sample_resources": False,
                 # run_on: no futility stop and a margin no interval fits within, so a cell
@@ -571,9 +571,9 @@ def test_real_adaptive_study_stops_resumes_after_a_kill_and_reports(
     from tibenchlib.params import load_study
     from tibenchlib.store import Store
 
-    # no cell can stop at round 2 (c = 119 at df 1), so a round 3 surely runs; the sweep is
-    # killed inside it and resumed
-    f = _real_params(tmp_path, run_on=True)
+    # one cell (two arms, one run each a round); it cannot stop at round 2 (c = 119 at df 1),
+    # so a round 3 surely runs; the sweep is killed inside it and resumed
+    f = _real_params(tmp_path, run_on=True, threads=(1,))
     study = load_study(f)
     _cli("run", str(f), "--phase", "prepare", "--in-process")
     store = Store.for_study(study)
@@ -584,16 +584,16 @@ def test_real_adaptive_study_stops_resumes_after_a_kill_and_reports(
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and len(store.run_status("adapt")) < 9:
+    while time.monotonic() < deadline and len(store.run_status("adapt")) < 5:
         time.sleep(0.2)
     time.sleep(1.0)  # inside a run of round 3
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
     mid = store.runs("adapt").set_index("run_key")
-    assert 9 <= len(mid) < 16 and set(mid["repeat"]) == {1, 2, 3}
+    assert 5 <= len(mid) < 8 and set(mid["repeat"]) == {1, 2, 3}
     r = _cli("run", str(f), "--phase", "sweep", "--in-process", "--json")
     after = store.runs("adapt").set_index("run_key")
-    assert 12 <= len(after) <= 16 and (after["status"] == "ok").all(), after[["status", "error"]]
+    assert 6 <= len(after) <= 8 and (after["status"] == "ok").all(), after[["status", "error"]]
     for rec in mid.itertuples():  # nothing measured before the kill was run again
         assert after.loc[rec.Index, "started_at"] == rec.started_at
     assert len(json.loads(r.stdout)) == len(after)
@@ -612,7 +612,7 @@ def test_real_adaptive_study_stops_resumes_after_a_kill_and_reports(
 
     # the comparison carries each cell's rounds and why it stopped; so does notebook 03
     cmp = json.loads(_cli("run", str(f), "--phase", "compare", "--in-process", "--json").stdout)
-    assert len(cmp) == 2
+    assert len(cmp) == 1
     for row in cmp:
         d = dec[dec["threads"] == row["threads"]].iloc[0]
         assert row["n_rounds"] == d["rounds_used"] and row["stop_reason"] == d["reason"]

@@ -414,11 +414,26 @@ def _real_diagnosis(study) -> pd.Series:
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
 def test_real_sweep_server_on_one_cpu_is_server_bound(data_dir, sysbench_bin):
     """The embedded server bound to one CPU (``cpu_binding: cpus:0``, numactl), the client on
-    every CPU: the server is the limit."""
+    every CPU: the server is the limit. On a shared host other tenants' work fills the CPUs too
+    and would keep the client short as well (then neither is named): as root, the test process
+    takes a high priority once the server runs, and sysbench inherits it, so that only the
+    server, at the ordinary priority on its one CPU, waits for CPU (the mirror of the
+    client-bound case below)."""
+    from tibenchlib.store import Store
     from tibenchlib.sweep import sweep
+    from tibenchlib.sysbench.prepare import ensure_ready
+    from tibenchlib.target import open_arm
 
     study = _real_study("diag-server", {"label": "srv1", "cpu_binding": "cpus:0"})
-    sweep(RunContext.open(study, progress=False))
+    store = Store.for_study(study, record=True)
+    ensure_ready(open_arm(study, "srv1", yes=True, store=store))
+    prio = os.getpriority(os.PRIO_PROCESS, 0)
+    if os.geteuid() == 0:
+        os.setpriority(os.PRIO_PROCESS, 0, -10)
+    try:
+        sweep(RunContext.open(study, progress=False, store=store))
+    finally:
+        os.setpriority(os.PRIO_PROCESS, 0, prio)
     d = _real_diagnosis(study)
     assert (d["verdict"], d["resource"]) == ("server_cpu", "server"), d["sentence_en"]
     assert d["server_demand"] >= 0.9 and d["threads_at"] == 16
