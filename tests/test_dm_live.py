@@ -5,13 +5,15 @@ for the sync unit."""
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 
 import pytest
 
 from tibenchlib.db import secret_config_file
 from tibenchlib.dm import dump as dumpmod
 from tibenchlib.dm.dump import DumpSettings, dump, dump_files
-from tibenchlib.dm.load import LoadSettings, load
+from tibenchlib.dm.load import LoadSettings, load, wait_statements_ended
 from tibenchlib.dm.servers import source_server, target_server
 from tibenchlib.dm.verify import verify
 from tibenchlib.sysbench.command import sysbench_command
@@ -107,6 +109,43 @@ def test_dump_load_verify(pair):
     finally:
         se.dispose()
         te.dispose()
+
+
+def test_the_latency_is_read_once_the_loaders_statements_have_ended(pair):
+    """The server answers a statement before it counts it in performance_schema's digests
+    (seen: 103 INSERTs counted of the dump's 104 once myloader had exited), so the load waits
+    until no other connection of its user is inside a statement: here one in SLEEP(1)."""
+    _, tgt, _, _ = pair
+    user = tgt.conninfo().user
+    eng, other = tgt.conninfo().engine(), tgt.conninfo().engine()
+
+    def sleeping() -> threading.Thread:
+        started = threading.Event()
+
+        def busy():
+            with other.connect() as c:
+                started.set()
+                c.exec_driver_sql("SELECT SLEEP(1)")
+
+        t = threading.Thread(target=busy)
+        t.start()
+        started.wait(5)
+        time.sleep(0.2)  # the SELECT is on its way
+        return t
+
+    try:
+        t = sleeping()
+        t0 = time.monotonic()
+        assert wait_statements_ended(eng, user, timeout_s=5)
+        assert time.monotonic() - t0 > 0.4  # it waited for the SLEEP to end
+        t.join()
+        t = sleeping()
+        assert not wait_statements_ended(eng, user, timeout_s=0.1)  # still inside it
+        t.join()
+        assert wait_statements_ended(eng, user, timeout_s=0)  # none left: at once
+    finally:
+        eng.dispose()
+        other.dispose()
 
 
 def test_dump_without_rows_one_chunk_per_table(pair):

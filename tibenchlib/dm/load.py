@@ -12,6 +12,7 @@ MariaDB's digest summary has no quantile columns, so p99 comes from that ring (i
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,6 +106,28 @@ def reset_statement_stats(engine: sa.Engine) -> bool:
     return True
 
 
+def wait_statements_ended(
+    engine: sa.Engine, user: str, timeout_s: float = 5.0, poll_s: float = 0.05
+) -> bool:
+    """Wait until no other connection of ``user`` is inside a statement (the processlist shows
+    each idle or gone); False if one still is after ``timeout_s``.
+
+    The server sends a statement's OK before it adds the statement to performance_schema's
+    digest summary, so a client that has exited can leave its last statement not yet counted:
+    read the summary after this."""
+    sql = (
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST"
+        " WHERE USER = %s AND ID <> CONNECTION_ID() AND COMMAND NOT IN ('Sleep', 'Killed')"
+    )
+    deadline = time.monotonic() + timeout_s
+    with engine.connect() as c:
+        while c.exec_driver_sql(sql, (user,)).scalar_one():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll_s)
+    return True
+
+
 def statement_latency(engine: sa.Engine, kind: str = "INSERT") -> dict:
     """Server-side latency of the ``kind`` statements since :func:`reset_statement_stats`.
 
@@ -163,6 +186,8 @@ def load(
             cmd = myloader_command(conn, directory, settings, defaults_file=cnf, database=database)
             outcome = execute(cmd, log_path, timeout_s=timeout_s, on_start=on_start)
         try:
+            if measured:
+                wait_statements_ended(eng, conn.user)
             latency = statement_latency(eng) if measured else {"latency_estimator": None}
         except sa.exc.DBAPIError as e:
             # the target went away while or after myloader ran (killed, restarted): the load
