@@ -21,7 +21,11 @@ from tibenchlib import cli, paths
 from tibenchlib.report import html
 
 sys.path.insert(0, str(paths.ROOT / "tests"))
+import notebook_lab  # noqa: E402
 from test_notebooks_zh import english_runs  # noqa: E402
+
+#: Chromium driven by Playwright (a module fixture), as the notebooks' browser tests use it
+browser = notebook_lab.browser
 
 STUDY = "rep"
 PAYLOAD = {
@@ -382,23 +386,6 @@ TABLE_WIDTHS = """() => { document.querySelectorAll("details").forEach(d => d.op
     [...t.querySelectorAll("th")].slice(0, 4).map(h => h.textContent.trim()).join(" | ")]); }"""
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    import shutil
-
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("Playwright for Python is not installed (pip install -e '.[dev]')")
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not exe:
-        pytest.skip("Debian's chromium is not installed (scripts/setup-system.sh installs it)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"], headless=True)
-        yield b
-        b.close()
-
-
 def _too_wide(chromium, path) -> list:
     page = chromium.new_page(viewport={"width": 1280, "height": 1000})
     try:
@@ -412,11 +399,11 @@ def _too_wide(chromium, path) -> list:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_table_of_the_report_fits_the_page_at_1280_px(reports, chromium, lang):
+def test_every_table_of_the_report_fits_the_page_at_1280_px(reports, browser, lang):
     """The real study's report at 1280 px, every fold opened: no table wider than the page
     (the A/B details' 12 columns were 1,325 px of 1,232)."""
     path = reports["paths"][0 if lang == "en" else 1]
-    assert not _too_wide(chromium, path)
+    assert not _too_wide(browser, path)
 
 
 #: One NUMA policy and two TPC-C cells as ``tibenchlib.numa.analyze`` and
@@ -451,7 +438,7 @@ TPCC_ROWS = [
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_numa_and_tpcc_sections_fit_the_page_at_1280_px(chromium, lang, tmp_path, monkeypatch):
+def test_the_numa_and_tpcc_sections_fit_the_page_at_1280_px(browser, lang, tmp_path, monkeypatch):
     """The report's NUMA and TPC-C sections as ``build_report`` makes them, from their
     phases' rows: the answering tables and their folded details fit 1,280 px; the NUMA table
     keeps the answer (TPS unbound → binding, its change, verdict) and folds the rest."""
@@ -478,7 +465,7 @@ def test_the_numa_and_tpcc_sections_fit_the_page_at_1280_px(chromium, lang, tmp_
     path = tmp_path / "w.html"
     path.write_text(page, encoding="utf-8")
     assert "11,357 → 8,277" in page
-    assert not _too_wide(chromium, path)
+    assert not _too_wide(browser, path)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
