@@ -106,3 +106,41 @@ def test_a_missing_tool_stops_before_any_run_only_when_work_is_left(study, tmp_p
         _loop(study, store, ph, [Spec("a", 0)], requires=("no-such-benchmark-tool",))
     assert ph.events == []
     assert _loop(study, store, ph, [], requires=("no-such-benchmark-tool",)) == []
+
+
+def test_a_loop_ended_by_an_error_closes_its_bar(study, tmp_path, monkeypatch):
+    """A phase that stops mid-plan (the server gone, a signal) closes its bar at once and
+    leaves no line of it (the error says what happened): a bar left to the garbage collector
+    wrote later into whatever stream was left (a closed one raised in ``tqdm.__del__``)."""
+    import io
+    import sys
+
+    from tibenchlib import runloop, terminal
+
+    monkeypatch.setattr("tibenchlib.runloop.AliveCheck.check", lambda self, ctx, *a, **k: ctx)
+    monkeypatch.delenv(terminal.BATCH_ENV, raising=False)
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    bars, make = [], terminal.bar  # held here, so only the loop itself can close the bar
+
+    def bar(*a, **k):
+        bars.append(make(*a, **k))
+        return bars[-1]
+
+    monkeypatch.setattr(runloop.terminal, "bar", bar)
+    store = Store(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    ph = Phase(store)
+    real_run = ph.run
+
+    def run(ctx, spec):
+        if spec.n == 1:
+            raise RuntimeError("the server went away")
+        return real_run(ctx, spec)
+
+    with pytest.raises(RuntimeError, match="went away"):
+        run_plan(
+            study, [Spec("a", 0), Spec("a", 1), Spec("a", 2)], store=store, open=ph.open,
+            run=run, close=ph.close, progress=True, desc="loop",
+        )  # fmt: skip
+    assert len(bars) == 1 and bars[0].disable  # closed (a closed bar is disabled)
+    assert "loop:" not in err.getvalue() and "1/3" not in err.getvalue()

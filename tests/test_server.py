@@ -222,7 +222,8 @@ def test_running_server_of_an_older_version_is_restarted_locked_down(fresh):
 
 def test_a_server_in_a_deep_folder_keeps_its_socket_short(tmp_path):
     """A datadir deeper than a Unix socket path allows (pytest-xdist's temporary folders, a deep
-    home): the socket goes to a short private folder, the server starts and root reaches it."""
+    home): the socket goes to a short private folder, the server starts and root reaches it, and
+    the folder goes with the server."""
     if not srvmod.shutil.which("mariadbd") and not os.path.exists("/usr/sbin/mariadbd"):
         pytest.skip("mariadbd not installed")
     s = EmbeddedServer(name="deep", root=tmp_path / ("d" * 60) / ("e" * 60) / "srv")
@@ -236,6 +237,7 @@ def test_a_server_in_a_deep_folder_keeps_its_socket_short(tmp_path):
         assert stat.S_IMODE(st.st_mode) == 0o700 and not stat.S_ISLNK(st.st_mode)
     finally:
         s.stop()
+    assert not os.path.lexists(s.socket_dir)  # stopped: nothing left in the shared /tmp
 
 
 def test_a_socket_folder_planted_by_someone_else_is_refused(tmp_path):

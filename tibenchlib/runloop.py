@@ -89,30 +89,35 @@ def run_plan(
         alive = AliveCheck()
         ctx = None
         bar = terminal.bar(len(todo), desc, "run", enabled=progress and bool(todo))
-        last_end = None
-        out: list[RunRecord] = []
-        for k, spec in enumerate(todo, start=1):
-            if ctx is None or ctx.arm.label != spec.arm:
-                if ctx is not None and close is not None:
-                    close(ctx)
-                ctx = open(spec, ctx)
-            if before_run is not None:
-                before_run(ctx, spec)
-            if last_end is not None and cooldown_s:
-                # counted from the end of the previous run, across arm switches too
-                time.sleep(max(0.0, cooldown_s - (time.time() - last_end)))
-            ctx = alive.check(ctx, spec, len(todo) - k + 1, yes=yes)
-            verify_settings(ctx, spec)
-            bar.set_postfix_str(describe(spec) if describe else spec.run_key)
-            rec = run(ctx, spec)
-            out.append(rec)
-            last_end = rec["finished_at"]
-            if rec["status"] != "ok":
-                log.warning("%s: %s: %s", spec.run_key, rec["status"], rec["error"])
-            bar.update(1)
-        if ctx is not None and close is not None:
-            close(ctx)
-        bar.close()
+        try:
+            last_end = None
+            out: list[RunRecord] = []
+            for k, spec in enumerate(todo, start=1):
+                if ctx is None or ctx.arm.label != spec.arm:
+                    if ctx is not None and close is not None:
+                        close(ctx)
+                    ctx = open(spec, ctx)
+                if before_run is not None:
+                    before_run(ctx, spec)
+                if last_end is not None and cooldown_s:
+                    # counted from the end of the previous run, across arm switches too
+                    time.sleep(max(0.0, cooldown_s - (time.time() - last_end)))
+                ctx = alive.check(ctx, spec, len(todo) - k + 1, yes=yes)
+                verify_settings(ctx, spec)
+                bar.set_postfix_str(describe(spec) if describe else spec.run_key)
+                rec = run(ctx, spec)
+                out.append(rec)
+                last_end = rec["finished_at"]
+                if rec["status"] != "ok":
+                    log.warning("%s: %s: %s", spec.run_key, rec["status"], rec["error"])
+                bar.update(1)
+            if ctx is not None and close is not None:
+                close(ctx)
+        except BaseException:
+            bar.leave = False  # a phase stopped by an error: its line would only repeat the error
+            raise
+        finally:
+            bar.close()  # now, not by the garbage collector into whatever stream is left then
     return out
 
 

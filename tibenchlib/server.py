@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -535,6 +535,9 @@ class EmbeddedServer:
         # also the socket and pid file an older tibench kept beside the datadir
         for p in (self.socket_path, self.run_dir / "mysqld.pid", *self._legacy_runfiles()):
             p.unlink(missing_ok=True)
+        if self.socket_dir != self.run_dir:
+            with suppress(OSError):  # the short folder in the shared temporary one
+                self.socket_dir.rmdir()  # only when empty: never another server's socket
         self.state_path.unlink(missing_ok=True)
 
     def _legacy_runfiles(self) -> list[Path]:
