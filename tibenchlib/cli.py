@@ -879,9 +879,21 @@ def _add_compare_parser(cmd) -> None:
     c.set_defaults(func=cmd_compare)
 
 
+#: Loggers that, once tibench is told to stop, only repeat the interrupt: papermill's "Kernel died
+#: while waiting for execute reply" and asyncio's "Task exception was never retrieved" (the
+#: DeadKernelError of the cell that was running) when the phase notebook's kernel is shut down.
+INTERRUPT_ECHOES = ("papermill", "asyncio")
+
+
+def _drop(record: logging.LogRecord) -> bool:
+    return False
+
+
 def _terminate(signum, frame):
     # SIGTERM unwinds like Ctrl-C: papermill shuts its kernel down, children die with us, and
-    # what was measured is already in the catalog.
+    # what was measured is already in the catalog. The user gets one line saying so.
+    for name in INTERRUPT_ECHOES:
+        logging.getLogger(name).addFilter(_drop)
     raise KeyboardInterrupt
 
 
