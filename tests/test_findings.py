@@ -387,3 +387,15 @@ def test_the_tpch_finding_names_the_queries_whose_change_is_not_resolved():
     assert "2 个未检测到变化（其中 1 个无法确定" in zh
     (g,) = F.tpch_findings(summary.iloc[1:], overall, "a")
     assert "not resolved" not in F.render(g, "en") and "无法确定" not in F.render(g, "zh")
+
+
+@pytest.mark.parametrize(
+    "workload,wh,lang,said",
+    [
+        ("tpcc", 1, "en", "TPC-C without keying/think times, 1 warehouse"),
+        ("tpcc_wait", 10, "en", "TPC-C with keying/think times, 10 warehouses"),
+        ("tpcc", 1, "zh", "TPC-C 无键入/思考时间，1 个仓库"),  # zh punctuation, as said
+    ],
+)
+def test_a_tpcc_finding_counts_its_warehouses_in_words(workload, wh, lang, said):
+    assert F._tpcc_cell(workload, wh, lang) == said

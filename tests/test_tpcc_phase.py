@@ -383,8 +383,9 @@ def test_every_sentence_and_header_exists_in_en_and_zh():
 
     en, zh = tpcc_report.words("en"), tpcc_report.words("zh")
     assert set(en) == set(zh) and set(en["h"]) == set(zh["h"])
-    kw = dict(wh="1", items=1000, cust=30, threads="2, 4", clients=2, duration=2, repeats=3,
-              modes="x", scale=0.01, n=3, counts="3 ok", cmd="c", ok=1, tool="go-tpc")  # fmt: skip
+    kw = dict(wh="1", sharing="s", items=1000, cust=30, threads="2, 4", clients=2, duration=2,
+              repeats=3, modes="x", scale=0.01, n=3, counts="3 ok", cmd="c", ok=1,
+              tool="go-tpc")  # fmt: skip
     for k, v in zh.items():
         if isinstance(v, str) and k != "tpmc_axis":  # "tpmC" reads the same in both
             assert v.format(**kw) != en[k].format(**kw), k

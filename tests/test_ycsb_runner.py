@@ -217,10 +217,12 @@ def test_load_and_run_on_the_embedded_mariadb(mariadb, tmp_path):
     assert 1.5 < s["runtime_s"] < 10 and s["throughput_ops_s"] > 0
     assert s["latency_ms"]["READ"]["p99"] >= s["latency_ms"]["READ"]["p95"] > 0
     assert s["intervals"] >= 2 and not rs.intervals.empty
-    # a primary-key read on 127.0.0.1 takes well under a millisecond once connected: an average
-    # of 10 ms means the run measured something else (a stall per read, or the connection's
-    # set-up inside the run's clock, which starved short runs of operations)
-    assert s["latency_ms"]["READ"]["avg"] < 10, s["latency_ms"]["READ"]
+    # a primary-key read on 127.0.0.1 takes well under a millisecond once connected, and a few
+    # on 2 cores that the rest of the suite keeps busy (CI saw 10.0 ms on average with 4
+    # workers): an average of 30 ms means the run measured something else (a stall per read);
+    # the count below catches the connection's set-up inside the run's clock, which starved
+    # short runs of operations
+    assert s["latency_ms"]["READ"]["avg"] < 30, s["latency_ms"]["READ"]
     assert s["operations"]["READ"] > 200, s["operations"]
 
     # the password: not in any command line ps showed, the logs, the records or the folder

@@ -131,7 +131,9 @@ def _ycsb(study, store: Store) -> list[Finding]:
 
 def _tpcc_cell(workload: str, warehouses: int, lang: str) -> str:
     mode = say("f_tpcc_wait" if workload == "tpcc_wait" else "f_tpcc_nowait", lang)
-    return say("f_tpcc_cell", lang, mode=mode, wh=warehouses)
+    return say(
+        "f_tpcc_cell_one" if warehouses == 1 else "f_tpcc_cell", lang, mode=mode, wh=warehouses
+    )
 
 
 def _tpcc(study, store: Store) -> list[Finding]:

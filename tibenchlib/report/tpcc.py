@@ -32,11 +32,12 @@ WORDS = {
             "prints them, summed over clients."
         ),
         "scale": (
-            "Data sets: {wh} warehouse(s), {items:,} items, {cust:,} customers per district "
-            "(specification: 100,000 and 3,000). Threads {threads} (the run's total, shared by "
-            "{clients} client(s) started together), {duration} s per run, {repeats} repeats; "
-            "modes: {modes}."
+            "Warehouses: {wh}; {items:,} items, {cust:,} customers per district "
+            "(specification: 100,000 and 3,000). Threads {threads} ({sharing}), "
+            "{duration} s per run, {repeats} repeats; modes: {modes}."
         ),
+        "shared": "each the run's total, shared by the {clients} clients started together",
+        "one_client": "one client",
         "wait_scaled": " Keying and think times at {scale:g} × the specification's.",
         "nowait": "without keying/think times",
         "wait": "with keying/think times (--wait)",
@@ -97,9 +98,11 @@ WORDS = {
         ),
         "scale": (
             "数据集:{wh} 个仓库,{items:,} 个商品,每区 {cust:,} 个客户 (规范为 100,000 和 "
-            "3,000)。线程 {threads} (每次运行的总数,由同时启动的 {clients} 个客户端分担),每次 "
-            "{duration} 秒,重复 {repeats} 次;模式:{modes}。"
+            "3,000)。线程 {threads} ({sharing}),每次 {duration} 秒,重复 {repeats} 次;"
+            "模式:{modes}。"
         ),
+        "shared": "每次运行的总数,由同时启动的 {clients} 个客户端分担",
+        "one_client": "一个客户端",
         "wait_scaled": " 键入与思考时间为规范的 {scale:g} 倍。",
         "nowait": "无键入/思考时间",
         "wait": "有键入/思考时间（--wait）",
@@ -174,8 +177,9 @@ def about(session) -> str:
     modes = ", ".join(_mode("tpcc_wait" if w else "tpcc", W) for w in p.wait)
     text = W["scale"].format(
         wh=", ".join(map(str, p.warehouses)), items=p.items, cust=p.customers,
-        threads=", ".join(map(str, p.threads)), clients=p.n_clients, duration=p.duration_s,
-        repeats=p.repeats, modes=modes,
+        threads=", ".join(map(str, p.threads)), duration=p.duration_s, repeats=p.repeats,
+        sharing=W["shared"].format(clients=p.n_clients) if p.n_clients > 1 else W["one_client"],
+        modes=modes,
     )  # fmt: skip
     if True in p.wait and p.wait_scale != 1:
         text += W["wait_scaled"].format(scale=p.wait_scale)

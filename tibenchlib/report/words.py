@@ -660,8 +660,12 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "DM {unit}({workload}):{knob} 尚无结论(最高均值 {fig},取值 {best})。",
     },
     "f_tpcc_cell": {
-        "en": "TPC-C {mode}, {wh} warehouse(s)",
+        "en": "TPC-C {mode}, {wh} warehouses",
         "zh": "TPC-C {mode},{wh} 个仓库",
+    },
+    "f_tpcc_cell_one": {
+        "en": "TPC-C {mode}, 1 warehouse",
+        "zh": "TPC-C {mode},1 个仓库",
     },
     "f_tpcc_nowait": {"en": "without keying/think times", "zh": "无键入/思考时间"},
     "f_tpcc_wait": {"en": "with keying/think times", "zh": "有键入/思考时间"},
