@@ -424,3 +424,26 @@ def test_paired_log_dirs_pair_by_the_round_in_the_names(tmp_path, capsys):
     assert main(["compare", str(b), str(c), "--paired"]) != 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no round number" in err
+
+
+def test_the_two_inputs_note_is_said_in_chinese_and_never_shows_a_nan_interval():
+    """The note that the whole-run and steady-state figures disagree: in the zh report it is
+    Chinese (CI under load showed it in English there), and a figure without an interval (a
+    steady-state cut that left one run per arm) is its estimate alone, not "[+nan, +nan]"."""
+    import re
+
+    from tibenchlib.compare import compare_inputs
+    from tibenchlib.report.words import note
+
+    runs, iv = _warmup_study()
+    for inp in ("steady_state", "whole_run"):
+        (w,) = [x for x in compare_inputs(runs, "A", "B", iv, inp).iloc[0]["warnings"]
+                if "differ by more" in x]  # fmt: skip
+        zh = note(w, "zh")
+        assert "两者之差超过区间" in zh and not re.search(r"[a-z]{3,}", zh.replace("sysbench", ""))
+    # per-second intervals of one candidate run only: its steady-state figure has no interval
+    iv = iv[~iv["run_key"].isin([f"B-{r}" for r in range(2, 6)])]
+    (w,) = [x for x in compare_inputs(runs, "A", "B", iv, "whole_run").iloc[0]["warnings"]
+            if "differ by more" in x]  # fmt: skip
+    assert re.search(r"steady-state TPS after the MSER-5 warm-up cut gives [+-][\d.]+%:", w), w
+    assert "nan" not in w and "nan" not in note(w, "zh")

@@ -412,15 +412,25 @@ def compare_inputs(
         half = (r.ci_high_pct - r.ci_low_pct) / 2
         gap = abs(r.improvement_pct - r.other_improvement_pct)
         if np.isfinite(half) and np.isfinite(gap) and gap > half:
+            used_fig = _pct_figure(r.improvement_pct, r.ci_low_pct, r.ci_high_pct)
+            other_fig = _pct_figure(
+                r.other_improvement_pct, r.other_ci_low_pct, r.other_ci_high_pct
+            )
             w.append(
-                f"the {INPUTS[input]} gives {r.improvement_pct:+.2f}% "
-                f"[{r.ci_low_pct:+.1f}, {r.ci_high_pct:+.1f}], the {INPUTS[other_name]} "
-                f"{r.other_improvement_pct:+.2f}% [{r.other_ci_low_pct:+.1f}, "
-                f"{r.other_ci_high_pct:+.1f}]: they differ by more than the interval"
+                f"{INPUTS[input]} gives {used_fig}, {INPUTS[other_name]} gives {other_fig}: "
+                "they differ by more than the interval"
             )
         notes.append(w)
     used["warnings"] = notes
     return used
+
+
+def _pct_figure(x: float, lo: float, hi: float) -> str:
+    """The figure as "+1.23% [+0.1, +2.4]", or the estimate alone without an interval (never
+    "[+nan, +nan]")."""
+    if np.isfinite(lo) and np.isfinite(hi):
+        return f"{x:+.2f}% [{lo:+.1f}, {hi:+.1f}]"
+    return f"{x:+.2f}%"
 
 
 def compare_arms_table(

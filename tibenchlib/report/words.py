@@ -1155,6 +1155,17 @@ NOTES: list[tuple[str, str]] = [
         "不认定饱和:USL 拟合在测试范围内没有峰值,最后一段也未确认已持平",
     ),
     ("mean interval figure <= 0: no interval", "区间均值 <= 0:没有置信区间"),
+    # compare.compare_inputs: the figure the comparison used against the other one
+    (
+        "steady-state TPS after the MSER-5 warm-up cut gives {a}, sysbench's whole-run TPS "
+        "(warm-up included) gives {b}: they differ by more than the interval",
+        "MSER-5 预热截断后的稳态 TPS 为 {a},sysbench 整个运行的 TPS(含预热)为 {b}:两者之差超过区间",
+    ),
+    (
+        "sysbench's whole-run TPS (warm-up included) gives {a}, steady-state TPS after the "
+        "MSER-5 warm-up cut gives {b}: they differ by more than the interval",
+        "sysbench 整个运行的 TPS(含预热)为 {a},MSER-5 预热截断后的稳态 TPS 为 {b}:两者之差超过区间",
+    ),
     (
         "successive seconds are correlated (lag-1 r = {r}): the change-point penalty is scaled "
         "by the long-run deviation ({x}x)",
