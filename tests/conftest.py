@@ -3,7 +3,6 @@ private data directory per test."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
@@ -39,25 +38,10 @@ def pytest_sessionfinish(session, exitstatus):
     """A passed session removes the base directory it chose (pytest removes only the ones it
     chose itself): every clone has its own, and each left behind holds its servers' datadirs."""
     config = session.config
-    if hasattr(config, "workerinput") or exitstatus != 0:
-        return
     own = config.stash.get(_OWN_BASETEMP, None)
-    _remove_socket_dirs(own or config._tmp_path_factory.getbasetemp())
-    if own is not None:
-        shutil.rmtree(own, ignore_errors=True)
-
-
-def _remove_socket_dirs(base: Path) -> None:
-    """The short socket folders (``EmbeddedServer.socket_dir``, in the system's temporary
-    directory) of the servers under ``base`` that a test killed instead of stopping: only empty
-    ones go, so a server still running keeps its socket."""
-    for top, dirs, _ in os.walk(base):  # links not followed
-        if "datadir" in dirs:
-            dirs.remove("datadir")  # nothing to find inside
-            s = EmbeddedServer(name=Path(top).name, root=Path(top))
-            if s.socket_dir != s.run_dir:
-                with contextlib.suppress(OSError):
-                    s.socket_dir.rmdir()
+    if own is None or hasattr(config, "workerinput") or exitstatus != 0:
+        return
+    shutil.rmtree(own, ignore_errors=True)
 
 
 #: The one test file that starts from the CI study's run and checks it (its terminal output, its
