@@ -63,7 +63,7 @@ def victims(tmp_path):
 @as_root
 def test_planted_links_do_not_hand_root_files_to_mysql(tmp_path, victims):
     vdir, vfile = victims
-    data = tmp_path / "data"
+    data = tmp_path / ("d" * 60) / "data"  # deep: the socket goes to a folder in /tmp
     root = data / "server" / "embedded"
     _old_layout(root)
     # what the mysql user can do in a folder it owns
@@ -83,6 +83,9 @@ def test_planted_links_do_not_hand_root_files_to_mysql(tmp_path, victims):
     assert os.lstat(root).st_uid == 0 and stat.S_IMODE(os.lstat(root).st_mode) == 0o711
     assert stat.S_IMODE(os.lstat(root / "private").st_mode) == 0o700
     assert not os.path.lexists(root / "state.json")
+    # the refused start leaves no socket folder in the shared /tmp
+    s = srvmod.EmbeddedServer(root=root)
+    assert s.socket_dir != s.run_dir and not os.path.lexists(s.socket_dir)
 
 
 @as_root

@@ -464,7 +464,11 @@ class EmbeddedServer:
             self._stop(60)
         elif st:
             self._clean_stale(st)
-        self._start()
+        try:
+            self._start()
+        except BaseException:
+            self._remove_socket_dir()  # a start refused or failed leaves nothing in /tmp
+            raise
         return self
 
     def stop(self, timeout: float = 60) -> bool:
@@ -535,10 +539,15 @@ class EmbeddedServer:
         # also the socket and pid file an older tibench kept beside the datadir
         for p in (self.socket_path, self.run_dir / "mysqld.pid", *self._legacy_runfiles()):
             p.unlink(missing_ok=True)
-        if self.socket_dir != self.run_dir:
-            with suppress(OSError):  # the short folder in the shared temporary one
-                self.socket_dir.rmdir()  # only when empty: never another server's socket
+        self._remove_socket_dir()
         self.state_path.unlink(missing_ok=True)
+
+    def _remove_socket_dir(self) -> None:
+        """The short socket folder in the shared temporary directory, if this server made one
+        and it is empty (never another server's socket)."""
+        if self.socket_dir != self.run_dir:
+            with suppress(OSError):
+                self.socket_dir.rmdir()
 
     def _legacy_runfiles(self) -> list[Path]:
         return [self.root / n for n in ("mysqld.sock", "mysqld.pid", "error.log")]
