@@ -14,11 +14,12 @@ help: ## list the targets
 
 $(STAMP): pyproject.toml
 	@test -d $(VENV) || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
 	@# uv installs what pip would, unpacking and compiling in parallel (on 2 cores about 20 s
-	@# where pip takes 50); pip itself where uv cannot be had (an index that serves only pip)
+	@# where pip takes 50); pip itself, brought up to date, where uv cannot be had (an index
+	@# that serves only pip)
 	($(BIN)/pip install -q uv && $(BIN)/uv pip install -q --python $(BIN)/python \
-		--compile-bytecode -e '.[dev]') || $(BIN)/pip install -q -e '.[dev]'
+		--compile-bytecode -e '.[dev]') \
+		|| ($(BIN)/pip install -q --upgrade pip && $(BIN)/pip install -q -e '.[dev]')
 	@touch $(STAMP)
 
 setup: ## install what is missing: system packages (apt), a .venv with tibench, the YCSB binding, the notebooks' output filter

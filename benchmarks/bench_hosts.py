@@ -208,14 +208,16 @@ def _ratio(num: list[float], den: list[float]) -> tuple[float, float, float]:
     return math.exp(m), math.exp(m - half), math.exp(m + half)
 
 
-def _clients(rec) -> list[tuple[float, int]]:
-    """Each client's own measured seconds and threads (from its log)."""
+def _clients(rec) -> list[tuple[float, int, float]]:
+    """Each client's own measured seconds, threads and TPS (from its log)."""
     out = []
     for log in json.loads(rec.summary_json)["client_logs"]:
         p = parse_sysbench_file(log)
         iv = p.intervals
         threads = int(iv["threads"].iloc[0]) if iv is not None and len(iv) else -1
-        out.append((p.summary.get("total_time_s") or math.nan, threads))
+        out.append(
+            (p.summary.get("total_time_s") or math.nan, threads, p.summary.get("tps") or math.nan)
+        )
     return out
 
 
@@ -240,15 +242,16 @@ def _print_cpu(cpu: dict[str, list[dict[str, float]]], title: str) -> None:
     print(f"  {'all but other':38} {tl:9.3f} {th:9.3f} {th - tl:+12.3f}")
 
 
-def _print_clients(clients: dict[str, list[list[tuple[float, int]]]]) -> None:
+def _print_clients(clients: dict[str, list[list[tuple[float, int, float]]]]) -> None:
     for w, label in (("local", "3 local"), ("hosts", "1 local + 2 SSH")):
         runs = clients[w]
         for i in range(len(runs[0])):
             secs = [run[i][0] for run in runs]
             threads = sorted({run[i][1] for run in runs})
+            tps = statistics.fmean(run[i][2] for run in runs)
             print(
                 f"{label} client {i + 1}: measured {min(secs):.3f}..{max(secs):.3f} s, "
-                f"threads {threads}"
+                f"threads {threads}, mean TPS {tps:.1f}"
             )
 
 

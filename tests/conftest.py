@@ -18,7 +18,13 @@ import pytest
 
 from tibenchlib import paths
 from tibenchlib.dm.servers import target_server
-from tibenchlib.server import EmbeddedServer, embedded
+from tibenchlib.server import (
+    TEMPLATE_ENV,
+    EmbeddedServer,
+    ServerError,
+    embedded,
+    make_datadir_template,
+)
 
 
 def pytest_configure(config):
@@ -29,9 +35,27 @@ def pytest_configure(config):
         tag = hashlib.sha1(str(config.rootpath).encode()).hexdigest()[:10]
         config.option.basetemp = str(Path(tempfile.gettempdir()) / f"tibench-pytest-{tag}")
         config.stash[_OWN_BASETEMP] = Path(config.option.basetemp)
+    # One pristine datadir for the session's sixty-odd servers (and the tibench processes the
+    # tests start), copied instead of running mariadb-install-db for each; made once, before
+    # pytest-xdist's workers start, which inherit the variable.
+    if not hasattr(config, "workerinput") and not os.environ.get(TEMPLATE_ENV):
+        top = Path(tempfile.mkdtemp(prefix="tibench-pytest-datadir-"))
+        try:
+            os.environ[TEMPLATE_ENV] = str(make_datadir_template(top / "datadir"))
+            config.stash[_OWN_TEMPLATE] = top
+        except ServerError:  # no MariaDB here: the tests that need it skip
+            shutil.rmtree(top, ignore_errors=True)
+
+
+def pytest_unconfigure(config):
+    top = config.stash.get(_OWN_TEMPLATE, None)
+    if top is not None:
+        os.environ.pop(TEMPLATE_ENV, None)
+        shutil.rmtree(top, ignore_errors=True)
 
 
 _OWN_BASETEMP = pytest.StashKey[Path]()
+_OWN_TEMPLATE = pytest.StashKey[Path]()
 
 
 def pytest_sessionfinish(session, exitstatus):

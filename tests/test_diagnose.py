@@ -435,8 +435,15 @@ def test_real_sweep_server_on_one_cpu_is_server_bound(data_dir, sysbench_bin):
     finally:
         os.setpriority(os.PRIO_PROCESS, 0, prio)
     d = _real_diagnosis(study)
+    assert d["server_demand"] >= 0.9 and d["threads_at"] == 16, d["sentence_en"]
+    if d["verdict"] == "host_cpu":
+        # other tenants' work filled the client's CPUs too (seen with four pytest workers on a
+        # 2-CPU host): the client was short of CPU as well, and the diagnosis then names neither
+        # side, which is right; it must not name the client alone
+        assert d["resource"] == "client+server" and d["client_demand"] >= 0.9
+        assert d["server_busy"] >= 0.9 and "neither can be named" in d["sentence_en"]
+        return
     assert (d["verdict"], d["resource"]) == ("server_cpu", "server"), d["sentence_en"]
-    assert d["server_demand"] >= 0.9 and d["threads_at"] == 16
     assert "server CPU-bound" in d["sentence_en"] and "服务端 CPU 瓶颈" in d["sentence_zh"]
 
 

@@ -36,8 +36,23 @@ def _query(s: EmbeddedServer, sql: str):
         eng.dispose()
 
 
-def test_start_reuse_restart_stop(fresh):
+@pytest.mark.parametrize("install", ["mariadb-install-db", "template"])
+def test_start_reuse_restart_stop(fresh, install, monkeypatch, tmp_path):
+    """Both ways a new server gets its datadir: mariadb-install-db, or a copy of the template
+    (conftest makes one for the session; servers of CLI children inherit it)."""
+    if install == "template":
+        if not os.environ.get(srvmod.TEMPLATE_ENV):
+            monkeypatch.setenv(
+                srvmod.TEMPLATE_ENV, str(srvmod.make_datadir_template(tmp_path / "template"))
+            )
+        template = srvmod.datadir_template()
+        assert template is not None and not os.lstat(template).st_mode & 0o022
+    else:
+        monkeypatch.delenv(srvmod.TEMPLATE_ENV, raising=False)
     s = fresh.ensure()
+    user = srvmod.service_user()
+    if user is not None:  # as root: the datadir is mariadbd's user's, however it was made
+        assert os.stat(s.datadir / "mysql" / "user.frm").st_uid == user.pw_uid
     st = s.status()
     assert st["running"] and st["host"] == "127.0.0.1"
     info = server_info(s.conninfo().engine())
@@ -66,6 +81,21 @@ def test_start_reuse_restart_stop(fresh):
     assert not srvmod._pid_alive(pid)
     assert not changed.status()["running"]
     assert not s.socket_path.exists()
+
+
+@pytest.mark.parametrize("make", ["missing", "writable", "empty"])
+def test_a_template_that_cannot_be_trusted_is_refused_naming_the_variable(
+    fresh, make, monkeypatch, tmp_path
+):
+    t = tmp_path / "template"
+    if make != "missing":
+        t.mkdir()
+        os.chmod(t, 0o777 if make == "writable" else 0o700)
+    monkeypatch.setenv(srvmod.TEMPLATE_ENV, str(t))
+    shown = {"missing": "No such file", "writable": "only you can write", "empty": "no mysql/"}
+    with pytest.raises(srvmod.ServerError, match=f"{srvmod.TEMPLATE_ENV}=.*{shown[make]}"):
+        fresh.ensure()
+    assert not fresh.datadir.exists()
 
 
 def test_stale_instance_is_cleaned(fresh):
