@@ -17,9 +17,9 @@ runs of each set-up (:class:`tibenchlib.hosts.cpuaccount.CpuAccount`: every proc
 machine read before, every 0.25 s during and after each run): mariadbd, the sysbench clients
 (local / under sshd), sshd, what SSH sessions run besides the clients (shells, the sampling
 loop), tibench's Python, and everything else (the machine's other load); and each client's own
-measured seconds and threads. What the SSH set-up spends that the local one does not is there
-in CPU seconds, which other load on a shared machine disturbs less than TPS. The CPU while the
-clients ran also gives a second ratio, of TPS per core the benchmark's own processes used
+measured seconds, threads and mean TPS. What the SSH set-up spends that the local one does not
+is there in CPU seconds, which other load on a shared machine disturbs less than TPS. The CPU
+while the clients ran also gives a second ratio, of TPS per core the benchmark's own processes used
 (everything but 'other'): the work done for the CPU had, whatever share of the machine its
 other load left the set-up. On an idle machine the two ratios should agree; on a loaded one
 the first also measures how the other load's share moved between the set-ups.
