@@ -392,7 +392,7 @@ def _real_study(name: str, arm: dict):
             "workloads": ["oltp_point_select"],
             "threads": [1, 4, 16],
             "repeats": 3,
-            "duration_s": 3,
+            "duration_s": 2,
             "report_interval_s": 1,
             "cooldown_s": 0,
             "arms": [arm],
