@@ -597,11 +597,12 @@ def test_real_adaptive_study_stops_resumes_after_a_kill_and_reports(
     for rec in mid.itertuples():  # nothing measured before the kill was run again
         assert after.loc[rec.Index, "started_at"] == rec.started_at
     assert len(json.loads(r.stdout)) == len(after)
-    # it stopped where the rule says (almost always at max: two identical arms), and running
-    # it again measures nothing
+    # it stopped where the rule says (mostly at max: two identical arms; on a loaded machine the
+    # rounds' order can still put a whole interval beyond the margin, seen once in five suites
+    # on four workers), and running it again measures nothing
     dec = cell_decisions(study, after.reset_index())
     assert not dec["open"].any()
-    assert set(dec["reason"]) <= {"max rounds", "estimate above margin", "estimate below margin"}
+    assert set(dec["reason"]) <= set(REASONS) - {"stage 1", "running", "target width"}
     assert len(after) == 2 * dec["rounds_used"].sum()
     assert ((dec["rounds_used"] == 4) == (dec["reason"] == "max rounds")).all()
     _cli("run", str(f), "--phase", "sweep", "--in-process")
@@ -622,4 +623,4 @@ def test_real_adaptive_study_stops_resumes_after_a_kill_and_reports(
     text = json.dumps([c.get("outputs", []) for c in cells])
     assert '"output_type": "error"' not in text
     assert "Adaptive repeats:" in text
-    assert "reached 4 rounds" in text or "estimate above margin" in text or "below" in text
+    assert "reached 4 rounds" in text or dec["reason"].iloc[0] in text
