@@ -880,20 +880,26 @@ def _add_compare_parser(cmd) -> None:
 
 
 #: Loggers that, once tibench is told to stop, only repeat the interrupt: papermill's "Kernel died
-#: while waiting for execute reply" and asyncio's "Task exception was never retrieved" (the
-#: DeadKernelError of the cell that was running) when the phase notebook's kernel is shut down.
-INTERRUPT_ECHOES = ("papermill", "asyncio")
+#: while waiting for execute reply", asyncio's "Task exception was never retrieved" (the
+#: DeadKernelError of the cell that was running) when the phase notebook's kernel is shut down,
+#: and SQLAlchemy's pool, whose "Exception closing connection" carries the interrupt's traceback
+#: when it lands while a connection is being closed.
+INTERRUPT_ECHOES = ("papermill", "asyncio", "sqlalchemy.pool")
 
 
-def _drop(record: logging.LogRecord) -> bool:
-    return False
+def _not_an_echo(record: logging.LogRecord) -> bool:
+    return not record.name.startswith(INTERRUPT_ECHOES)
 
 
 def _terminate(signum, frame):
-    # SIGTERM unwinds like Ctrl-C: papermill shuts its kernel down, children die with us, and
-    # what was measured is already in the catalog. The user gets one line saying so.
+    # SIGTERM and Ctrl-C unwind alike: papermill shuts its kernel down, children die with us, and
+    # what was measured is already in the catalog. The user gets one line saying so. The filter
+    # sits on the handlers: a logger's own filter misses its children's records (SQLAlchemy logs
+    # under one logger per pool class).
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_not_an_echo)
     for name in INTERRUPT_ECHOES:
-        logging.getLogger(name).addFilter(_drop)
+        logging.getLogger(name).addFilter(_not_an_echo)
     raise KeyboardInterrupt
 
 
@@ -906,6 +912,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(a) -> int:
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where ignored (&)
+        signal.signal(signal.SIGINT, _terminate)
     logging.basicConfig(
         level=logging.DEBUG if a.verbose else logging.INFO,
         stream=sys.stderr,
