@@ -418,6 +418,35 @@ def test_a_run_on_changed_settings_is_not_started(tmp_path, data_dir):
     assert before == 0 and store.run_status("loop") == {"sweep/flush1/0": "ok"}
 
 
+@pytest.mark.parametrize("down", ["refused", "state gone"])
+def test_a_server_down_since_the_liveness_check_is_left_to_the_run(tmp_path, monkeypatch, down):
+    """The server dies between the run loop's liveness check and the settings check (seen in
+    CI: a test's SIGKILL landed there under load): the check does not stop the phase with the
+    driver's error; the run is started, finds the server down and fails as a run, and the next
+    run's check restarts the server."""
+    from tibenchlib import target
+    from tibenchlib.db import ConnInfo
+    from tibenchlib.server import ServerError
+
+    srv = EmbeddedServer(root=tmp_path / "srv", options={"innodb_flush_log_at_trx_commit": 1})
+    monkeypatch.setattr(EmbeddedServer, "pid", property(lambda self: 4242))
+    if down == "refused":
+        import socket
+
+        with socket.socket() as s:  # a port nothing listens on
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        info = ConnInfo(host="127.0.0.1", port=port, user="tibench", database="", password="x")
+        monkeypatch.setattr(EmbeddedServer, "conninfo", lambda self: info)
+        with pytest.raises(Exception, match="Connection refused|Can't connect"):
+            settings_mismatch(srv)
+    else:
+        with pytest.raises(ServerError):
+            srv.conninfo()
+    ctx = SimpleNamespace(server=srv, target=None, arm=SimpleNamespace(label="flush1"))
+    target.verify_settings(ctx, SimpleNamespace(run_key="sweep/flush1/1"))  # no error
+
+
 # -- passwords in children's environments ------------------------------------------------------
 def test_tools_and_kernels_get_no_password_in_their_environment(tmp_path, monkeypatch):
     from tibenchlib import db

@@ -13,7 +13,7 @@ from .binding import parse_policy
 from .db import ConnInfo, ServerInfo, server_info
 from .params import Arm, Study
 from .safety import guard_destructive
-from .server import EmbeddedServer
+from .server import EmbeddedServer, ServerError
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -171,7 +171,12 @@ def verify_settings(ctx, spec) -> None:
     for srv in (getattr(ctx, "server", None), getattr(ctx, "target", None)):
         if not isinstance(srv, EmbeddedServer) or srv.pid is None:
             continue
-        bad = settings_mismatch(srv)
+        try:
+            bad = settings_mismatch(srv)
+        except (ServerError, sa.exc.OperationalError):
+            # the server went down since the run loop found it alive: the run finds it down and
+            # fails as any run on a dead server does, and the next run's check restarts it
+            continue
         if bad:
             name, want, got = bad[0]
             raise SettingsChanged(
