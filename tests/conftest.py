@@ -45,6 +45,34 @@ def pytest_configure(config):
             config.stash[_OWN_TEMPLATE] = top
         except ServerError:  # no MariaDB here: the tests that need it skip
             shutil.rmtree(top, ignore_errors=True)
+    if not hasattr(config, "workerinput") and config.getoption("numprocesses", None):
+        _rewrite_test_modules_once(config)
+
+
+def _rewrite_test_modules_once(config) -> None:
+    """pytest rewrites the asserts of the test modules it imports (their failure messages) and
+    caches the rewritten code in ``__pycache__`` only where Python may write bytecode: with
+    ``PYTHONDONTWRITEBYTECODE`` set (as in CI here), each of pytest-xdist's workers rewrites all
+    of them again, about 5 s of CPU each. The controller writes that cache once before the
+    workers start, and they read it (pytest reads a valid cache whatever the variable says).
+
+    pytest's own rewriting, through its private module: should it change, the cache is not
+    written and each worker rewrites for itself, as before."""
+    try:
+        from _pytest.assertion import rewrite
+
+        if config.getoption("assertmode") != "rewrite":
+            return
+        state = config.stash[rewrite.assertstate_key]
+        for fn in sorted(Path(__file__).parent.glob("test_*.py")):
+            pyc = rewrite.get_cache_dir(fn) / (fn.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(fn, pyc):
+                continue
+            pyc.parent.mkdir(exist_ok=True)
+            source_hash, co = rewrite._rewrite_test(fn, config)
+            rewrite._write_pyc(state, co, source_hash, pyc)
+    except Exception:  # noqa: BLE001 - only a cache; the workers rewrite what it lacks
+        return
 
 
 def pytest_unconfigure(config):

@@ -95,6 +95,22 @@ def lab(clone_data_dir, ci_study, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def lab_page(browser, lab, request):
+    """One JupyterLab tab for a test file's notebooks, as a person keeps one open: the
+    application loads once (about 5 s of Chromium's CPU each time it loads), and each notebook
+    is opened from the File menu, then closed with its kernel. The tab has a workspace of its
+    own (the file's name): JupyterLab would otherwise reopen what another tab left open."""
+    url, token = lab
+    page = browser.new_page(viewport={"width": 1920, "height": 1800})
+    try:
+        page.goto(f"{url}/lab/workspaces/{request.module.__name__}?token={token}", timeout=120_000)
+        page.get_by_role("menuitem", name="File", exact=True).wait_for(timeout=120_000)
+        yield page
+    finally:
+        page.close()
+
+
+@pytest.fixture(scope="module")
 def zh_params(clone_data_dir, ci_study) -> Path:
     """A copy of params/ci.yaml saying ``lang: zh`` (the same study, so the same catalog), under
     data/ci/browser/, once the CI study is measured."""
@@ -125,6 +141,26 @@ def _study_copy(name: str, params: Path) -> Path:
     return out
 
 
+def _menu(page, menu: str, item: str) -> None:
+    page.get_by_role("menuitem", name=menu, exact=True).click()
+    page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
+
+
+def _close_and_shut_down(page) -> None:
+    """File, Close and Shut Down: the notebook's tab closes and its kernel stops (JupyterLab asks
+    first), so the next notebook is the only one open, as a person would leave the tab."""
+    if not page.locator(".jp-NotebookPanel").count():
+        return
+    _menu(page, "File", "Close and Shut Down")
+    accept = page.locator(".jp-Dialog .jp-mod-accept")
+    try:
+        accept.wait_for(timeout=10_000)
+        accept.click()
+    except Exception:  # noqa: BLE001 - a JupyterLab that does not ask
+        pass
+    page.locator(".jp-NotebookPanel").first.wait_for(state="detached", timeout=60_000)
+
+
 def _errors(nb: dict) -> list[str]:
     return [
         f"cell {i}: {o.get('ename')}: {o.get('evalue')}"
@@ -135,19 +171,20 @@ def _errors(nb: dict) -> list[str]:
     ]
 
 
-def run_all_on_the_zh_study(browser, lab, zh_params: Path, name: str) -> None:
-    """Open notebook ``name`` on the zh study in JupyterLab, Run All, save; then check the saved
-    file: no error output, every code cell ran, some output shown, and no English sentence in
-    what a reader sees of it."""
-    url, token = lab
+def run_all_on_the_zh_study(page, zh_params: Path, name: str) -> None:
+    """Open notebook ``name`` on the zh study in JupyterLab's tab ``page`` (File, Open from
+    Path), Run All, save, screenshot, then close it and shut its kernel down; then check the
+    saved file: no error output, every code cell ran, some output shown, and no English
+    sentence in what a reader sees of it."""
     path = _study_copy(name, zh_params)
     rel = path.relative_to(ROOT)
     before = path.stat().st_mtime
-    page = browser.new_page(viewport={"width": 1920, "height": 1800})
     try:
-        # a workspace of its own: JupyterLab would otherwise reopen the notebooks opened before
-        # (their kernels too), and the one shown first would be another
-        page.goto(f"{url}/lab/workspaces/{rel.stem}/tree/{rel}?token={token}", timeout=120_000)
+        _menu(page, "File", "Open from Path…")
+        dialog = page.locator(".jp-Dialog")
+        dialog.locator("input").fill(str(rel))
+        dialog.get_by_role("button", name="Open").click()
+        page.locator(".jp-NotebookPanel").first.wait_for(timeout=120_000)
         # JupyterLab may ask which kernel to start: take the one it proposes (this env's). It
         # asks before any kernel starts, so this notebook's kernel idle means it did not ask.
         select = page.locator(".jp-Dialog").get_by_role("button", name="Select")
@@ -181,7 +218,7 @@ def run_all_on_the_zh_study(browser, lab, zh_params: Path, name: str) -> None:
         news = page.get_by_text(NEWS_QUESTION).count()
         page.screenshot(path=str(shots / f"{Path(name).stem}.png"))
     finally:
-        page.close()
+        _close_and_shut_down(page)
     assert not news, f"{rel}: JupyterLab's news question covers the screenshot"
     assert path.stat().st_mtime > before, f"{rel}: JupyterLab did not save the notebook"
     nb = json.loads(path.read_text())

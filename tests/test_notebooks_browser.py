@@ -26,7 +26,8 @@ from tibenchlib.notebook import PHASE_NOTEBOOKS
 pytestmark = [pytest.mark.slow, pytest.mark.notebook]
 
 #: the fixtures of the browser pass, shared with the other file of the pass
-browser, lab, zh_params = notebook_lab.browser, notebook_lab.lab, notebook_lab.zh_params
+browser, lab, lab_page = notebook_lab.browser, notebook_lab.lab, notebook_lab.lab_page
+zh_params = notebook_lab.zh_params
 
 #: The notebooks opened here; test_notebooks_browser_tools.py opens the others (TPC-H, DM, YCSB,
 #: TPC-C), on a worker of its own, so the two halves run side by side.
@@ -34,11 +35,11 @@ NOTEBOOKS = [PHASE_NOTEBOOKS[p] for p in ("environment", "prepare", "sweep", "co
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_in_jupyterlab_and_a_zh_study_speaks_chinese(browser, lab, zh_params, name):
+def test_notebook_runs_in_jupyterlab_and_a_zh_study_speaks_chinese(lab_page, zh_params, name):
     """(Formerly two tests: this one on an English study, and test_notebooks_zh's
     ``test_zh_study_prints_no_english_sentence``, which executed the same notebooks again with
     papermill on the zh copy.)"""
-    notebook_lab.run_all_on_the_zh_study(browser, lab, zh_params, name)
+    notebook_lab.run_all_on_the_zh_study(lab_page, zh_params, name)
 
 
 #: Per table header: how many lines its text takes on the page, and how many words it has (a

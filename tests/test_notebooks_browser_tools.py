@@ -14,7 +14,8 @@ from tibenchlib.notebook import PHASE_NOTEBOOKS
 pytestmark = [pytest.mark.slow, pytest.mark.notebook]
 
 #: the fixtures of the browser pass, shared with the other file of the pass
-browser, lab, zh_params = notebook_lab.browser, notebook_lab.lab, notebook_lab.zh_params
+browser, lab, lab_page = notebook_lab.browser, notebook_lab.lab, notebook_lab.lab_page
+zh_params = notebook_lab.zh_params
 
 NOTEBOOKS = [n for n in sorted(PHASE_NOTEBOOKS.values()) if n not in FIRST_HALF]
 
@@ -25,5 +26,5 @@ def test_the_two_halves_open_every_notebook():
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs_in_jupyterlab_and_a_zh_study_speaks_chinese(browser, lab, zh_params, name):
-    notebook_lab.run_all_on_the_zh_study(browser, lab, zh_params, name)
+def test_notebook_runs_in_jupyterlab_and_a_zh_study_speaks_chinese(lab_page, zh_params, name):
+    notebook_lab.run_all_on_the_zh_study(lab_page, zh_params, name)
