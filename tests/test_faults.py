@@ -1311,7 +1311,7 @@ def test_server_killed_during_a_ycsb_run_fails_that_run_only(tmp_path, short_dat
     p.write_text(
         "study: ycsbkill\nphases: [ycsb]\nsample_resources: false\n"
         "ycsb: {workloads: {ru: {recordcount: 1000, maxexecutiontime_s: 3}}, threads: [1],"
-        " repeats: 5}\n"
+        " repeats: 5, jvm_options: [-XX:TieredStopAtLevel=1]}\n"
     )
     study = load_study(p)
     db = data / "ycsbkill" / "results.sqlite"

@@ -645,6 +645,7 @@ def test_ycsb_with_one_local_and_one_ssh_client(hosts, data_dir):
         "threads": [2],
         "repeats": 2,
         "clients": ["local", entry],
+        "jvm_options": ["-XX:TieredStopAtLevel=1"],  # runs of 3 s: C2 would cost more CPU
     }
     study = parse_study(d)
     store, seen = _run_watched(hosts, study, "ycsb")
@@ -658,6 +659,7 @@ def test_ycsb_with_one_local_and_one_ssh_client(hosts, data_dir):
     checks = store.read("client_hosts", name)
     assert checks["problems"].isna().all() and checks["tool_version"].str.contains("openjdk").all()
     assert "db.passwordfile=" in seen  # the binding's password file, named mid-run
+    assert "-XX:TieredStopAtLevel=1 -cp " in seen  # the study's JVM options, on the host too
     close_all()
 
 
@@ -762,6 +764,7 @@ def test_a_ycsb_host_killed_mid_run_fails_that_run_naming_it(hosts, data_dir):
         "threads": [2],
         "repeats": 1,
         "clients": ["local", entries[1]],
+        "jvm_options": ["-XX:TieredStopAtLevel=1"],
     }
     study = parse_study(d)
     ctx = open_arm(study, "a")

@@ -90,6 +90,29 @@ def test_java_command_holds_no_password_and_displays_without_paths(tmp_path):
     assert "-load" in load_cmd and "-t" not in load_cmd
 
 
+def test_jvm_options_go_before_the_class_path_and_are_shown():
+    cmd = ycsb_command(
+        "run", CLUSTER, Workload(operationcount=10), threads=2, classpath="/x/a.jar",
+        jvm_options=["-Xmx1g", "-XX:TieredStopAtLevel=1"],
+    )  # fmt: skip
+    assert cmd[:5] == ["java", "-Xmx1g", "-XX:TieredStopAtLevel=1", "-cp", "/x/a.jar"]
+    assert display_command(cmd).startswith(
+        "java -Xmx1g -XX:TieredStopAtLevel=1 -cp '<tibench YCSB class path>' site.ycsb.Client"
+    )
+
+
+@pytest.mark.parametrize(
+    "opt", ["-cp", "-classpath", "--class-path=/x", "-jar", "Xmx1g", "-Xmx1g -cp", "-D$(id)", ""]
+)
+def test_a_jvm_option_that_is_not_one_word_or_replaces_the_class_path_is_refused(opt):
+    from tibenchlib.params import ParamsError, parse_study
+
+    with pytest.raises(ParamsError, match=r"ycsb\.jvm_options\.0"):
+        parse_study({"study": "s", "ycsb": {"jvm_options": [opt]}})
+    ok = parse_study({"study": "s", "ycsb": {"jvm_options": ["-Xmx4g", "-Dk=v", "-XX:+UseG1GC"]}})
+    assert ok.ycsb.jvm_options == ["-Xmx4g", "-Dk=v", "-XX:+UseG1GC"]
+
+
 def test_go_ycsb_command_is_report_001s_form_without_the_password(tmp_path):
     props = tmp_path / "sysbench-x.cfg"
     w = Workload(recordcount=800000, operationcount=10, readproportion=0.8, updateproportion=0.2)

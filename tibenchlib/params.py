@@ -486,6 +486,19 @@ class DmParams(_Model):
         return env_secret(self.source_password_env)
 
 
+def _jvm_option(v: str) -> str:
+    if not re.fullmatch(r"-[A-Za-z0-9:+=._/,%-]+", v):
+        raise ValueError(f"{v!r} is not one JVM option (a word starting with -)")
+    if v in ("-cp", "-classpath", "-jar") or v.startswith("--class-path"):
+        raise ValueError(f"{v}: the class path is tibench's to give")
+    return v
+
+
+#: one JVM option (``-Xmx4g``, ``-XX:+UseSerialGC``, ``-Dkey=value``): one word starting with
+#: ``-``, not the class path nor a jar
+JvmOption = Annotated[str, AfterValidator(_jvm_option)]
+
+
 class YcsbParams(_Model):
     """The ``ycsb`` phase: YCSB core workloads by name × a thread ladder × repeats.
 
@@ -503,6 +516,10 @@ class YcsbParams(_Model):
     threads: Annotated[list[ThreadCount], Field(min_length=1)] = [1, 2, 4]
     repeats: RepeatCount = 3
     load_threads: ThreadCount = 2
+    #: options for the Java YCSB's JVM, before its class path (``-Xmx4g`` for thousands of
+    #: threads; ``-XX:TieredStopAtLevel=1`` for runs of a few seconds, which spend more CPU
+    #: compiling than running); go-ycsb takes none
+    jvm_options: list[JvmOption] = []
     #: client processes started together per run (report 004), merged into one run: a number
     #: (on this machine), or client hosts (``local``, ``user@host[:port]``, a mapping with
     #: ``key`` and ``java``), one client each

@@ -198,6 +198,7 @@ def ensure_loaded(ctx, *, force: bool = False) -> list[dict]:
             r = load(
                 ctx.conn, w, path, threads=y.load_threads, tool=tool,
                 secret_dir=paths.private_dir(study.study), timeout_s=y.run_timeout_s,
+                jvm_options=y.jvm_options,
             )  # fmt: skip
         except YcsbError as e:
             record_step(ctx, "ycsb_load", table, "failed", time.time() - t0, str(e)[:2000])
@@ -361,6 +362,7 @@ def _launch(ctx, spec: YcsbSpec, w, conns, tool: str, logs, hdr_dirs, timeout: f
     runs = run_together(
         conns, w, logs, threads=spec.threads, tool=tool,
         secret_dir=paths.private_dir(ctx.study.study), timeout_s=timeout, extras=extras,
+        jvm_options=ctx.study.ycsb.jvm_options,
     )  # fmt: skip
     return runs, None, []
 

@@ -182,9 +182,11 @@ def ycsb_command(
     measurementtype: str = "hdrhistogram",
     batchsize: int = 100,
     extra: Sequence[str] = (),
+    jvm_options: Sequence[str] = (),
 ) -> list[str]:
-    """The Java YCSB command: ``java -cp … site.ycsb.Client -load|-t -db tibench.ycsb.JdbcClient
-    -threads N -s -p …``, password excluded (the binding reads ``password_file``)."""
+    """The Java YCSB command: ``java [jvm_options] -cp … site.ycsb.Client -load|-t -db
+    tibench.ycsb.JdbcClient -threads N -s -p …``, password excluded (the binding reads
+    ``password_file``)."""
     if threads < 1:
         raise ValueError(f"threads: must be at least 1, got {threads}")
     props = {
@@ -197,7 +199,8 @@ def ycsb_command(
     }
     if password_file is not None:
         props["db.passwordfile"] = str(password_file)
-    cmd = ["java", "-cp", classpath, CLIENT_CLASS, "-load" if action == "load" else "-t"]
+    cmd = ["java", *jvm_options, "-cp", classpath, CLIENT_CLASS]
+    cmd.append("-load" if action == "load" else "-t")
     cmd += ["-db", BINDING_CLASS, "-threads", str(threads), "-s", *_p(props), *extra]
     return cmd
 
@@ -268,13 +271,14 @@ def _invoke(
     timeout_s: float | None,
     home: str | Path | None,
     extra: Sequence[str],
+    jvm_options: Sequence[str] = (),
 ) -> YcsbRun:
     if tool == "ycsb":
         classpath = build_binding(home)  # checks java too
         with _secret_file((conn.password or "") + "\n", secret_dir) as pw:
             cmd = ycsb_command(
                 action, conn, workload, threads=threads, classpath=classpath,
-                password_file=pw, extra=extra,
+                password_file=pw, extra=extra, jvm_options=jvm_options,
             )  # fmt: skip
             out = execute(cmd, log_path, timeout_s=timeout_s)
     elif tool == "go-ycsb":
@@ -303,6 +307,7 @@ def load(
     timeout_s: float | None = None,
     home: str | Path | None = None,
     extra: Sequence[str] = (),
+    jvm_options: Sequence[str] = (),
 ) -> YcsbRun:
     """Create ``usertable`` and load ``recordcount`` rows, then verify the row count.
 
@@ -322,9 +327,9 @@ def load(
         Drop the table first (a load into a non-empty table fails on duplicate keys).
     secret_dir
         Private folder for the password file (``paths.private_dir(study)``); a temp dir if None.
-    timeout_s, home, extra
+    timeout_s, home, extra, jvm_options
         Longest the load may take; the binding's build root (:func:`build.ycsb_home`); more
-        arguments for the tool.
+        arguments for the tool; options for the Java YCSB's JVM.
 
     Raises
     ------
@@ -335,7 +340,7 @@ def load(
     create_table(conn, workload, recreate=recreate)
     r = _invoke(
         tool, "load", conn, workload, log_path, threads=threads, secret_dir=secret_dir,
-        timeout_s=timeout_s, home=home, extra=extra,
+        timeout_s=timeout_s, home=home, extra=extra, jvm_options=jvm_options,
     )  # fmt: skip
     if not r.ok:
         raise YcsbError(_failure(r))
@@ -359,6 +364,7 @@ def run(
     timeout_s: float | None = None,
     home: str | Path | None = None,
     extra: Sequence[str] = (),
+    jvm_options: Sequence[str] = (),
 ) -> YcsbRun:
     """One YCSB run (transactions) at ``threads`` client threads; the raw output goes to
     ``log_path``. A failed run is returned, not raised (``YcsbRun.ok``), so a sweep records it
@@ -366,7 +372,7 @@ def run(
     tool = tool or choose_tool(conn)
     return _invoke(
         tool, "run", conn, workload, log_path, threads=threads, secret_dir=secret_dir,
-        timeout_s=timeout_s, home=home, extra=extra,
+        timeout_s=timeout_s, home=home, extra=extra, jvm_options=jvm_options,
     )  # fmt: skip
 
 
@@ -381,11 +387,13 @@ def run_together(
     timeout_s: float | None = None,
     home: str | Path | None = None,
     extras: Sequence[Sequence[str]] | None = None,
+    jvm_options: Sequence[str] = (),
 ) -> list[YcsbRun]:
     """Several YCSB clients started together (one per entry of ``conns``: one per tidb-server,
     or the same server several times), each with ``threads`` threads and its own log, password
-    file and ``extras`` entry; returns their runs in order once all have ended. A failed
-    client is returned, not raised, and the others' logs are kept."""
+    file and ``extras`` entry (the Java YCSB's JVMs with ``jvm_options``); returns their runs in
+    order once all have ended. A failed client is returned, not raised, and the others' logs
+    are kept."""
     if not conns:
         raise ValueError("run_together: no client")
     extras = list(extras) if extras is not None else [()] * len(conns)
@@ -407,6 +415,7 @@ def run_together(
                         classpath=classpath,
                         password_file=pw,
                         extra=extra,
+                        jvm_options=jvm_options,
                     )  # fmt: skip
                 )
             else:
@@ -484,7 +493,7 @@ def run_on_hosts(
             ]
             argv = ycsb_command(
                 "run", conn, workload, threads=threads, classpath=cp, password_file=pw,
-                extra=hdr_props,
+                extra=hdr_props, jvm_options=study.ycsb.jvm_options,
             )  # fmt: skip
             if host.java:
                 argv[0] = host.java
