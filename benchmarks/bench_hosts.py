@@ -10,7 +10,8 @@ from round to round), each run a sweep run (:func:`tibenchlib.sysbench.runner.ru
 ``oltp_point_select`` with ``--threads`` shared by the three clients. Estimator: the mean over
 rounds of the per-round ratio hosts / local (log scale, Student t 95% interval, df = rounds - 1);
 the start barrier's spread (latest minus earliest client start of a run) as its median over the
-runs on hosts.
+runs on hosts. Beside it, the same ratio on the runs' interior seconds (each client's report
+intervals but its first and last), which tells a cost at the runs' edges from one all along.
 
 Beside the ratio, the CPU seconds each kind of process spent per run, as the mean over the
 runs of each set-up (:class:`tibenchlib.hosts.cpuaccount.CpuAccount`: every process of the
@@ -129,6 +130,7 @@ def _measure(a: argparse.Namespace) -> int:
             steady = {"hosts": [], "local": []}
             first = {"hosts": [], "local": []}
             clients = {"hosts": [], "local": []}
+            interior = {"hosts": [], "local": []}
             spread = []
             try:
                 for r in range(1, a.rounds + 1):
@@ -149,6 +151,7 @@ def _measure(a: argparse.Namespace) -> int:
                             print(f"round {r} {which}: {rec.status}: {rec.error}")
                             return 1
                         tps[which].append(rec.tps)
+                        interior[which].append(_interior_tps(rec))
                         if which == "hosts":
                             spread.append(json.loads(rec.summary_json)["start_spread_ms"])
                         print(f"round {r} {which:5}: {rec.tps:9.1f} TPS")
@@ -164,6 +167,7 @@ def _measure(a: argparse.Namespace) -> int:
         for w in tps
     }  # fmt: skip
     e_ratio, e_lo, e_hi = _ratio(per_core["hosts"], per_core["local"])
+    i_ratio, i_lo, i_hi = _ratio(interior["hosts"], interior["local"])
     print(f"CPUs: {os.cpu_count()}, CFS autogroup: {_autogroup()}, load average: {os.getloadavg()}")
     med = statistics.median(spread)
     print(
@@ -173,6 +177,11 @@ def _measure(a: argparse.Namespace) -> int:
     print(
         f"TPS per core of the benchmark's processes (all but 'other', while the clients ran), "
         f"(1 local + 2 SSH) / (3 local): {e_ratio:.3f} [95% CI {e_lo:.3f}, {e_hi:.3f}]"
+    )
+    print(
+        f"TPS of the runs' interior seconds (each client's report intervals but its first and "
+        f"last, summed over clients), (1 local + 2 SSH) / (3 local): {i_ratio:.3f} "
+        f"[95% CI {i_lo:.3f}, {i_hi:.3f}]"
     )
     print(
         f"start barrier spread: median {med:.1f} ms, max {max(spread):.1f} ms "
@@ -206,6 +215,19 @@ def _ratio(num: list[float], den: list[float]) -> tuple[float, float, float]:
         else math.nan
     )
     return math.exp(m), math.exp(m - half), math.exp(m + half)
+
+
+def _interior_tps(rec) -> float:
+    """The sum over the clients of each one's mean TPS over its report intervals but the first
+    and the last: what the clients did away from the run's edges (its start, and its end where
+    tibench gathers the clients' results while others may still run)."""
+    total = 0.0
+    for log in json.loads(rec.summary_json)["client_logs"]:
+        iv = parse_sysbench_file(log).intervals
+        if iv is None or len(iv) < 3:
+            return math.nan
+        total += float(iv["tps"].iloc[1:-1].mean())
+    return total
 
 
 def _clients(rec) -> list[tuple[float, int, float]]:

@@ -198,13 +198,36 @@ def _measure_ci_study() -> subprocess.CompletedProcess:
         # readers' re-executions then exercise resume (everything already measured)
         shutil.rmtree(paths.study_dir("ci"), ignore_errors=True)
         try:
-            return subprocess.run(
+            proc = subprocess.Popen(
                 CI_STUDY_ARGS, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                cwd=paths.ROOT, timeout=3600,
+                cwd=paths.ROOT,
             )  # fmt: skip
+            with proc:
+                _ahead(proc.pid)
+                try:
+                    out, _ = proc.communicate(timeout=3600)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    raise
+            return subprocess.CompletedProcess(CI_STUDY_ARGS, proc.returncode, out)
         finally:
             embedded().stop()
             target_server().stop()  # the dm phase's second server
+
+
+#: How far ahead of the other workers' load the CI study runs (a nice value).
+CI_STUDY_NICE = -5
+
+
+def _ahead(pid: int) -> None:
+    """The CI study is the suite's longest path: every file that reads it waits until it is
+    measured. Where the machine allows it (root), it runs ahead of the other workers' load:
+    a lower nice value, set before it starts anything, so that its kernels, tools and servers
+    inherit it. Elsewhere it runs as before."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, CI_STUDY_NICE)
+    except OSError:
+        pass
 
 
 @pytest.fixture(scope="module")
