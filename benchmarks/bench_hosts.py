@@ -147,11 +147,13 @@ def _measure(a: argparse.Namespace) -> int:
                         first[which].append({r: v / secs for r, v in roles.items()})
                         cpu[which].append(acct.roles()[1])
                         clients[which].append(_clients(rec))
+                        # away from the run's edges (its start, and its end where tibench
+                        # gathers the clients' results while others may still run)
+                        interior[which].append(sum(c[3] for c in clients[which][-1]))
                         if rec.status != "ok":
                             print(f"round {r} {which}: {rec.status}: {rec.error}")
                             return 1
                         tps[which].append(rec.tps)
-                        interior[which].append(_interior_tps(rec))
                         if which == "hosts":
                             spread.append(json.loads(rec.summary_json)["start_spread_ms"])
                         print(f"round {r} {which:5}: {rec.tps:9.1f} TPS")
@@ -206,8 +208,16 @@ def _measure(a: argparse.Namespace) -> int:
 
 
 def _ratio(num: list[float], den: list[float]) -> tuple[float, float, float]:
-    """Mean over rounds of log(num / den), back-transformed, with its Student t 95% interval."""
-    logs = [math.log(n / d) for n, d in zip(num, den, strict=True)]
+    """Mean over rounds of log(num / den), back-transformed, with its Student t 95% interval
+    (rounds where either side is not a positive number, such as runs too short for interior
+    seconds, are left out; NaN without any round)."""
+    logs = [
+        math.log(n / d)
+        for n, d in zip(num, den, strict=True)
+        if math.isfinite(n) and math.isfinite(d) and n > 0 and d > 0
+    ]
+    if not logs:
+        return math.nan, math.nan, math.nan
     m = statistics.fmean(logs)
     half = (
         st.t.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
@@ -217,29 +227,17 @@ def _ratio(num: list[float], den: list[float]) -> tuple[float, float, float]:
     return math.exp(m), math.exp(m - half), math.exp(m + half)
 
 
-def _interior_tps(rec) -> float:
-    """The sum over the clients of each one's mean TPS over its report intervals but the first
-    and the last: what the clients did away from the run's edges (its start, and its end where
-    tibench gathers the clients' results while others may still run)."""
-    total = 0.0
-    for log in json.loads(rec.summary_json)["client_logs"]:
-        iv = parse_sysbench_file(log).intervals
-        if iv is None or len(iv) < 3:
-            return math.nan
-        total += float(iv["tps"].iloc[1:-1].mean())
-    return total
-
-
-def _clients(rec) -> list[tuple[float, int, float]]:
-    """Each client's own measured seconds, threads and TPS (from its log)."""
+def _clients(rec) -> list[tuple[float, int, float, float]]:
+    """Each client's own measured seconds, threads, TPS, and mean TPS over its report intervals
+    but the first and the last (NaN with fewer than three), from its log."""
     out = []
     for log in json.loads(rec.summary_json)["client_logs"]:
         p = parse_sysbench_file(log)
         iv = p.intervals
         threads = int(iv["threads"].iloc[0]) if iv is not None and len(iv) else -1
-        out.append(
-            (p.summary.get("total_time_s") or math.nan, threads, p.summary.get("tps") or math.nan)
-        )
+        inner = float(iv["tps"].iloc[1:-1].mean()) if iv is not None and len(iv) >= 3 else math.nan
+        s = p.summary
+        out.append((s.get("total_time_s") or math.nan, threads, s.get("tps") or math.nan, inner))
     return out
 
 
@@ -264,7 +262,7 @@ def _print_cpu(cpu: dict[str, list[dict[str, float]]], title: str) -> None:
     print(f"  {'all but other':38} {tl:9.3f} {th:9.3f} {th - tl:+12.3f}")
 
 
-def _print_clients(clients: dict[str, list[list[tuple[float, int, float]]]]) -> None:
+def _print_clients(clients: dict[str, list[list[tuple[float, int, float, float]]]]) -> None:
     for w, label in (("local", "3 local"), ("hosts", "1 local + 2 SSH")):
         runs = clients[w]
         for i in range(len(runs[0])):
