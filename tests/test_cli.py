@@ -380,5 +380,3 @@ def test_after_sigterm_the_interrupts_echoes_are_not_shown():
         root.removeHandler(keep)
         for h in root.handlers:
             h.removeFilter(cli._not_an_echo)
-        for name in cli.INTERRUPT_ECHOES:
-            logging.getLogger(name).removeFilter(cli._not_an_echo)

@@ -898,8 +898,6 @@ def _terminate(signum, frame):
     # under one logger per pool class).
     for handler in logging.getLogger().handlers:
         handler.addFilter(_not_an_echo)
-    for name in INTERRUPT_ECHOES:
-        logging.getLogger(name).addFilter(_not_an_echo)
     raise KeyboardInterrupt
 
 
