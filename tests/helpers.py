@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -75,3 +76,10 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def sysbench_seed(log: str | Path) -> int | None:
+    """The ``--rand-seed`` a sysbench log says it ran with (its own words at the start:
+    "Initializing random number generator from seed (N)."); None for the current time."""
+    m = re.search(r"random number generator from seed \((\d+)\)", Path(log).read_text())
+    return int(m.group(1)) if m else None

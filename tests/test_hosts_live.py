@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-from helpers import ROOT
+from helpers import ROOT, sysbench_seed
 
 from tibenchlib.hosts.loopback import LoopbackSshd, sshd_missing
 from tibenchlib.hosts.preflight import check_hosts, problems
@@ -144,6 +144,8 @@ def test_sweep_with_one_local_and_two_ssh_clients(hosts, data_dir, sysbench_bin)
         assert all(p.summary["status"] == "ok" for p in each)
         assert [p.summary["threads"] for p in each] == list(mine["threads"])
         assert sum(mine["threads"]) == run["threads"]
+        seeds = [sysbench_seed(p) for p in logs]  # each client its own requests
+        assert None not in seeds and len(set(seeds)) == 3, seeds
         # TPS: the clients' sum; p95: read off the merged histogram, not a mean of p95s
         assert run["tps"] == pytest.approx(sum(p.summary["tps"] for p in each), rel=1e-6)
         assert run["lat_p95_ms"] == pytest.approx(
@@ -684,6 +686,8 @@ def test_tpcc_with_one_local_and_one_ssh_client(hosts, data_dir, sysbench_bin):
         # the driver's counters summed over both hosts match the orders table's growth
         counts = [parse_driver_counts(p.read_text()) for p in logs]
         assert all(c and c["new_order"] > 0 for c in counts)
+        seeds = [sysbench_seed(p) for p in logs]  # each host its own requests
+        assert None not in seeds and seeds[0] != seeds[1], seeds
         summary = json.loads(run["summary_json"])
         assert summary["new_orders"] == sum(c["new_order"] for c in counts)
         assert summary["transactions"]["payment"] == sum(c["payment"] for c in counts)

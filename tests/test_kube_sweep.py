@@ -14,6 +14,7 @@ from pathlib import Path
 import kube_fake
 import pytest
 import yaml
+from helpers import sysbench_seed
 
 from tibenchlib import phases
 from tibenchlib.db import ConnInfo
@@ -24,6 +25,7 @@ from tibenchlib.params import ParamsError, load_study, parse_study
 from tibenchlib.parse.sysbench import parse_sysbench_file
 from tibenchlib.store import Store
 from tibenchlib.sweep import phase_estimate
+from tibenchlib.sysbench.command import run_seeds
 from tibenchlib.sysbench.runner import RunSpec, run_one
 from tibenchlib.target import open_arm
 
@@ -84,7 +86,7 @@ def test_pod_connection_defaults_to_the_operators_tidb_service():
     )  # fmt: skip
 
 
-def _run_wrapper(tmp_path, index: int, start_at: int, shares=(3, 2)):
+def _run_wrapper(tmp_path, index: int, start_at: int, shares=(3, 2), seeds=None):
     """The Job's container command run with /bin/sh, a stand-in ``sysbench`` that prints its
     arguments, as pod ``index``."""
     tool = tmp_path / "sysbench"
@@ -92,7 +94,7 @@ def _run_wrapper(tmp_path, index: int, start_at: int, shares=(3, 2)):
     tool.chmod(0o755)
     job = job_manifest(
         name="j", namespace="ns", tool="sysbench", image="i", args=["oltp_point_select", "run"],
-        clients=2, secret="j", labels={}, start_at=start_at, shares=list(shares),
+        clients=2, secret="j", labels={}, start_at=start_at, shares=list(shares), seeds=seeds,
     )  # fmt: skip
     c = job["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e.get("value", "pw") for e in c["env"]}
@@ -119,6 +121,21 @@ def test_wrapper_past_start_instant_starts_at_once(tmp_path):
     lines, t0, done = _run_wrapper(tmp_path, 0, int(time.time()) - 5)
     assert done - t0 < 1.0
     assert lines[-1] == "--threads=3"
+
+
+def test_each_pod_gets_its_own_seed_beside_its_share(tmp_path):
+    for index, seed in ((0, 17), (1, 2**31 - 1)):
+        lines, _, _ = _run_wrapper(tmp_path, index, 0, seeds=[17, 2**31 - 1])
+        assert lines[-2:] == [f"--rand-seed={seed}", f"--threads={(3, 2)[index]}"]
+    kw = dict(name="j", namespace="ns", image="i", clients=2, secret="j", labels={})
+    for bad, match in (
+        (dict(tool="go-tpc", args=[], seeds=[1, 2]), "go-tpc takes no per-pod --rand-seed"),
+        (dict(tool="sysbench", args=[], seeds=[1]), "one seed in 1..2"),
+        (dict(tool="sysbench", args=[], seeds=[0, 1]), "one seed in 1..2"),
+        (dict(tool="sysbench", args=["--rand-seed=3", "run"], seeds=[1, 2]), "already carry"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            job_manifest(**bad, **kw)
 
 
 def test_shares_need_one_positive_share_per_pod():
@@ -216,6 +233,8 @@ def test_sweep_runs_its_clients_as_a_job(
         assert [p.name for p in logs] == ["pod0.log", "pod1.log"]
         each = [parse_sysbench_file(p) for p in logs]
         assert [p.summary["threads"] for p in each] == [2, 1]
+        spec = RunSpec("a", "oltp_point_select", 3, int(key[-1]))
+        assert [sysbench_seed(p) for p in logs] == run_seeds(s, spec, 2)  # each pod its own
         starts = [float(p.read_text().splitlines()[0].split()[1]) for p in logs]
         assert list(g["started_at"]) == pytest.approx(starts)
         # the barrier: nobody before the agreed instant, everybody within half a second of it

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import sysbench_seed
 
 from tibenchlib.params import ParamsError, parse_study
 
@@ -64,6 +65,7 @@ def test_two_clients_in_one_sweep_run(tmp_path, data_dir, sysbench_bin, mariadb)
     from tibenchlib.multiclient import merge_histograms
     from tibenchlib.params import load_study
     from tibenchlib.parse.sysbench import histogram_percentiles, parse_sysbench_file
+    from tibenchlib.sysbench.command import run_seeds
     from tibenchlib.sysbench.runner import RunSpec, client_logs, run_one
     from tibenchlib.target import open_arm
 
@@ -111,6 +113,9 @@ def test_two_clients_in_one_sweep_run(tmp_path, data_dir, sysbench_bin, mariadb)
         assert rec.lat_p95_ms == pytest.approx(merged[95])
         assert rec.events == sum(p.summary["events"] for p in each)
         assert "and 1 more clients" in rec.command
+        # started in the same second, each client replays its own requests (sysbench's words)
+        seeds = [sysbench_seed(p) for p in logs]
+        assert seeds == run_seeds(study, spec, 2) and len(set(seeds)) == 2, seeds
 
         # one client on a closed port: the run fails, both clients' logs stay
         ctx.study = study.model_copy(

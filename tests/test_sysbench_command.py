@@ -7,7 +7,14 @@ import yaml
 
 from tibenchlib.db import ConnInfo
 from tibenchlib.params import load_study
-from tibenchlib.sysbench.command import study_command, sysbench_command
+from tibenchlib.sysbench.command import (
+    client_seeds,
+    run_seeds,
+    seeded,
+    study_command,
+    sysbench_command,
+)
+from tibenchlib.sysbench.runner import RunSpec
 from tibenchlib.tools import display_command
 
 CONN = ConnInfo("127.0.0.1", 3307, "tibench", "sbtest", password="n0t-in-argv")
@@ -99,3 +106,39 @@ def test_prepare_takes_no_run_options_and_no_command_shows_the_password():
     shown = display_command(cmd)
     assert "n0t-in-argv" not in " ".join(cmd) + shown
     assert "--config-file=<0600 credentials file>" in shown and "/x/cred.cnf" not in shown
+
+
+def test_one_client_keeps_sysbench_s_own_seed():
+    assert client_seeds(1, "oltp_point_select/t8/r1", 1) == [None]
+    cmd = ["sysbench", "oltp_point_select", "--threads=8", "run"]
+    assert seeded(cmd, None) == cmd
+
+
+def test_several_clients_each_get_their_own_seed_the_arms_of_a_round_the_same(tmp_path):
+    s = _study(tmp_path, threads=[8], clients=4, arms=[{"label": "a"}, {"label": "b"}])
+    a1 = run_seeds(s, RunSpec("a", "oltp_point_select", 8, 1), 4)
+    assert len(set(a1)) == 4 and all(0 < x < 2**31 for x in a1)
+    # the same run in the other arm replays the same requests (common random numbers) ...
+    assert run_seeds(s, RunSpec("b", "oltp_point_select", 8, 1), 4) == a1
+    # ... the next round, another workload or thread count, or another study seed do not
+    others = [
+        run_seeds(s, RunSpec("a", "oltp_point_select", 8, 2), 4),
+        run_seeds(s, RunSpec("a", "oltp_read_only", 8, 1), 4),
+        run_seeds(s, RunSpec("a", "oltp_point_select", 4, 1), 4),
+        run_seeds(s.model_copy(update={"seed": 2}), RunSpec("a", "oltp_point_select", 8, 1), 4),
+    ]
+    for o in others:
+        assert not set(o) & set(a1), o
+    # the command: one --rand-seed, just before the action, in place of the user's
+    cmd = study_command(s, CONN, "oltp_point_select", 2, 600, "/p/cfg")
+    out = seeded([*cmd[:-1], "--rand-seed=9", cmd[-1]], a1[0])
+    assert out[-2:] == [f"--rand-seed={a1[0]}", "run"]
+    assert [x for x in out if x.startswith("--rand-seed")] == [f"--rand-seed={a1[0]}"]
+
+
+def test_the_user_s_seed_is_where_the_clients_seeds_start():
+    assert client_seeds(1, "k", 3, ["--db-ps-mode=disable", "--rand-seed=41"]) == [41, 42, 43]
+    # sysbench's 0 ("the current time") would give every client the same seed: derived instead
+    derived = client_seeds(1, "k", 3, ["--rand-seed=0"])
+    assert derived == client_seeds(1, "k", 3) and len(set(derived)) == 3
+    assert client_seeds(1, "k", 2, ["--rand-seed=2147483647"]) == [2**31 - 1, 1]

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import sysbench_seed
 from scipy import stats as sps
 
 from tibenchlib.params import ParamsError, parse_study
@@ -339,6 +340,8 @@ def test_phase_with_two_clients_resume_and_refusal(mariadb, sysbench_bin, data_d
             store.read("tpcc_runs", "tpcc-t", run_key=r.run_key)["client_logs_json"].iloc[0]
         )
         assert len(logs) == 2 and all(Path(x).is_file() for x in logs)
+        seeds = [sysbench_seed(x) for x in logs]  # each client its own requests
+        assert None not in seeds and len(set(seeds)) == 2, seeds
     steps = store.read("prepare_steps", "tpcc-t")
     assert {"tpcc_prepare", "tpcc_verify"} <= set(steps["step"])
     assert len(rows) == 4 and (rows["n"] == 2).all()

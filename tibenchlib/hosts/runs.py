@@ -26,7 +26,7 @@ from ..kube.sweep_job import check_job, job_logs, run_on_job
 from ..multiclient import merge_parsed
 from ..parse.sysbench import parse_sysbench_file
 from ..resources import client_bottleneck
-from ..sysbench.command import study_command
+from ..sysbench.command import run_seeds, seeded, study_command
 from ..tools import Outcome, display_command
 from .execute import ClientJob, ClientResult, run_clients, start_spread_ms
 from .preflight import HostCheck, check_hosts, check_rows, problems
@@ -192,9 +192,12 @@ def run_on_hosts(ctx, spec, d: int, logs: list, timeout: float, sampler):
     name = spec.run_key.replace("/", "__")
     with secret_config_file(ctx.conn, paths.private_dir(study.study)) as local_cfg:
         jobs = []
-        for c, n, lg, host in zip(checks, shares, logs, study.client_hosts, strict=True):
+        seeds = run_seeds(study, spec, len(checks))
+        for c, n, lg, host, seed in zip(
+            checks, shares, logs, study.client_hosts, seeds, strict=True
+        ):
             cfg = local_cfg if c.local else f"{remote_dir(study.study, c.label)}/{name}.cfg"
-            argv = study_command(study, ctx.conn, spec.workload, n, d, cfg)
+            argv = seeded(study_command(study, ctx.conn, spec.workload, n, d, cfg), seed)
             if host.sysbench:
                 argv[0] = host.sysbench
             secret = f"mysql-password={ctx.conn.password}\n" if ctx.conn.password else ""

@@ -82,6 +82,13 @@ SHARE = (
     r'[ "$i" -eq "$JOB_COMPLETION_INDEX" ] && set -- "$@" "{option}$n"; i=$((i + 1)); done; '
 )
 
+#: Each pod's sysbench seed, the word at its index in ``TIBENCH_SEEDS``: ``--rand-seed=`` after
+#: the tool's arguments (see :func:`tibenchlib.sysbench.command.client_seeds`).
+SEED = (
+    r"i=0; for n in $TIBENCH_SEEDS; do "
+    r'[ "$i" -eq "$JOB_COMPLETION_INDEX" ] && set -- "$@" "--rand-seed=$n"; i=$((i + 1)); done; '
+)
+
 
 def label_value(text: str) -> str:
     """``text`` as a valid label value (at most 63 of ``[A-Za-z0-9._-]``, alphanumeric at both
@@ -140,6 +147,7 @@ def job_manifest(
     ttl_s: int = 3600,
     start_at: int | None = None,
     shares: Sequence[int] | None = None,
+    seeds: Sequence[int] | None = None,
 ) -> dict:
     """The Job running ``clients`` copies of ``tool`` with ``args`` (password-free).
 
@@ -165,6 +173,9 @@ def job_manifest(
         Each pod's share of the run's threads, by index (sysbench and go-tpc; a go-ycsb pod's
         ``threadcount`` is per client): pod ``i`` gets ``--threads=<shares[i]>`` after
         ``args``, so ``args`` carry no ``--threads`` (go-tpc: no ``-T``).
+    seeds
+        sysbench only: each pod's ``--rand-seed``, by index, after ``args`` (which then carry
+        none), so that pods started in the same second do not replay the same requests.
 
     A failed pod is not retried (``backoffLimit: 0``): a client restarted late would start
     out of step with the others and its figures would not add up with theirs.
@@ -188,6 +199,15 @@ def job_manifest(
             raise ValueError(f"shares: {list(shares)} is not one positive share per pod")
         env.append({"name": "TIBENCH_SHARES", "value": " ".join(str(int(n)) for n in shares)})
         script = SHARE.format(option=SHARE_OPTION[tool]) + script
+    if seeds is not None:
+        if tool != "sysbench":
+            raise ValueError(f"seeds: {tool} takes no per-pod --rand-seed here")
+        if len(seeds) != clients or any(not 0 < int(n) < 2**31 for n in seeds):
+            raise ValueError(f"seeds: {list(seeds)} is not one seed in 1..2^31-1 per pod")
+        if any(str(a).startswith("--rand-seed=") for a in args):
+            raise ValueError("seeds: args already carry a --rand-seed")
+        env.append({"name": "TIBENCH_SEEDS", "value": " ".join(str(int(n)) for n in seeds)})
+        script = SEED + script
     if start_at is not None:
         env.append({"name": "TIBENCH_START_AT", "value": str(int(start_at))})
         script = BARRIER + script

@@ -27,7 +27,7 @@ from .. import paths
 from ..clients import split_threads
 from ..multiclient import merge_parsed
 from ..parse.sysbench import SysbenchResult, parse_sysbench_file
-from ..sysbench.command import study_command
+from ..sysbench.command import run_seeds, study_command
 from ..tools import Outcome, display_command
 from .job import START_MARK, job_labels, job_manifest, job_name, secret_manifest
 from .kubectl import Kubectl, KubectlError
@@ -147,6 +147,7 @@ def launch_pods(
     password: str | None,
     timeout_s: float,
     sampler=None,
+    seeds: list[int] | None = None,
 ) -> PodsLaunch:
     """Run ``tool`` with ``args`` in ``cj.pods`` pods of one Job (pod ``i`` with
     ``--threads=shares[i]`` when ``shares``), its password in a Secret, a start barrier
@@ -168,6 +169,7 @@ def launch_pods(
         deadline_s=int(cj.start_lead_s + timeout_s),
         start_at=start_at,
         shares=shares,
+        seeds=seeds,
     )
     secret = secret_manifest(name, kc.namespace, password, labels)
     error, warnings = None, []
@@ -207,11 +209,13 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
     kc = job_kubectl(study, spec.arm)
     shares = split_threads(spec.threads, cj.pods)
     argv = study_command(study, pod_conn(study, spec.arm, ctx.conn), spec.workload, 1, d, None)
-    args = [a for a in argv[1:] if not a.startswith("--threads=")]
+    seeds = run_seeds(study, spec, cj.pods)
+    args = [a for a in argv[1:] if not a.startswith(("--threads=", "--rand-seed="))]
     extras = JobExtras()
     p = launch_pods(
         ctx, cj, kc, run_key=spec.run_key, tool="sysbench", args=args, shares=shares,
-        logs=logs, password=ctx.conn.password, timeout_s=timeout, sampler=sampler,
+        seeds=None if seeds == [None] else seeds, logs=logs, password=ctx.conn.password,
+        timeout_s=timeout, sampler=sampler,
     )  # fmt: skip
     extras.warnings += p.warnings
     each = {i: parse_sysbench_file(logs[i]) for i in p.read}

@@ -30,7 +30,7 @@ from ..record import RunRecord
 from ..resources import ProcessSampler, client_bottleneck
 from ..tools import display_command, execute
 from ..warmup import steady_after
-from .command import study_command
+from .command import run_seeds, seeded, study_command
 from .record import record_from_parsed
 
 log = logging.getLogger(__name__)
@@ -156,11 +156,12 @@ def _run_clients(ctx, spec: RunSpec, d: int, logs: list[Path], timeout: float, s
     study = ctx.study
     conns = endpoint_conns(ctx.conn, study.clients)
     shares = split_threads(spec.threads, len(conns))
+    seeds = run_seeds(study, spec, len(conns))
     with ExitStack() as stack:
         cmds = []
-        for c, n in zip(conns, shares, strict=True):
+        for c, n, seed in zip(conns, shares, seeds, strict=True):
             cfg = stack.enter_context(secret_config_file(c, paths.private_dir(study.study)))
-            cmds.append(study_command(study, c, spec.workload, n, d, cfg))
+            cmds.append(seeded(study_command(study, c, spec.workload, n, d, cfg), seed))
         if sampler is not None:
             sampler.t0 = time.time()
             sampler.start()

@@ -52,6 +52,7 @@ from ..record import RunRecord, outcome_status
 from ..runorder import arm_order
 from ..stats import fieller_ratio, summarize_cells
 from ..store import Store
+from ..sysbench.command import client_seeds, seeded
 from ..sysbench.prepare import record_step
 from ..sysbench.record import check_run
 from ..target import open_arm
@@ -301,6 +302,9 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
     conns = client_conns(conn, study)
     shares = split_threads(spec.threads, len(conns))
     timeout = study.run_timeout_s or p.duration_s * 1.5 + 60
+    # each client its own seed (the Lua driver draws with sysbench.rand), the arms' alike
+    key = f"w{spec.warehouses}/{spec.workload}/t{spec.threads}/r{spec.repeat}"
+    seeds = client_seeds(study.seed, key, len(conns))
     eng = conn.engine()
     per_host = None
     try:
@@ -308,28 +312,21 @@ def measure_lua(ctx, spec: TpccSpec, conn: ConnInfo, logs: list[Path]) -> dict:
         if p.client_hosts:
             per_host, cmds = run_lua_on_hosts(
                 ctx, conn, scale, shares, logs, name=spec.run_key.replace("/", "__"),
-                timeout_s=timeout, time_s=p.duration_s, report_interval_s=p.report_interval_s,
-                wait=spec.wait, wait_scale=p.wait_scale,
+                seeds=seeds, timeout_s=timeout, time_s=p.duration_s,
+                report_interval_s=p.report_interval_s, wait=spec.wait, wait_scale=p.wait_scale,
             )  # fmt: skip
             outcomes = [r.outcome for r in per_host]
         else:
             with ExitStack() as stack:
                 cmds = []
-                for c, n in zip(conns, shares, strict=True):
+                for c, n, seed in zip(conns, shares, seeds, strict=True):
                     cfg = stack.enter_context(secret_config_file(c, paths.private_dir(study.study)))
-                    cmds.append(
-                        sysbench_tpcc_command(
-                            c,
-                            "run",
-                            scale,
-                            threads=n,
-                            time_s=p.duration_s,
-                            report_interval_s=p.report_interval_s,
-                            config_file=cfg,
-                            wait=spec.wait,
-                            wait_scale=p.wait_scale,
-                        )  # fmt: skip
-                    )
+                    cmd = sysbench_tpcc_command(
+                        c, "run", scale, threads=n, time_s=p.duration_s,
+                        report_interval_s=p.report_interval_s, config_file=cfg, wait=spec.wait,
+                        wait_scale=p.wait_scale,
+                    )  # fmt: skip
+                    cmds.append(seeded(cmd, seed))
                 outcomes = execute_together(cmds, logs, timeout_s=timeout)
         after, lost = orders_count_after(eng)
     finally:

@@ -47,6 +47,7 @@ from ..hosts.spec import host_labels
 from ..hosts.ssh import call, remote_dir
 from ..parse.gotpc import TpccResult, parse_tpcc_output
 from ..parse.sysbench import SysbenchResult, histogram_percentiles, parse_sysbench_file
+from ..sysbench.command import seeded
 from ..tools import Outcome, execute
 
 __all__ = [
@@ -421,13 +422,15 @@ def run_lua_on_hosts(
     logs: Sequence[Path],
     *,
     name: str,
+    seeds: Sequence[int | None] | None = None,
     timeout_s: float | None = None,
     **run_args,
 ) -> tuple[list[ClientResult], list[list[str]]]:
     """One run of the Lua driver on every client host of ``ctx.study`` (``threads[i]`` on the
     i-th), started together; returns each client's result (``error`` names a host that failed)
     and command. ``run_args``: :func:`sysbench_tpcc_command`'s (``time_s``, ``wait``…);
-    ``name`` names the run's files on the hosts."""
+    ``name`` names the run's files on the hosts; ``seeds``: each client's ``--rand-seed``
+    (:func:`tibenchlib.sysbench.command.client_seeds`)."""
     study = ctx.study
     checks = open_tpcc_hosts(study, conn, store=ctx.store, arm=ctx.arm.label)
     lua = sorted(LUA_DIR.glob("*.lua"))
@@ -435,14 +438,18 @@ def run_lua_on_hosts(
     hosts = study.tpcc.client_hosts
     with secret_config_file(conn, paths.private_dir(study.study)) as local_cfg:
         jobs = []
-        for c, host, n, log in zip(checks, hosts, threads, logs, strict=True):
+        seeds = list(seeds) if seeds is not None else [None] * len(checks)
+        for c, host, n, log, seed in zip(checks, hosts, threads, logs, seeds, strict=True):
             if c.local:
                 cfg, script = local_cfg, SCRIPT
             else:
                 cfg = f"{remote_dir(study.study, c.label)}/{name}.cfg"
                 script = f"{call(c.ssh.aput_files(lua))}/{SCRIPT.name}"
-            cmd = sysbench_tpcc_command(
-                conn, "run", scale, threads=n, config_file=cfg, script=script, **run_args
+            cmd = seeded(
+                sysbench_tpcc_command(
+                    conn, "run", scale, threads=n, config_file=cfg, script=script, **run_args
+                ),
+                seed,
             )
             if host.sysbench:
                 cmd[0] = host.sysbench
