@@ -210,12 +210,13 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
     shares = split_threads(spec.threads, cj.pods)
     argv = study_command(study, pod_conn(study, spec.arm, ctx.conn), spec.workload, 1, d, None)
     seeds = run_seeds(study, spec, cj.pods)
-    args = [a for a in argv[1:] if not a.startswith(("--threads=", "--rand-seed="))]
+    seeds = None if seeds == [None] else seeds  # one pod keeps sysbench's own (or the user's)
+    drop = ("--threads=", "--rand-seed=") if seeds else ("--threads=",)
+    args = [a for a in argv[1:] if not a.startswith(drop)]
     extras = JobExtras()
     p = launch_pods(
         ctx, cj, kc, run_key=spec.run_key, tool="sysbench", args=args, shares=shares,
-        seeds=None if seeds == [None] else seeds, logs=logs, password=ctx.conn.password,
-        timeout_s=timeout, sampler=sampler,
+        seeds=seeds, logs=logs, password=ctx.conn.password, timeout_s=timeout, sampler=sampler,
     )  # fmt: skip
     extras.warnings += p.warnings
     each = {i: parse_sysbench_file(logs[i]) for i in p.read}
