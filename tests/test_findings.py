@@ -399,3 +399,14 @@ def test_the_tpch_finding_names_the_queries_whose_change_is_not_resolved():
 )
 def test_a_tpcc_finding_counts_its_warehouses_in_words(workload, wh, lang, said):
     assert F._tpcc_cell(workload, wh, lang) == said
+
+
+def test_an_interval_end_short_of_100_percent_never_reads_as_100():
+    """A bound of -99.6% is not "all the throughput lost": shown to a decimal, at most 99.9."""
+    fig = Figure(80.0, -99.62, 169414.0, "%", 3, "paired")
+    assert F.figure_text(fig) == "+80% [-99.6, +169,414]"
+    assert F.figure_text(Figure(80.0, -99.97, 120.0, "%", 3, "paired")) == "+80% [-99.9, +120]"
+    assert F.figure_text(Figure(50.0, 20.0, 99.7, "% saved", 3, "t")) == "+50% [+20, +99.7]"
+    # ends at or beyond 100 are what they are; others keep their rounding
+    assert F.figure_text(Figure(-81.0, -105.0, -59.0, "%", 3, "t")) == "-81% [-105, -59]"
+    assert F.figure_text(Figure(5.0, -3.04, 12.0, "%", 3, "t")) == "+5.0% [-3.0, +12]"

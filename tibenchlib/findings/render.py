@@ -31,6 +31,15 @@ def _pct(x: float) -> str:
     return f"{x:+,.0f}" if abs(x) >= 10 else f"{x:+,.1f}"
 
 
+def _pct_end(x: float) -> str:
+    """An interval's end as :func:`_pct`, except that an end short of ±100% never reads as
+    ±100 (−99.6% of a throughput is not "all of it", nor a time saved of 99.6% "all of it"):
+    one decimal, at most ±99.9."""
+    if -100 < x < 100 and abs(round(x)) >= 100:
+        return f"{min(max(x, -99.9), 99.9):+.1f}"
+    return _pct(x)
+
+
 def figure_text(fig: Figure | None, lang: str = "en") -> str:
     """``+52% [+41, +64]`` for a change, ``83% [59, 117]`` for a share, ``1,234 [1,200, 1,260]
     TPS`` otherwise; the interval is the 95% one."""
@@ -41,7 +50,7 @@ def figure_text(fig: Figure | None, lang: str = "en") -> str:
         s = _pct(e) + "%"
         if not fig.has_interval and (fig.n or 0) >= 2:  # runs enough for one, yet none bounded
             return s + W.say("fig_unbounded", lang)
-        return s + (f" [{_pct(lo)}, {_pct(hi)}]" if fig.has_interval else "")
+        return s + (f" [{_pct_end(lo)}, {_pct_end(hi)}]" if fig.has_interval else "")
     if fig.unit == "% CPU":
         s = f"{e:.0f}%"
         return s + (f" [{lo:.0f}, {hi:.0f}]" if fig.has_interval else "")
