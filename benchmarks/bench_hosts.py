@@ -71,6 +71,11 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--threads", type=int, default=6)
     ap.add_argument(
+        "--no-sampling",
+        action="store_true",
+        help="both set-ups without the resource sampling (sample_resources: false)",
+    )
+    ap.add_argument(
         "--autogroup",
         choices=["on", "off", "as-is"],
         default="as-is",
@@ -116,6 +121,7 @@ def _measure(a: argparse.Namespace) -> int:
                 "duration_s": a.seconds,
                 "repeats": a.rounds,
                 "arms": [{"label": "a"}],
+                "sample_resources": not a.no_sampling,
             }
             hosts = parse_study(
                 {**base, "study": "bh_hosts", "clients": ["local", *sshd.client_entries()]}

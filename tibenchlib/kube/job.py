@@ -90,6 +90,29 @@ SEED = (
 )
 
 
+def _per_pod(tool: str, clients: int, args, shares, seeds, env: list[dict]) -> str:
+    """The wrapper's words giving each pod its share of threads and its seed (both checked):
+    their variables appended to ``env``, their script returned."""
+    script = ""
+    if shares is not None:
+        if tool not in SHARE_OPTION:
+            raise ValueError(f"shares: {tool} takes no per-pod share of threads here")
+        if len(shares) != clients or any(int(n) < 1 for n in shares):
+            raise ValueError(f"shares: {list(shares)} is not one positive share per pod")
+        env.append({"name": "TIBENCH_SHARES", "value": " ".join(str(int(n)) for n in shares)})
+        script = SHARE.format(option=SHARE_OPTION[tool])
+    if seeds is not None:
+        if tool != "sysbench":
+            raise ValueError(f"seeds: {tool} takes no per-pod --rand-seed here")
+        if len(seeds) != clients or any(not 0 < int(n) < 2**31 for n in seeds):
+            raise ValueError(f"seeds: {list(seeds)} is not one seed in 1..2^31-1 per pod")
+        if any(str(a).startswith("--rand-seed=") for a in args):
+            raise ValueError("seeds: args already carry a --rand-seed")
+        env.append({"name": "TIBENCH_SEEDS", "value": " ".join(str(int(n)) for n in seeds)})
+        script = SEED + script
+    return script
+
+
 def label_value(text: str) -> str:
     """``text`` as a valid label value (at most 63 of ``[A-Za-z0-9._-]``, alphanumeric at both
     ends): other characters become ``-``; a longer value keeps a hash of the whole."""
@@ -191,23 +214,7 @@ def job_manifest(
         },
         {"name": "TIBENCH_DIR", "value": PRIVATE_DIR},
     ]
-    script = TOOLS[tool]
-    if shares is not None:
-        if tool not in SHARE_OPTION:
-            raise ValueError(f"shares: {tool} takes no per-pod share of threads here")
-        if len(shares) != clients or any(int(n) < 1 for n in shares):
-            raise ValueError(f"shares: {list(shares)} is not one positive share per pod")
-        env.append({"name": "TIBENCH_SHARES", "value": " ".join(str(int(n)) for n in shares)})
-        script = SHARE.format(option=SHARE_OPTION[tool]) + script
-    if seeds is not None:
-        if tool != "sysbench":
-            raise ValueError(f"seeds: {tool} takes no per-pod --rand-seed here")
-        if len(seeds) != clients or any(not 0 < int(n) < 2**31 for n in seeds):
-            raise ValueError(f"seeds: {list(seeds)} is not one seed in 1..2^31-1 per pod")
-        if any(str(a).startswith("--rand-seed=") for a in args):
-            raise ValueError("seeds: args already carry a --rand-seed")
-        env.append({"name": "TIBENCH_SEEDS", "value": " ".join(str(int(n)) for n in seeds)})
-        script = SEED + script
+    script = _per_pod(tool, clients, args, shares, seeds, env) + TOOLS[tool]
     if start_at is not None:
         env.append({"name": "TIBENCH_START_AT", "value": str(int(start_at))})
         script = BARRIER + script

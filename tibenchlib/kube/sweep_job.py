@@ -209,8 +209,7 @@ def run_on_job(ctx, spec, d: int, logs: list[Path], timeout: float, sampler):
     kc = job_kubectl(study, spec.arm)
     shares = split_threads(spec.threads, cj.pods)
     argv = study_command(study, pod_conn(study, spec.arm, ctx.conn), spec.workload, 1, d, None)
-    seeds = run_seeds(study, spec, cj.pods)
-    seeds = None if seeds == [None] else seeds  # one pod keeps sysbench's own (or the user's)
+    seeds = [s for s in run_seeds(study, spec, cj.pods) if s] or None  # one pod: sysbench's
     drop = ("--threads=", "--rand-seed=") if seeds else ("--threads=",)
     args = [a for a in argv[1:] if not a.startswith(drop)]
     extras = JobExtras()
