@@ -1,7 +1,7 @@
 """Total TPS of one local + two SSH clients against three local clients, side by side.
 
     .venv/bin/python benchmarks/bench_hosts.py [--rounds 8] [--seconds 10] [--threads 6]
-        [--autogroup off]
+        [--autogroup off] [--no-sampling]
 
 Two OpenSSH servers on 127.0.0.2 and 127.0.0.3 (:class:`tibenchlib.hosts.loopback.LoopbackSshd`)
 stand for client hosts; the target is the embedded MariaDB of a temporary data directory.
