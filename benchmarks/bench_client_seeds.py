@@ -11,7 +11,7 @@ Both set-ups here are three clients started together (:func:`tibenchlib.clients.
 data directory, one run of each per round, their order alternating: "same" gives all three one
 seed (what the current second gives them), "own" gives each a seed of its own. Estimator: the
 mean over rounds of the per-round log ratio same / own, back-transformed, with its Student t 95%
-interval (df = rounds - 1).
+interval (df = rounds - 1; :func:`tibenchlib.stats.paired_ratio`).
 
 Exit code 0 when the interval lies above 1 (the same requests are answered faster: clients need
 seeds of their own); 1 otherwise. Skipped (exit 0, a line saying why) without sysbench.
@@ -20,14 +20,10 @@ seeds of their own); 1 otherwise. Skipped (exit 0, a line saying why) without sy
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shutil
-import statistics
 import tempfile
 from pathlib import Path
-
-from scipy import stats as st
 
 from tibenchlib import paths, phases
 from tibenchlib.clients import execute_together
@@ -35,6 +31,7 @@ from tibenchlib.db import secret_config_file
 from tibenchlib.params import parse_study
 from tibenchlib.parse.sysbench import parse_sysbench_file
 from tibenchlib.server import embedded
+from tibenchlib.stats import paired_ratio
 from tibenchlib.sysbench.command import client_seeds, seeded, study_command
 from tibenchlib.target import open_arm
 
@@ -91,15 +88,12 @@ def main() -> int:
                         print(f"round {r} {which:4}: {total:9.1f} TPS", flush=True)
         finally:
             embedded().stop()
-    logs_ratio = [math.log(s / o) for s, o in zip(tps["same"], tps["own"], strict=True)]
-    m = statistics.fmean(logs_ratio)
-    half = st.t.ppf(0.975, len(logs_ratio) - 1) * statistics.stdev(logs_ratio)
-    half /= math.sqrt(len(logs_ratio))
-    lo, hi = math.exp(m - half), math.exp(m + half)
+    r = paired_ratio(tps["same"], tps["own"])
+    ratio, lo, hi = r["ratio"], r["ci_low"], r["ci_high"]
     print(f"CPUs: {os.cpu_count()}, load average: {os.getloadavg()}")
     print(
-        f"TPS, three clients with one seed / each its own: {math.exp(m):.3f} "
-        f"[95% CI {lo:.3f}, {hi:.3f}], n = {len(logs_ratio)} rounds of {a.seconds} s "
+        f"TPS, three clients with one seed / each its own: {ratio:.3f} "
+        f"[95% CI {lo:.3f}, {hi:.3f}], n = {r['n_pairs']} rounds of {a.seconds} s "
         f"at {a.threads} threads, 2 tables of {a.table_size} rows"
     )
     verdict = "faster" if lo > 1 else ("slower" if hi < 1 else "not told apart")

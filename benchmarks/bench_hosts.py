@@ -52,8 +52,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from scipy import stats as st
-
 from tibenchlib import phases
 from tibenchlib.hosts.cpuaccount import CpuAccount
 from tibenchlib.hosts.loopback import LoopbackSshd, sshd_missing
@@ -61,6 +59,7 @@ from tibenchlib.hosts.runs import close_all, open_hosts
 from tibenchlib.params import parse_study
 from tibenchlib.parse.sysbench import parse_sysbench_file
 from tibenchlib.server import embedded
+from tibenchlib.stats import paired_ratio
 from tibenchlib.sysbench.runner import RunSpec, run_one
 from tibenchlib.target import open_arm
 
@@ -215,22 +214,17 @@ def _measure(a: argparse.Namespace) -> int:
 
 def _ratio(num: list[float], den: list[float]) -> tuple[float, float, float]:
     """Mean over rounds of log(num / den), back-transformed, with its Student t 95% interval
-    (rounds where either side is not a positive number, such as runs too short for interior
-    seconds, are left out; NaN without any round)."""
-    logs = [
-        math.log(n / d)
-        for n, d in zip(num, den, strict=True)
-        if math.isfinite(n) and math.isfinite(d) and n > 0 and d > 0
-    ]
-    if not logs:
+    (:func:`tibenchlib.stats.paired_ratio`: rounds where either side is not a positive number,
+    such as runs too short for interior seconds, are left out; NaN without any round)."""
+    try:
+        r = paired_ratio(num, den)
+    except ValueError:  # no round with a positive figure on both sides
         return math.nan, math.nan, math.nan
-    m = statistics.fmean(logs)
-    half = (
-        st.t.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-        if len(logs) > 1
-        else math.nan
-    )
-    return math.exp(m), math.exp(m - half), math.exp(m + half)
+    return r["ratio"], _or_nan(r["ci_low"]), _or_nan(r["ci_high"])
+
+
+def _or_nan(x) -> float:
+    return math.nan if x is None else float(x)
 
 
 def _clients(rec) -> list[tuple[float, int, float, float]]:
