@@ -291,6 +291,35 @@ def test_levels_off_needs_the_gain_past_the_saturation_point_to_stay_small():
     assert "neither shown to rise nor to level off" in F.render(sat, "en")
 
 
+def test_levels_off_is_not_claimed_from_an_unbounded_interval():
+    """1 thread has the highest mean, but its runs are so spread that the ratio of 2 threads to
+    1 has no bounded interval: the gain past the saturation point may be anything, so no
+    "levels off" (the verdict would follow the means alone); one run per thread count, where no
+    interval can exist, still reads the means."""
+
+    def runs(tps):
+        return pd.DataFrame(
+            [
+                {"run_key": f"w/a/{t}/{r}", "workload": "w", "arm": "a", "threads": t,
+                 "repeat": r, "tps": x, "status": "ok", "lat_p95_ms": 1.0}
+                for t, xs in tps.items()
+                for r, x in enumerate(xs, 1)
+            ]
+        )  # fmt: skip
+
+    d = diagnose(runs({1: [3000.0, 10.0, 20.0], 2: [700.0, 710.0, 690.0]}), None)
+    assert d["n_sat"].iloc[0] == 1 and d["n_max"].iloc[0] == 2
+    assert d["tps_ratio_ci_high"].isna().iloc[0]  # Fieller: unbounded
+    sat = F.sweep_findings(d)[0]
+    assert sat.key == "f_sat_unclear" and sat.verdict == "inconclusive", sat
+    en = F.render(sat, "en")
+    assert "neither shown to rise nor to level off" in en and "interval unbounded" in en
+    assert "置信区间无界" in F.render(sat, "zh")
+    # one run per thread count: no interval can exist, and the means speak as before
+    one = diagnose(runs({1: [1000.0], 2: [700.0]}), None)
+    assert F.sweep_findings(one)[0].key == "f_sat_levels"
+
+
 def test_each_phase_objects_hook_returns_its_findings(monkeypatch):
     from tibenchlib import registry
 

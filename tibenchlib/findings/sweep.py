@@ -63,9 +63,12 @@ def _saturation(r) -> Finding:
             _n(r.n_runs),
             "Fieller ratio of mean TPS",
         )
-    if ratio is not None and ratio.ci_high is not None and ratio.ci_high > LEVEL_PCT:
+    unbounded = ratio is not None and ratio.ci_high is None and (ratio.n or 0) >= 2
+    if unbounded or (ratio is not None and ratio.ci_high is not None and ratio.ci_high > LEVEL_PCT):
         # N_sat is the 95%-of-peak point of the means; "levels off" also needs the interval of
-        # the gain beyond it to stay within that 5%, else the curve may still be climbing
+        # the gain beyond it to stay within that 5%, else the curve may still be climbing (an
+        # unbounded interval, with runs enough for one, bounds nothing; one run per thread
+        # count, where no interval can exist, leaves the means to speak)
         vals["threads_from"] = vals["n_sat"]
         return Finding("sweep", "f_sat_unclear", vals, ratio, "inconclusive", "last_step_wide",
                        EVIDENCE, topic)  # fmt: skip
