@@ -64,6 +64,12 @@ class Figure:
         return self.ci_low is not None and self.ci_high is not None
 
     @property
+    def unbounded(self) -> bool:
+        """Runs enough for an interval (n >= 2), yet none bounded (a Fieller set that is not
+        an interval): the estimate alone, which bounds nothing."""
+        return not self.has_interval and (self.n or 0) >= 2
+
+    @property
     def coherent(self) -> bool:
         """The estimate lies inside its own interval (a figure that does not is never shown)."""
         if self.estimate is None:

@@ -48,7 +48,7 @@ def figure_text(fig: Figure | None, lang: str = "en") -> str:
     e, lo, hi = fig.estimate, fig.ci_low, fig.ci_high
     if fig.unit in ("%", "% saved"):
         s = _pct(e) + "%"
-        if not fig.has_interval and (fig.n or 0) >= 2:  # runs enough for one, yet none bounded
+        if fig.unbounded:
             return s + W.say("fig_unbounded", lang)
         return s + (f" [{_pct_end(lo)}, {_pct_end(hi)}]" if fig.has_interval else "")
     if fig.unit == "% CPU":

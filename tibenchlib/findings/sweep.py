@@ -63,8 +63,8 @@ def _saturation(r) -> Finding:
             _n(r.n_runs),
             "Fieller ratio of mean TPS",
         )
-    unbounded = ratio is not None and ratio.ci_high is None and (ratio.n or 0) >= 2
-    if unbounded or (ratio is not None and ratio.ci_high is not None and ratio.ci_high > LEVEL_PCT):
+    wide = ratio is not None and ratio.has_interval and ratio.ci_high > LEVEL_PCT
+    if wide or (ratio is not None and ratio.unbounded):
         # N_sat is the 95%-of-peak point of the means; "levels off" also needs the interval of
         # the gain beyond it to stay within that 5%, else the curve may still be climbing (an
         # unbounded interval, with runs enough for one, bounds nothing; one run per thread
