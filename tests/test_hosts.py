@@ -226,7 +226,10 @@ def test_without_bash_the_host_sampler_falls_back_to_a_posix_loop(tmp_path):
     readings, err = _run_sampler(tmp_path, ["sh", "date", "head", "cat", "sleep"], end="dir")
     assert err == ""
     assert len(readings) >= 3
-    assert all(r["utime"] is not None for r in readings)
+    # the directory removed after the loop checked it and before it looked for the pid file
+    # (its forked date and head take a while on a loaded machine) leaves the last block
+    # without the process's line; every block before it has one
+    assert all(r["utime"] is not None for r in readings[:-1])
 
 
 def _check(label, session_s=0.0, local=False):
