@@ -25,6 +25,13 @@ while the clients ran also gives a second ratio, of TPS per core the benchmark's
 other load left the set-up. On an idle machine the two ratios should agree; on a loaded one
 the first also measures how the other load's share moved between the set-ups.
 
+Beside them, the interrupts of the machine during each run per 1,000 transactions (median over
+each set-up's runs, from ``/proc/interrupts``): rescheduling IPIs (``RES``: a task woken on
+the other CPU), function-call IPIs (``CAL``), TLB shootdowns (``TLB``) and the local timer
+(``LOC``, a fixed rate: it moves inversely with TPS). With the same CPU busy in both set-ups,
+more cross-CPU wake-ups per transaction are where a shortfall shows on one machine: a client
+thread and its server thread that run on one CPU pass the request through a warm cache.
+
 Exit code 0 when the ratio's interval lies at or above 0.97 and the spread's median is under
 50 ms (issue 24's targets); an interval containing 0.97 decides nothing and says so (exit 1).
 Skipped (exit 0, a line saying why) without sshd or sysbench.
@@ -136,15 +143,22 @@ def _measure(a: argparse.Namespace) -> int:
             first = {"hosts": [], "local": []}
             clients = {"hosts": [], "local": []}
             interior = {"hosts": [], "local": []}
+            irqs = {"hosts": [], "local": []}
             spread = []
             try:
                 for r in range(1, a.rounds + 1):
                     order = ["hosts", "local"] if r % 2 else ["local", "hosts"]
                     for which in order:
+                        irq0 = _interrupts()
                         with CpuAccount() as acct:
                             rec = run_one(
                                 ctx[which], RunSpec("a", "oltp_point_select", a.threads, r)
                             )
+                        irq1 = _interrupts()
+                        txn = rec.tps * a.seconds if rec.tps else math.nan
+                        irqs[which].append(
+                            {k: (irq1[k] - irq0.get(k, 0)) * 1000 / txn for k in irq1}
+                        )
                         # while the clients ran (the readings within it)
                         secs, roles = acct.roles(rec.started_at, rec.finished_at)
                         steady[which].append({r: v / secs for r, v in roles.items()})
@@ -208,6 +222,7 @@ def _measure(a: argparse.Namespace) -> int:
     _print_cpu(first, "CPU in cores over the clients' first 1.5 s:")
     _print_cpu(cpu, "CPU seconds per run, from before the clients' set-up to after their stop:")
     _print_clients(clients)
+    _print_interrupts(irqs)
     ok = verdict == "met" and med < 50
     return 0 if ok else 1
 
@@ -260,6 +275,36 @@ def _print_cpu(cpu: dict[str, list[dict[str, float]]], title: str) -> None:
     tl = sum(v for r, v in mean["local"].items() if r != "other")
     th = sum(v for r, v in mean["hosts"].items() if r != "other")
     print(f"  {'all but other':38} {tl:9.3f} {th:9.3f} {th - tl:+12.3f}")
+
+
+IRQ_KINDS = ("RES", "CAL", "TLB", "LOC")
+
+
+def _interrupts() -> dict[str, int]:
+    """The machine's interrupt counts by kind (:data:`IRQ_KINDS`), summed over the CPUs."""
+    out: dict[str, int] = {}
+    try:
+        lines = Path("/proc/interrupts").read_text().splitlines()
+    except OSError:
+        return out
+    ncpu = len(lines[0].split()) if lines else 0
+    for line in lines[1:]:
+        f = line.split()
+        if f and f[0].rstrip(":") in IRQ_KINDS:
+            out[f[0].rstrip(":")] = sum(int(x) for x in f[1 : 1 + ncpu] if x.isdigit())
+    return out
+
+
+def _print_interrupts(irqs: dict[str, list[dict[str, float]]]) -> None:
+    """Each kind's median over the runs of each set-up, per 1,000 transactions."""
+    kinds = [k for k in IRQ_KINDS if any(k in run for runs in irqs.values() for run in runs)]
+    if not kinds:
+        return
+    print("interrupts per 1,000 transactions (median over runs; RES: rescheduling IPIs):")
+    print(f"  {'kind':6} {'3 local':>9} {'1+2 SSH':>9}")
+    for k in kinds:
+        med = {w: statistics.median(run.get(k, math.nan) for run in irqs[w]) for w in irqs}
+        print(f"  {k:6} {med['local']:9.3f} {med['hosts']:9.3f}")
 
 
 def _print_clients(clients: dict[str, list[list[tuple[float, int, float, float]]]]) -> None:
