@@ -28,9 +28,8 @@ the first also measures how the other load's share moved between the set-ups.
 Beside them, the interrupts of the machine during each run per 1,000 transactions (median over
 each set-up's runs, from ``/proc/interrupts``): rescheduling IPIs (``RES``: a task woken on
 the other CPU), function-call IPIs (``CAL``), TLB shootdowns (``TLB``) and the local timer
-(``LOC``, a fixed rate: it moves inversely with TPS). With the same CPU busy in both set-ups,
-more cross-CPU wake-ups per transaction are where a shortfall shows on one machine: a client
-thread and its server thread that run on one CPU pass the request through a warm cache.
+(``LOC``, a fixed rate: it moves inversely with TPS): whether the set-ups differ in how often
+a task is woken on the other CPU, which the CPU seconds per process do not show.
 
 Exit code 0 when the ratio's interval lies at or above 0.97 and the spread's median is under
 50 ms (issue 24's targets); an interval containing 0.97 decides nothing and says so (exit 1).
