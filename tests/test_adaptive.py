@@ -599,12 +599,14 @@ def test_real_adaptive_study_stops_resumes_after_a_kill_and_reports(
     assert len(json.loads(r.stdout)) == len(after)
     # it stopped where the rule says (mostly at max: two identical arms; on a loaded machine the
     # rounds' order can still put a whole interval beyond the margin, seen once in five suites
-    # on four workers), and running it again measures nothing
+    # on four workers, at round 3 or at the last look, round 4), and running it again measures
+    # nothing
     dec = cell_decisions(study, after.reset_index())
     assert not dec["open"].any()
     assert set(dec["reason"]) <= set(REASONS) - {"stage 1", "running", "target width"}
     assert len(after) == 2 * dec["rounds_used"].sum()
-    assert ((dec["rounds_used"] == 4) == (dec["reason"] == "max rounds")).all()
+    assert (dec["rounds_used"][dec["reason"] == "max rounds"] == 4).all()
+    assert (dec["reason"][dec["rounds_used"] < 4] != "max rounds").all()
     _cli("run", str(f), "--phase", "sweep", "--in-process")
     assert (
         store.runs("adapt")["started_at"].tolist()
