@@ -39,13 +39,14 @@ from .compare import compare_findings, rounds_needed
 from .dm import dm_findings
 from .numa import numa_findings
 from .peak import peak_findings
-from .record import Figure, Finding
+from .record import Caveat, Figure, Finding
 from .render import figure_text, impossible, render, render_all
 from .sweep import round_findings, sweep_findings
 from .tpch import tpch_findings
 
 __all__ = [
     "PHASE_FINDINGS",
+    "Caveat",
     "Figure",
     "Finding",
     "compare_findings",

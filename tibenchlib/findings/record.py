@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Figure", "Finding", "VERDICTS"]
+__all__ = ["Caveat", "Figure", "Finding", "VERDICTS"]
 
 #: What a finding may conclude. ``inconclusive`` always carries a reason.
 VERDICTS = (
@@ -80,6 +80,29 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class Caveat:
+    """What a reader must know to read a finding right: a stand-in, a scaled design, a design
+    that could not alternate. ``key`` names it (one per kind, e.g. ``numa_cpu_pinning``);
+    ``text`` holds the sentence in every language the report speaks (``en`` and ``zh``)."""
+
+    key: str
+    text: dict[str, str]
+
+    def __post_init__(self) -> None:
+        missing = [lang for lang in ("en", "zh") if not (self.text or {}).get(lang)]
+        if not self.key or missing:
+            raise ValueError(
+                f"a caveat needs a key and its text in en and zh ({self.key!r}: missing "
+                f"{', '.join(missing) or 'key'})"
+            )
+        object.__setattr__(self, "text", dict(self.text))
+
+    def say(self, lang: str = "en") -> str:
+        """The caveat in ``lang`` (English where a language has no text)."""
+        return self.text.get(lang) or self.text["en"]
+
+
+@dataclass(frozen=True)
 class Finding:
     """One statement about a study, as data (see the module's docstring)."""
 
@@ -92,6 +115,8 @@ class Finding:
     evidence: str = ""
     #: the question the finding answers (one report section per question): workload, pair…
     topic: str = ""
+    #: what the reader must know to read it right (stand-ins, scaled designs), in en and zh
+    caveats: tuple[Caveat, ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -101,11 +126,19 @@ class Finding:
         if self.verdict == "inconclusive" and not self.reason:
             raise ValueError(f"an inconclusive finding ({self.key}) needs a reason")
         object.__setattr__(self, "values", {k: _clean(v) for k, v in self.values.items()})
+        object.__setattr__(
+            self,
+            "caveats",
+            tuple(c if isinstance(c, Caveat) else Caveat(**c) for c in self.caveats or ()),
+        )
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["caveats"] = [asdict(c) for c in self.caveats]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Finding:
         fig = d.get("figure")
-        return cls(**{**d, "figure": Figure(**fig) if fig else None})
+        caveats = tuple(Caveat(**c) for c in d.get("caveats") or ())
+        return cls(**{**d, "figure": Figure(**fig) if fig else None, "caveats": caveats})
