@@ -20,6 +20,12 @@ _ONE = re.compile(r"\b(1) threads\b")
 
 #: DM's units in the seeds' words (report 003 says 导出/导入/同步)
 _DM_UNIT = {"en": {}, "zh": {"dump": "导出", "load": "导入", "sync": "同步"}}
+#: TPC-H's modes as a Chinese reader knows them (单流 / 多流并发), the specification's names beside
+_MODE = {"en": {}, "zh": {"power": "单流 (Power)", "throughput": "多流并发 (Throughput)"}}
+#: units said in the reader's language (the seeds' 行/秒)
+_UNIT = {"en": {}, "zh": {"rows/s": "行/秒"}}
+#: which way a signed figure points, for a sentence that says it in words (zh: 比其余各轮高 / 低)
+_HIGHER_LOWER = {"en": {False: "higher", True: "lower"}, "zh": {False: "高", True: "低"}}
 
 _RESOURCE = {
     "en": {"server": "server", "client": "client", "host": "host"},
@@ -40,13 +46,30 @@ def _pct_end(x: float) -> str:
     return _pct(x)
 
 
-def figure_text(fig: Figure | None, lang: str = "en") -> str:
+def _unsigned(x: float) -> str:
+    return _pct(x).lstrip("+-")
+
+
+def figure_text(fig: Figure | None, lang: str = "en", *, unsigned: bool = False) -> str:
     """``+52% [+41, +64]`` for a change, ``83% [59, 117]`` for a share, ``1,234 [1,200, 1,260]
-    TPS`` otherwise; the interval is the 95% one."""
+    TPS`` otherwise; the interval is the 95% one.
+
+    ``unsigned``: a change said after a verb that gives its direction (``TPS 下降 65% [40, 80]``):
+    the sizes without sign, low to high, when estimate and interval lie on one side of 0 (else
+    the signed figure, which the verb cannot summarise)."""
     if fig is None or fig.estimate is None:
         return ""
     e, lo, hi = fig.estimate, fig.ci_low, fig.ci_high
     if fig.unit in ("%", "% saved"):
+        one_side = fig.has_interval and (lo > 0 if e > 0 else hi < 0) or not fig.has_interval
+        if unsigned and one_side and e != 0:
+            s = _unsigned(e) + "%"
+            if fig.unbounded:
+                return s + W.say("fig_unbounded", lang)
+            if not fig.has_interval:
+                return s
+            a, b = sorted((abs(lo), abs(hi)))
+            return s + f" [{_pct_end(a).lstrip('+')}, {_pct_end(b).lstrip('+')}]"
         s = _pct(e) + "%"
         if fig.unbounded:
             return s + W.say("fig_unbounded", lang)
@@ -55,7 +78,7 @@ def figure_text(fig: Figure | None, lang: str = "en") -> str:
         s = f"{e:.0f}%"
         return s + (f" [{lo:.0f}, {hi:.0f}]" if fig.has_interval else "")
     s = T.fmt_ci(e, lo, hi) if fig.has_interval else T.fmt_num(e)
-    return f"{s} {fig.unit}".strip()
+    return f"{s} {_UNIT[lang].get(fig.unit, fig.unit)}".strip()
 
 
 #: rounds beyond which "about N rounds" stops being advice: the noise must come down first
@@ -81,6 +104,8 @@ def _value(k: str, v, lang: str):
         return f"{v:.0f}%"
     if k == "unit":
         return _DM_UNIT[lang].get(str(v), str(v))
+    if k == "mode":
+        return _MODE[lang].get(str(v), str(v))
     if k == "resource":
         return _RESOURCE[lang].get(str(v), str(v))
     if isinstance(v, float):
@@ -107,6 +132,17 @@ def render(f: Finding, lang: str = "en") -> str:
     if impossible(f.figure):
         return W.say("f_withheld", lang, topic=f.topic, fig=figure_text(f.figure, lang))
     vals["fig"] = figure_text(f.figure, lang)
+    # Chinese says the direction with its verb (TPS 提升 39%, 下降 65%): the figure without sign
+    if f.phase == "dm" and lang == "zh":
+        # the seeds' 全量导出 / 全量导入 / 增量同步 (oltp_insert): the mode before the unit
+        unit, wl = vals.get("unit", ""), f.values.get("workload", "")
+        vals["dm_what"] = f"全量{unit}" if wl == "full" else f"增量{unit}({wl})"
+    elif f.phase == "dm":
+        vals["dm_what"] = f"{vals.get('unit', '')} ({f.values.get('workload', '')})"
+    vals["fig_abs"] = figure_text(f.figure, lang, unsigned=True)
+    vals["higher_lower"] = _HIGHER_LOWER[lang][
+        f.figure is not None and f.figure.estimate is not None and f.figure.estimate < 0
+    ]
     vals["n_fig"] = f.figure.n if f.figure is not None and f.figure.n is not None else "—"
     text = W.say(f.key, lang, **vals)
     if f.reason:

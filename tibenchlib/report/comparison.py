@@ -37,7 +37,7 @@ VERDICT_LABELS = {
     "zh": {
         "better": "更好",
         "worse": "更差",
-        "small": "差异显著但较小(估计值在等效界限内)",
+        "small": "差异显著但较小(估计值在等价区间内)",
         "equivalent": "相当",
         "~": "~(无显著差异)",
         "inconclusive": "无定论(见说明)",

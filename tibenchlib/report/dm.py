@@ -203,7 +203,7 @@ def knobs(session, rows: pd.DataFrame) -> pd.DataFrame:
                 )
                 ax.set_xticks(range(len(c)), c.index)
             ax.set_xlabel(f"{knob} ({W['setting']})")
-            unit_label = {"mb_s": " (MB/s)", "rows_s": " (rows/s)"}.get(metric, "")
+            unit_label = {"mb_s": " (MB/s)", "rows_s": f" ({W['per_s']})"}.get(metric, "")
             ax.set_ylabel(f"{label}{unit_label}")
             ax.grid(alpha=0.3)
             if unit == "sync":

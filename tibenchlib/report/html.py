@@ -133,7 +133,7 @@ TEXT = {
         "（耗时减少 ≥ 100%、效率高于 100%，或估计值落在自身置信区间之外）。",
         "fig_method": "点为多次测试的均值，误差线为 Student t 95% 置信区间。",
         "fig_cmp": "点为测试组相对基准的变化，误差线为该对比各测试场景的联合 95% 置信区间"
-        "（配对 t 或 Fieller），即表中判定所依据的区间；灰色带为等效界限。",
+        "（配对 t 或 Fieller），即表中判定所依据的区间；灰色带为等价区间。",
         "state": "状态",
         "phase_col": "阶段",
         "status_table": "各阶段状态",
@@ -397,7 +397,7 @@ def _prepare(c: _Ctx, sec: Section) -> None:
     df = pd.DataFrame(
         {
             L["arm"]: t["arm"],
-            L["step"]: t["step"],
+            L["step"]: T.step_names(t["step"], c.lang),
             L["seconds"]: [T.fmt_num(x) for x in t["seconds"]],
             L["status"]: t["status"],
         }

@@ -71,7 +71,7 @@ LABELS = {
         "interval_tps": "每秒 TPS",
         "improvement": "TPS 提升（%）",
         "no_interval": "无区间",
-        "delta": "等效界限 ±{d:g}%",
+        "delta": "等价区间 ±{d:g}%",
         "ci_sim": "各测试场景的联合 95% 置信区间（判定所依据的区间）",
         "ci_cell": "95% 置信区间",
         "query_time": "平均耗时 (s),95% t 区间",

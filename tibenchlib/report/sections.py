@@ -130,7 +130,7 @@ def prepare(session, steps: pd.DataFrame) -> None:
         pd.DataFrame(
             {
                 L["arm"]: t["arm"],
-                L["step"]: t["step"],
+                L["step"]: T.step_names(t["step"], lang),
                 L["seconds"]: [T.fmt_num(x) for x in t["seconds"]],
                 L["status"]: t["status"],
             }

@@ -101,11 +101,11 @@ LABELS = {
         "qps": "QPS",
         "lat_avg": "平均延迟 (ms)",
         "p95_ci": "95% 延迟 (ms) [95% 置信区间]",
-        "cv": "各次变异系数 (%)",
+        "cv": "多次运行间变异系数 (%)",
         "failed": "失败次数",
         "imp": "TPS 提升 (%) [95% 置信区间]",
         "p95_imp": "95% 延迟变化 (%) [95% 置信区间]",
-        "imp_adj": "联合 95% 置信区间 (Holm 族)",
+        "imp_adj": "联合 95% 置信区间 (Holm 校正)",
         "method": "方法",
         "p": "p 值 (Holm)",
         "verdict": "结论",
@@ -137,7 +137,7 @@ LABELS = {
         "sockets": "CPU 插槽",
         "cores": "物理核数",
         "logical_cpus": "逻辑 CPU 数",
-        "numa_nodes": "NUMA node 数",
+        "numa_nodes": "NUMA 节点数",
         "os": "操作系统",
         "setting": "配置项",
     },
@@ -157,7 +157,7 @@ VERDICTS = {
         "better": "提升",
         "worse": "下降",
         "equivalent": "相当",
-        "small": "差异显著但较小(估计值在等效界限内)",
+        "small": "差异显著但较小(估计值在等价区间内)",
         "~": "无显著差异",
         "inconclusive": "无法判断:需要更多次测试",
         "n/a": "无 (仅一次:无法检验)",
@@ -197,6 +197,26 @@ def status_text(v, lang: str) -> str:
 def labels(lang: str = "en") -> dict[str, str]:
     """The headers in ``lang`` ("en" or "zh")."""
     return LABELS[words.check_lang(lang)]
+
+
+#: the data set's steps as the seeds name them (导入数据 / 收集统计信息 / 预热 / 校验)
+STEPS = {
+    "zh": {
+        "prepare": "导入数据",
+        "generate": "生成数据",
+        "reuse": "复用已有数据",
+        "load": "导入数据",
+        "analyze": "收集统计信息",
+        "warmup": "预热",
+        "verify": "校验",
+    }
+}
+
+
+def step_names(steps, lang: str = "en") -> list[str]:
+    """Each step's name in ``lang`` (a name it does not know stays as it is)."""
+    names = STEPS.get(words.check_lang(lang), {})
+    return [names.get(str(s), str(s)) for s in steps]
 
 
 def _ok(x) -> bool:

@@ -226,14 +226,14 @@ SENTENCES: dict[str, dict[str, str]] = {
         "nothing, so 'node:0' should show no difference from 'unbound'. The 'cpus:' arm "
         "restricts the server to part of the cores, a restriction that is visible and verified, "
         "so it should show a real effect.",
-        "zh": "本机只有一个 NUMA node(node 0 = CPU {cpus}):绑定到 node 0 不会限制任何资源,"
+        "zh": "本机只有一个 NUMA 节点(node 0 = CPU {cpus}):绑定到 node 0 不会限制任何资源,"
         "因此 'node:0' 应与 'unbound' 没有差别。'cpus:' 测试组把数据库限制在部分核上,"
         "这一限制可见且已核实,应显示出真实的影响。",
     },
     "all_cpus": {"en": "all CPUs", "zh": "全部 CPU"},
     "numa_nodes": {
         "en": "This machine has {n} NUMA nodes: binding confines CPU and memory to one.",
-        "zh": "本机有 {n} 个 NUMA node:绑定会把 CPU 和内存限制在其中一个。",
+        "zh": "本机有 {n} 个 NUMA 节点:绑定会把 CPU 和内存限制在其中一个。",
     },
     "numa_none": {
         "en": "No NUMA runs to compare yet: `{cmd}` measures them.",
@@ -263,7 +263,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "numa_memory": {
         "en": "memory per NUMA node (numastat), before and after each policy",
-        "zh": "每个 NUMA node 的内存 (numastat),各绑核方式前后",
+        "zh": "每个 NUMA 节点的内存 (numastat),各绑核方式前后",
     },
     "numa_cpu": {"en": "server CPU against throughput", "zh": "数据库 CPU 与吞吐量"},
     "stab_none": {"en": "No runs: no stability to show.", "zh": "没有测试:无稳定性可显示。"},
@@ -280,7 +280,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "topo_fits": {
         "en": "Every block cache fits its NUMA node.",
-        "zh": "每个 block cache 都能放入其 NUMA node。",
+        "zh": "每个 block cache 都能放入其 NUMA 节点。",
     },
     # -- 05 TPC-H scaling -----------------------------------------------------------------------
     "tpch_about": {
@@ -405,7 +405,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     "dg_step": {"en": "TPS {a}→{b} threads {chg}", "zh": "{a}→{b} 线程 TPS {chg}"},
     "dg_rising": {
         "en": "{w}: not saturated within the ladder; throughput still rises at {n_max} threads",
-        "zh": "{w}:测试线程范围内未饱和,到 {n_max} 线程吞吐量仍在上升",
+        "zh": "{w}:在所测线程范围内尚未到达瓶颈点,压测线程数为 {n_max} 时 TPS 仍在上升",
     },
     "dg_head_unclear": {
         "en": "{w}: {step}, neither shown to rise nor to level off",
@@ -507,14 +507,14 @@ SENTENCES: dict[str, dict[str, str]] = {
     "f_sat_rising": {
         "en": "{workload} on {arm}: throughput still rising at {n_max} threads ({fig} from "
         "{threads_from} threads): the saturation point lies beyond the thread ladder.",
-        "zh": "{workload}({arm}):{n_max} 压测线程时吞吐仍在上升(较 {threads_from} 线程 "
-        "{fig}),饱和点在测试的线程范围之外。",
+        "zh": "{workload}({arm}):压测线程数为 {n_max} 时 TPS 仍在上升(较 {threads_from} 线程"
+        "提升 {fig_abs}),在所测线程范围内尚未到达瓶颈点。",
     },
     "f_sat_unclear": {
         "en": "{workload} on {arm}: throughput neither shown to rise nor to level off at {n_max} "
         "threads (from {threads_from} threads: {fig}).",
-        "zh": "{workload}({arm}):{n_max} 压测线程时吞吐既未确认仍在上升,也未确认已经饱和"
-        "(较 {threads_from} 线程 {fig})。",
+        "zh": "{workload}({arm}):压测线程数为 {n_max} 时 TPS 既未确认仍在上升,也未确认已到达"
+        "瓶颈点(较 {threads_from} 线程 {fig})。",
     },
     "f_sat_one": {
         "en": "{workload} on {arm}: one thread count only.",
@@ -554,47 +554,48 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "f_round": {
         "en": "Round {round} sits {fig} against rounds {others} (Holm p = {p}): warm-up or drift.",
-        "zh": "第 {round} 轮相对第 {others} 轮偏移 {fig}(Holm p = {p}):预热不足或漂移。",
+        "zh": "第 {round} 轮比其余各轮(第 {others} 轮){higher_lower} {fig_abs}(Holm p = {p}),"
+        "可能是预热不足或环境波动。",
     },
     "f_cmp_all_better": {
         "en": "{cand} is faster than {base} on {workload} at every thread count: {fig} at "
         "{threads} threads ({n} rounds, Holm p = {p}).",
         "zh": "{cand} 对比 {base},{workload} 在每个压测线程数下 TPS 均有提升:{threads} 线程时"
-        "提升 {fig}({n} 轮,Holm p = {p})。",
+        "提升 {fig_abs}({n} 轮,Holm p = {p})。",
     },
     "f_cmp_all_worse": {
         "en": "{cand} is slower than {base} on {workload} at every thread count: {fig} at "
         "{threads} threads ({n} rounds, Holm p = {p}).",
         "zh": "{cand} 对比 {base},{workload} 在每个压测线程数下 TPS 均下降:{threads} 线程时"
-        "下降 {fig}({n} 轮,Holm p = {p})。",
+        "下降 {fig_abs}({n} 轮,Holm p = {p})。",
     },
     "f_cmp_equivalent": {
         "en": "No difference shown between {cand} and {base} on {workload} (±{delta}% margin; "
         "widest interval {fig}).",
-        "zh": "{cand} 与 {base} 在 {workload} 上无差异(等效界限 ±{delta}%;最宽的置信区间 {fig})。",
+        "zh": "{cand} 与 {base} 在 {workload} 上无差异(等价区间 ±{delta}%;最宽的置信区间 {fig})。",
     },
     "f_cmp_cell_better": {
         "en": "{cand} is faster than {base} on {workload} at {threads} threads: {fig} ({n} "
         "rounds, Holm p = {p}).",
-        "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时 TPS 提升 {fig}({n} 轮,"
+        "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时 TPS 提升 {fig_abs}({n} 轮,"
         "Holm p = {p})。",
     },
     "f_cmp_cell_worse": {
         "en": "{cand} is slower than {base} on {workload} at {threads} threads: {fig} ({n} "
         "rounds, Holm p = {p}).",
-        "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时 TPS 下降 {fig}({n} 轮,"
+        "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时 TPS 下降 {fig_abs}({n} 轮,"
         "Holm p = {p})。",
     },
     "f_cmp_cell_equivalent": {
         "en": "No difference shown between {cand} and {base} on {workload} at {threads} threads "
         "(±{delta}% margin): {fig}.",
-        "zh": "{cand} 与 {base} 在 {workload}、{threads} 压测线程时无差异(等效界限 ±{delta}%):"
+        "zh": "{cand} 与 {base} 在 {workload}、{threads} 压测线程时无差异(等价区间 ±{delta}%):"
         "{fig}。",
     },
     "f_cmp_cell_small": {
         "en": "{cand} differs from {base} on {workload} at {threads} threads, but by less than "
         "the ±{delta}% margin: {fig}.",
-        "zh": "{cand} 与 {base} 在 {workload}、{threads} 压测线程时有差异,但小于等效界限 "
+        "zh": "{cand} 与 {base} 在 {workload}、{threads} 压测线程时有差异,但小于等价区间 "
         "±{delta}%:{fig}。",
     },
     "f_cmp_cell_open": {
@@ -605,7 +606,7 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "{cand} against {base} on {workload} at {threads} threads: no answer yet ({fig}, "
         "95% interval simultaneous over {family} cells).",
         "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时尚无结论({fig},"
-        "{family} 个测试场景的联合 95% 置信区间)。",
+        "{family} 个线程数下的联合 95% 置信区间)。",
     },
     "f_tpch_counts": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
@@ -633,31 +634,31 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "TPC-H {mode}, {base} → {arm}: time saved over all {n} queries (geometric mean) "
         "{fig}, though no single query is shown faster or slower on its own.",
         "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的耗时(几何平均)减少 {fig},"
-        "但没有单个查询被确认更快或更慢。",
+        "但单条查询差异均不显著。",
     },
     "f_tpch_counts_longer_pooled": {
         "en": "TPC-H {mode}, {base} → {arm}: time over all {n} queries (geometric mean) longer by "
         "{fig}, though no single query is shown faster or slower on its own.",
         "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的耗时(几何平均)增加 {fig},"
-        "但没有单个查询被确认更快或更慢。",
+        "但单条查询差异均不显著。",
     },
     "f_dm_within": {
-        "en": "DM {unit} ({workload}): {knob} = {smallest} is within 5% of the best setting "
+        "en": "DM {dm_what}: {knob} = {smallest} is within 5% of the best setting "
         "({best}): {fig}.",
-        "zh": "DM {unit}({workload}):{knob} = {smallest} 与最佳取值({best})相差在 5% 以内:{fig}。",
+        "zh": "DM {dm_what}:{knob} = {smallest} 与最佳取值({best})相差在 5% 以内:{fig}。",
     },
     "f_dm_best": {
-        "en": "DM {unit} ({workload}): {knob} = {best} is the best setting: {fig}.",
-        "zh": "DM {unit}({workload}):{knob} 的最佳取值为 {best}:{fig}。",
+        "en": "DM {dm_what}: {knob} = {best} is the best setting: {fig}.",
+        "zh": "DM {dm_what}:{knob} 的最佳取值为 {best}:{fig}。",
     },
     "f_dm_tied": {
-        "en": "DM {unit} ({workload}): {knob} = {tied}: these settings cannot be told apart "
+        "en": "DM {dm_what}: {knob} = {tied}: these settings cannot be told apart "
         "(best mean {fig} at {best}).",
-        "zh": "DM {unit}({workload}):{knob} 取 {tied} 时无法区分优劣(最高均值 {fig},取值 {best})。",
+        "zh": "DM {dm_what}:{knob} 取 {tied} 时无法区分优劣(最高均值 {fig},取值 {best})。",
     },
     "f_dm_open": {
-        "en": "DM {unit} ({workload}): {knob}: no answer yet (best mean {fig} at {best}).",
-        "zh": "DM {unit}({workload}):{knob} 尚无结论(最高均值 {fig},取值 {best})。",
+        "en": "DM {dm_what}: {knob}: no answer yet (best mean {fig} at {best}).",
+        "zh": "DM {dm_what}:{knob} 尚无结论(最高均值 {fig},取值 {best})。",
     },
     "f_tpcc_cell": {
         "en": "TPC-C {mode}, {wh} warehouses",
