@@ -153,3 +153,13 @@ def test_a_server_tibench_does_not_track_is_stopped_by_start_and_by_stop(tmp_pat
         assert not srvmod.is_server_process(pid, srv.datadir) and srv.untracked() == []
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "nan"])
+def test_a_wait_that_is_not_seconds_is_one_line_naming_the_variable(value, tmp_path):
+    r = _run(tmp_path / "data", "server", "start", env={"TIBENCH_SERVER_WAIT_S": value})
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"TIBENCH_SERVER_WAIT_S='{value}'" in lines[0], r.stderr
+    assert "number of seconds" in lines[0] and "Traceback" not in r.stderr
+    assert _processes_on(tmp_path) == {}
