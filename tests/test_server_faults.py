@@ -5,10 +5,14 @@ paths with spaces and a full disk."""
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import psutil
 import pytest
 
 from tibenchlib import server as srvmod
-from tibenchlib.server import EmbeddedServer
+from tibenchlib.server import EmbeddedServer, ServerError
 
 pytestmark = pytest.mark.slow
 
@@ -163,3 +167,71 @@ def test_a_wait_that_is_not_seconds_is_one_line_naming_the_variable(value, tmp_p
     assert len(lines) == 1 and f"TIBENCH_SERVER_WAIT_S='{value}'" in lines[0], r.stderr
     assert "number of seconds" in lines[0] and "Traceback" not in r.stderr
     assert _processes_on(tmp_path) == {}
+
+
+def test_an_error_log_replaced_by_a_fifo_is_not_waited_on(tmp_path):
+    """mariadbd's user can put a FIFO where the error log was: reading the log's end (after a
+    failed start, or a server that died mid-run) says so at once instead of blocking."""
+    srv = EmbeddedServer(name="fifo", root=tmp_path / "srv")
+    srv.run_dir.mkdir(parents=True)
+    os.mkfifo(srv.error_log)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(srv._log_tail()), daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # let the blocked open through before failing
+        os.close(os.open(srv.error_log, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+        pytest.fail("reading the error log blocked on a FIFO")
+    assert got == [f"(not read: {srv.error_log} is not a regular file)"]
+
+
+@pytest.fixture
+def shared_socket_dir(tmp_path):
+    """A server whose folder's path is too long for a socket, so that its socket folder lives in
+    the shared temporary directory, and a folder of someone else's with a file named as the
+    socket in it."""
+    root = tmp_path / ("x" * 60) / ("y" * 60) / "srv"
+    srv = EmbeddedServer(name="linked", root=root)
+    assert srv.socket_dir != srv.run_dir and srv.socket_dir.parent == Path(tempfile.gettempdir())
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    os.chmod(victim, 0o755)
+    (victim / "mysqld.sock").write_text("not the server's")
+    yield srv, victim
+    if os.path.islink(srv.socket_dir):
+        os.unlink(srv.socket_dir)
+    srv._remove_socket_dir()
+    shutil.rmtree(srv.socket_dir, ignore_errors=True)
+
+
+def test_a_socket_folder_swapped_for_a_link_is_refused_and_not_followed(shared_socket_dir):
+    srv, victim = shared_socket_dir
+    srv.socket_dir.unlink(missing_ok=True)
+    shutil.rmtree(srv.socket_dir, ignore_errors=True)
+    os.symlink(victim, srv.socket_dir)
+    srv._clean_stale(None)  # what stop does: the file in the linked folder stays
+    assert (victim / "mysqld.sock").read_text() == "not the server's"
+    with pytest.raises(ServerError) as e:
+        srv._prepare_dirs(srvmod.service_user())
+    assert str(srv.socket_dir) in str(e.value) and "\n" not in str(e.value)
+    assert "link" in str(e.value) and "remove it" in str(e.value)
+    st = os.stat(victim)
+    assert stat.S_IMODE(st.st_mode) == 0o755 and st.st_uid == os.getuid()
+    assert os.path.islink(srv.socket_dir), "someone else's link is left as it is"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="another user's folder needs root to make")
+def test_a_socket_folder_of_another_user_is_refused_and_left_alone(shared_socket_dir):
+    srv, _ = shared_socket_dir
+    nobody = pwd.getpwnam("nobody")
+    os.mkdir(srv.socket_dir, 0o755)
+    os.chown(srv.socket_dir, nobody.pw_uid, nobody.pw_gid)
+    (srv.socket_dir / "mysqld.sock").write_text("nobody's")
+    srv._clean_stale(None)
+    assert (srv.socket_dir / "mysqld.sock").read_text() == "nobody's"
+    with pytest.raises(ServerError, match="another user made"):
+        srv._prepare_dirs(srvmod.service_user())
+    st = os.lstat(srv.socket_dir)
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (nobody.pw_uid, 0o755)
+    shutil.rmtree(srv.socket_dir)
