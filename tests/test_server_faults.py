@@ -235,3 +235,17 @@ def test_a_socket_folder_of_another_user_is_refused_and_left_alone(shared_socket
     st = os.lstat(srv.socket_dir)
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (nobody.pw_uid, 0o755)
     shutil.rmtree(srv.socket_dir)
+
+
+def test_a_data_folder_with_a_space_in_its_path_installs_and_starts(tmp_path, monkeypatch):
+    """mariadb-install-db passes the datadir to ``chown`` unquoted (as root): tibench installs
+    through plain-named links, and mariadbd then runs on the real path."""
+    monkeypatch.delenv(srvmod.TEMPLATE_ENV, raising=False)
+    srv = EmbeddedServer(name="spaced", root=tmp_path / "my studies" / "srv")
+    try:
+        srv.ensure()
+        assert srv.status()["running"] and (srv.datadir / "mysql").is_dir()
+        assert f"--datadir={srv.datadir}" in psutil.Process(srv.pid).cmdline()
+        assert not list(Path(tempfile.gettempdir()).glob("tibench-install-*"))
+    finally:
+        srv.stop()
