@@ -249,3 +249,37 @@ def test_a_data_folder_with_a_space_in_its_path_installs_and_starts(tmp_path, mo
         assert not list(Path(tempfile.gettempdir()).glob("tibench-install-*"))
     finally:
         srv.stop()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 30 MiB file system of its own (a tmpfs; mounting needs root)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system needs root")
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=30m", "tmpfs", str(mnt)])
+    if r.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.mark.parametrize("install", ["mariadb-install-db", "template"])
+def test_a_data_folder_on_a_full_disk_is_one_line_naming_that_disk(tiny_disk, install, tmp_path):
+    """``--data-dir`` is a link to a folder on a 30 MiB file system: one line naming that file
+    system (not the link's), exit 2, and nothing left running or taking its space."""
+    (tiny_disk / "data").mkdir()
+    data = tmp_path / "data"
+    data.symlink_to(tiny_disk / "data")
+    env = {srvmod.TEMPLATE_ENV: ""} if install == "mariadb-install-db" else None
+    if install == "template" and not os.environ.get(srvmod.TEMPLATE_ENV):
+        env = {srvmod.TEMPLATE_ENV: str(srvmod.make_datadir_template(tmp_path / "template"))}
+    r = _run(data, "server", "start", env=env)
+    assert r.returncode == 2, r.stderr
+    lines = [x for x in r.stderr.splitlines() if not x.startswith("INFO ")]
+    assert len(lines) == 1 and lines[0].startswith("tibench: error: "), r.stderr
+    assert f"no space left on the device holding {tiny_disk}/data/server/embedded" in lines[0]
+    assert f"(mounted on {tiny_disk}, " in lines[0] and " MiB free)" in lines[0]
+    assert _processes_on(tiny_disk) == {}
+    assert not (tiny_disk / "data" / "server" / "embedded" / "datadir.installing").exists()

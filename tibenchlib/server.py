@@ -91,6 +91,45 @@ class ServerError(RuntimeError):
     """The embedded server could not be installed, started, reached or stopped."""
 
 
+class ServerDiskFull(ServerError):
+    """The embedded server's folder is on a full file system; names that file system."""
+
+    exit_code = 2  # the same exit as any full disk (see tibenchlib.cli)
+
+
+#: How mariadbd, mariadb-install-db and Python say a write found the disk full.
+_NO_SPACE = re.compile(
+    r"No space left|\bDisk full|\[Errno 28\]|\berror 28\b|\berrno:? 28\b|Errcode: 28\b", re.I
+)
+
+
+def no_space(e: BaseException, path: Path) -> ServerDiskFull | None:
+    """A :class:`ServerDiskFull` naming the file system that holds ``path`` (links resolved: a
+    folder linked to another disk names that disk) when ``e`` says a write found it full."""
+    if not any(
+        (isinstance(x, OSError) and x.errno == errno.ENOSPC) or _NO_SPACE.search(str(x))
+        for x in _chain(e)
+    ):
+        return None
+    where = Path(os.path.realpath(path))
+    mount = next((d for d in (where, *where.parents) if os.path.ismount(d)), Path("/"))
+    try:
+        free = f", {shutil.disk_usage(mount).free >> 20} MiB free"
+    except OSError:
+        free = ""
+    return ServerDiskFull(
+        f"no space left on the device holding {where} (mounted on {mount}{free}): an empty embedded "
+        "server takes about 150 MiB, its tables come on top; free some space, or give "
+        "--data-dir a folder on another disk"
+    )
+
+
+def _chain(e: BaseException | None) -> Iterator[BaseException]:
+    while e is not None:
+        yield e
+        e = e.__cause__ or e.__context__
+
+
 def service_user() -> pwd.struct_passwd | None:
     """The account mariadbd drops to: ``mysql`` when running as root, else None (runs as us)."""
     if os.geteuid() != 0:
@@ -627,8 +666,12 @@ class EmbeddedServer:
             self._clean_stale(None)
         try:
             self._start()
-        except BaseException:
+        except BaseException as e:
             self._remove_socket_dir()  # a start refused or failed leaves nothing in /tmp
+            if isinstance(e, Exception) and no_space(e, self.root) is not None:
+                # what a failed install left takes the space a later start needs
+                shutil.rmtree(self.root / "datadir.installing", ignore_errors=True)
+                raise no_space(e, self.root) from None
             raise
         return self
 
