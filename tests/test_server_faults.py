@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import psutil
 import pytest
@@ -283,3 +284,36 @@ def test_a_data_folder_on_a_full_disk_is_one_line_naming_that_disk(tiny_disk, in
     assert f"(mounted on {tiny_disk}, " in lines[0] and " MiB free)" in lines[0]
     assert _processes_on(tiny_disk) == {}
     assert not (tiny_disk / "data" / "server" / "embedded" / "datadir.installing").exists()
+
+
+def test_a_setting_left_behind_is_set_back_when_the_arm_opens(data_dir):
+    """An arm's ``SET GLOBAL`` left behind (live 1, the arm and the server's state 2): the runs
+    about to start are refused with what to do, and the resume (the arm opened again) sets it
+    back on the same server instead of refusing every run until the server restarts."""
+    import pymysql
+
+    from tibenchlib.params import parse_study
+    from tibenchlib.store import Store
+    from tibenchlib.target import SettingsChanged, open_arm, settings_mismatch, verify_settings
+
+    study = parse_study(
+        {
+            "study": "leftover",
+            "workloads": ["oltp_point_select"],
+            "arms": [{"label": "flush2", "server_options": {"innodb_flush_log_at_trx_commit": 2}}],
+        }
+    )
+    store = Store.for_study(study)
+    ctx = open_arm(study, "flush2", store=store)
+    srv = ctx.server
+    c = pymysql.connect(unix_socket=str(srv.socket_path), user="root", password=srv._password())
+    with c.cursor() as cur:
+        cur.execute("SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+    c.close()
+    spec = SimpleNamespace(run_key="sweep/flush2/1")
+    with pytest.raises(SettingsChanged, match="run again to have it set back$"):
+        verify_settings(ctx, spec)
+    again = open_arm(study, "flush2", store=store)
+    assert again.server.pid == srv.pid, "set back without a restart"
+    assert settings_mismatch(again.server) == []
+    verify_settings(again, spec)

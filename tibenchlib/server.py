@@ -118,9 +118,9 @@ def no_space(e: BaseException, path: Path) -> ServerDiskFull | None:
     except OSError:
         free = ""
     return ServerDiskFull(
-        f"no space left on the device holding {where} (mounted on {mount}{free}): an empty embedded "
-        "server takes about 150 MiB, its tables come on top; free some space, or give "
-        "--data-dir a folder on another disk"
+        f"no space left on the device holding {where} (mounted on {mount}{free}): an empty "
+        "embedded server takes about 150 MiB, its tables come on top; free some space, or "
+        "give --data-dir a folder on another disk"
     )
 
 
@@ -707,6 +707,12 @@ class EmbeddedServer:
             conn = self._root_connect(first=False)
         except pymysql.MySQLError:
             return False
+        # the SET GLOBALs and the state that records them go together: an interruption between
+        # them would leave settings the state does not say, refused before every later run
+        with deferred_signals():
+            return self._set_and_record(conn, st, changed, old, new)
+
+    def _set_and_record(self, conn, st: dict, changed: dict, old: dict, new: dict) -> bool:
         applied: dict = {}
         try:
             with conn.cursor() as c:
@@ -729,6 +735,33 @@ class EmbeddedServer:
         )
         log.info("embedded MariaDB: SET GLOBAL %s (no restart)", ", ".join(map(str, changed)))
         return True
+
+    def set_globals(self, settings: dict) -> None:
+        """``SET GLOBAL`` each of ``settings`` through root on the socket: the arm's settings
+        that the running server no longer has, set back (:func:`tibenchlib.target.open_arm`).
+        :class:`ServerError` when one cannot be set."""
+        try:
+            conn = self._root_connect(first=False)
+        except pymysql.MySQLError as e:
+            raise ServerError(
+                f"embedded server '{self.name}': cannot connect as root: {e}"
+            ) from None
+        try:
+            with conn.cursor() as c:
+                for k, v in settings.items():
+                    name = str(k).replace("-", "_")
+                    try:
+                        c.execute(
+                            f"SET GLOBAL `{name}` = %s", (int(v) if isinstance(v, bool) else v,)
+                        )
+                    except pymysql.MySQLError as e:
+                        raise ServerError(
+                            f"embedded server '{self.name}': cannot set {name} back to {v} "
+                            f"({e.args[-1]}): restart it (tibench server stop --name {self.name}, "
+                            "then run again)"
+                        ) from None
+        finally:
+            conn.close()
 
     def _clean_stale(self, st: dict | None) -> None:
         # also the socket and pid file an older tibench kept beside the datadir
