@@ -117,7 +117,9 @@ def test_an_interrupted_start_leaves_the_server_tracked_or_none(datadir, tmp_pat
             p.send_signal(sig)
             out, err = p.communicate(timeout=120)
             if sig != signal.SIGKILL and p.returncode != 0:
-                assert p.returncode == 130, (moment, err)
+                # a signal that lands while the interpreter starts, before tibench's handler is
+                # set, ends it as the signal's default does (nothing is started yet then)
+                assert p.returncode in (130, -signal.SIGTERM, -signal.SIGINT), (moment, err)
                 assert "Traceback" not in err, (moment, err)
             _assert_tracked_or_none(data, moment)
             srv = _server(data).ensure()
@@ -149,7 +151,7 @@ def test_a_server_tibench_does_not_track_is_stopped_by_start_and_by_stop(tmp_pat
     srv = EmbeddedServer(name="orphan", root=tmp_path / "srv")
     try:
         pid = _orphan(srv)
-        assert srv.untracked() == [pid]
+        assert srv.untracked() == [pid] and srv.status()["untracked"] == [pid]
         # the next start stops it and starts its own (the old one holds the datadir's locks)
         srv.ensure()
         assert srv.pid not in (None, pid) and not srvmod.is_server_process(pid, srv.datadir)
@@ -163,6 +165,8 @@ def test_a_server_tibench_does_not_track_is_stopped_by_start_and_by_stop(tmp_pat
 @pytest.mark.parametrize("value", ["abc", "-1", "nan"])
 def test_a_wait_that_is_not_seconds_is_one_line_naming_the_variable(value, tmp_path):
     r = _run(tmp_path / "data", "server", "start", env={"TIBENCH_SERVER_WAIT_S": value})
+    if r.returncode == 0:
+        _server(tmp_path / "data").stop()
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and f"TIBENCH_SERVER_WAIT_S='{value}'" in lines[0], r.stderr

@@ -614,6 +614,9 @@ class EmbeddedServer:
             "options": st.get("options", {}),
             "prefix": st.get("prefix", []),
             "stale": bool(st) and not running,
+            # a server on this datadir that the state does not name: the next start or stop
+            # stops it
+            "untracked": self.untracked(),
         }
 
     def ensure(self, dynamic: bool = True) -> EmbeddedServer:
