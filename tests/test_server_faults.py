@@ -321,3 +321,25 @@ def test_a_setting_left_behind_is_set_back_when_the_arm_opens(data_dir):
     assert again.server.pid == srv.pid, "set back without a restart"
     assert settings_mismatch(again.server) == []
     verify_settings(again, spec)
+
+
+def test_a_full_disk_behind_a_link_names_that_disk_and_its_free_space(tiny_disk, tmp_path):
+    """A study folder linked to a full file system: the line names the file on that file system
+    (the link resolved) and that file system's free space, not the data directory's."""
+    import errno
+
+    from tibenchlib import cli, paths
+
+    (tiny_disk / "study").mkdir()
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "study").symlink_to(tiny_disk / "study")
+    with open(tiny_disk / "filler", "wb") as f:  # the tiny disk full but for a few KiB
+        with pytest.raises(OSError):
+            f.write(b"\0" * (31 << 20))
+    log = data / "study" / "raw" / "run.log"
+    e = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(log))
+    with paths.using_data_dir(data):
+        line = cli._disk_full(e)
+    assert line.startswith(f"no space left on the device holding {tiny_disk}/study/raw/run.log")
+    assert ", 0 MiB free:" in line, line
