@@ -343,3 +343,50 @@ def test_a_full_disk_behind_a_link_names_that_disk_and_its_free_space(tiny_disk,
         line = cli._disk_full(e)
     assert line.startswith(f"no space left on the device holding {tiny_disk}/study/raw/run.log")
     assert ", 0 MiB free:" in line, line
+
+
+#: A process that restarts a running server with another CPU binding, as a phase does at a
+#: policy switch, turning SIGTERM into KeyboardInterrupt as tibench's command does.
+SWITCH = """
+import signal, sys
+from tibenchlib.server import EmbeddedServer
+
+def stop(signum, frame):
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGTERM, stop)
+print("ready", flush=True)
+EmbeddedServer(root=sys.argv[1], prefix=sys.argv[2:]).ensure()
+"""
+
+
+def test_a_policy_switch_interrupted_leaves_the_server_tracked_or_none(tmp_path):
+    """The server restarted under another binding (a NUMA phase's policy switch) and the
+    process interrupted at moments spread over the stop and the start: what is left is the
+    server ``status`` shows, or nothing, and the next switch works."""
+    if not shutil.which("numactl"):
+        pytest.skip("numactl is not installed")
+    bound = ["numactl", "--physcpubind=0"]
+    for i, delay in enumerate([0.3, 0.9, 1.5, 2.1]):
+        data = tmp_path / f"d{i}"
+        srv = _server(data).ensure()
+        p = subprocess.Popen(
+            [sys.executable, "-c", SWITCH, str(srv.root), *bound],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            assert p.stdout.readline() == "ready\n"
+            time.sleep(delay)
+            p.send_signal(signal.SIGTERM)
+            p.communicate(timeout=120)
+            _assert_tracked_or_none(data, f"SIGTERM {delay}s into the switch")
+            again = EmbeddedServer(root=srv.root, prefix=bound).ensure()
+            assert again.status()["prefix"] == bound and list(_processes_on(data)) == [again.pid]
+        finally:
+            if p.poll() is None:
+                p.kill()
+            srv.stop()
+        assert _processes_on(data) == {}
