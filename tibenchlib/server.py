@@ -337,7 +337,8 @@ def _install_db(install: str, dest: Path, tmp_dir: Path, user: pwd.struct_passwd
                 proc.wait()
             raise
     if proc.returncode != 0:
-        raise ServerError(f"mariadb-install-db failed ({proc.returncode}):\n{(out + err)[-2000:]}")
+        # the script's own advice goes to stdout; mariadbd's errors, the cause, to stderr
+        raise ServerError(f"mariadb-install-db failed ({proc.returncode}):\n{(err or out)[-2000:]}")
 
 
 @contextmanager
