@@ -8,7 +8,9 @@ steered by that user: links are refused, and a pid is signalled only when ``/pro
 mariadbd on this datadir. It listens on 127.0.0.1 only, on a free port, with a generated password
 kept in a 0600 file. A running instance
 is reused when its options and CPU binding match; a stale one (dead pid, leftover socket) is
-cleaned up; a different configuration restarts it on the same data.
+cleaned up; a different configuration restarts it on the same data. A start interrupted at any
+moment leaves the server it started recorded (its pid is kept before it is waited on) or stopped,
+and a mariadbd on the datadir that tibench does not track is stopped before another one starts.
 
 Locked down as the packaged service is: the generated password is the only way in (no anonymous
 or password-less account on any host, checked at every start, so datadirs made by older versions
