@@ -413,7 +413,8 @@ def test_a_run_on_changed_settings_is_not_started(tmp_path, data_dir):
         srv.stop()
     assert str(e.value) == (
         "run sweep/flush1/1 not started: the embedded server 'embedded' has "
-        "innodb_flush_log_at_trx_commit=2, arm 'flush1' sets 1 (changed by another client)"
+        "innodb_flush_log_at_trx_commit=2, arm 'flush1' sets 1 (changed by another client); "
+        "run again to have it set back"
     )
     assert before == 0 and store.run_status("loop") == {"sweep/flush1/0": "ok"}
 

@@ -957,9 +957,9 @@ def _disk_full(e: BaseException) -> str | None:
     if "no space left" in str(e):
         return None
     try:
-        free = shutil.disk_usage(paths.data_dir()).free
+        data_free = shutil.disk_usage(paths.data_dir()).free
     except OSError:
-        free = None
+        data_free = None
     err = e
     while err is not None:
         if isinstance(err, OSError) and err.errno == errno.ENOSPC:
@@ -967,12 +967,18 @@ def _disk_full(e: BaseException) -> str | None:
         if "database or disk is full" in str(err):
             break
         # SQLite's "disk I/O error" when its journal cannot grow on a full disk
-        if "disk I/O error" in str(err) and free is not None and free < (1 << 20):
+        if "disk I/O error" in str(err) and data_free is not None and data_free < (1 << 20):
             break
         err = err.__cause__ or err.__context__
     if err is None:
         return None
-    where = getattr(err, "filename", None) or paths.data_dir()
+    # the full device is the one that holds the file, links resolved: a study folder linked to
+    # another disk names that disk and its free space, not the data directory's
+    where = Path(os.path.realpath(getattr(err, "filename", None) or paths.data_dir()))
+    try:
+        free = shutil.disk_usage(next(d for d in (where, *where.parents) if d.exists())).free
+    except OSError:
+        free = None
     left = f", {free >> 20} MiB free" if free is not None else ""
     return (
         f"no space left on the device holding {where}{left}: free some space and run again "

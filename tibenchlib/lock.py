@@ -38,6 +38,30 @@ class StudyLocked(RuntimeError):
     """Another tibench is running this study."""
 
 
+class BadWait(ValueError):
+    """:data:`WAIT_ENV` is set to something that is not a number of seconds."""
+
+    exit_code = 2  # bad input, as a bad params file: nothing was run
+
+
+def wait_seconds() -> float:
+    """How long to wait for a busy embedded server: :data:`WAIT_ENV`, else
+    :data:`DEFAULT_WAIT_S`; :class:`BadWait` names the variable when it is not seconds."""
+    value = os.environ.get(WAIT_ENV, "").strip()
+    if not value:
+        return DEFAULT_WAIT_S
+    try:
+        wait_s = float(value)
+    except ValueError:
+        wait_s = float("nan")
+    if not 0 <= wait_s < float("inf"):
+        raise BadWait(
+            f"{WAIT_ENV}={value!r} is not a number of seconds: set it to how long a study waits "
+            f"for an embedded server another one uses (e.g. {DEFAULT_WAIT_S:g}), or unset it"
+        )
+    return wait_s
+
+
 def lock_path(study: str) -> Path:
     return paths.lock_file(study)
 
@@ -159,7 +183,7 @@ def server_lease(lease_file: Path, server: str, wait_s: float | None = None) -> 
         return
     lock_key = _current_lock()
     if wait_s is None:
-        wait_s = float(os.environ.get(WAIT_ENV, DEFAULT_WAIT_S))
+        wait_s = wait_seconds()
     fd = os.open(lease_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     f = os.fdopen(fd, "r+")
     deadline = time.monotonic() + wait_s

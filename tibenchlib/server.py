@@ -8,7 +8,9 @@ steered by that user: links are refused, and a pid is signalled only when ``/pro
 mariadbd on this datadir. It listens on 127.0.0.1 only, on a free port, with a generated password
 kept in a 0600 file. A running instance
 is reused when its options and CPU binding match; a stale one (dead pid, leftover socket) is
-cleaned up; a different configuration restarts it on the same data.
+cleaned up; a different configuration restarts it on the same data. A start interrupted at any
+moment leaves the server it started recorded (its pid is kept before it is waited on) or stopped,
+and a mariadbd on the datadir that tibench does not track is stopped before another one starts.
 
 Locked down as the packaged service is: the generated password is the only way in (no anonymous
 or password-less account on any host, checked at every start, so datadirs made by older versions
@@ -18,11 +20,13 @@ the server's folder, and when tibench runs as root mariadbd drops to Debian's ``
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
 import pwd
+import re
 import secrets
 import shutil
 import signal
@@ -30,12 +34,14 @@ import socket
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 import pymysql
 
 from . import paths
@@ -87,6 +93,45 @@ class ServerError(RuntimeError):
     """The embedded server could not be installed, started, reached or stopped."""
 
 
+class ServerDiskFull(ServerError):
+    """The embedded server's folder is on a full file system; names that file system."""
+
+    exit_code = 2  # the same exit as any full disk (see tibenchlib.cli)
+
+
+#: How mariadbd, mariadb-install-db and Python say a write found the disk full.
+_NO_SPACE = re.compile(
+    r"No space left|\bDisk full|\[Errno 28\]|\berror 28\b|\berrno:? 28\b|Errcode: 28\b", re.I
+)
+
+
+def no_space(e: BaseException, path: Path) -> ServerDiskFull | None:
+    """A :class:`ServerDiskFull` naming the file system that holds ``path`` (links resolved: a
+    folder linked to another disk names that disk) when ``e`` says a write found it full."""
+    if not any(
+        (isinstance(x, OSError) and x.errno == errno.ENOSPC) or _NO_SPACE.search(str(x))
+        for x in _chain(e)
+    ):
+        return None
+    where = Path(os.path.realpath(path))
+    mount = next((d for d in (where, *where.parents) if os.path.ismount(d)), Path("/"))
+    try:
+        free = f", {shutil.disk_usage(mount).free >> 20} MiB free"
+    except OSError:
+        free = ""
+    return ServerDiskFull(
+        f"no space left on the device holding {where} (mounted on {mount}{free}): an empty "
+        "embedded server takes about 150 MiB, its tables come on top; free some space, or "
+        "give --data-dir a folder on another disk"
+    )
+
+
+def _chain(e: BaseException | None) -> Iterator[BaseException]:
+    while e is not None:
+        yield e
+        e = e.__cause__ or e.__context__
+
+
 def service_user() -> pwd.struct_passwd | None:
     """The account mariadbd drops to: ``mysql`` when running as root, else None (runs as us)."""
     if os.geteuid() != 0:
@@ -107,16 +152,35 @@ def _chown_tree(top: Path, uid: int, gid: int) -> None:
             os.lchown(os.path.join(d, n), uid, gid)
 
 
-def _own_dir(path: Path, uid: int, gid: int, mode: int | None = None) -> None:
-    """Give the directory ``path`` (never what a link there points to) to ``uid``."""
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode):
-        raise ServerError(
-            f"{path} is not a directory (a link or a file was put there): remove it and start again"
-        )
-    os.lchown(path, uid, gid)
-    if mode is not None:
-        os.chmod(path, mode)  # a directory, not a link: checked above in a folder that is ours
+def _open_dir(path: Path) -> int:
+    """A descriptor of the directory ``path`` itself, or :class:`ServerError` when a link or
+    anything else stands there (``O_NOFOLLOW``: a link swapped in is never followed)."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ServerError(
+                f"{path} is not a directory (a link or a file was put there): "
+                "remove it and start again"
+            ) from None
+        raise
+
+
+def _own_dir(
+    path: Path, uid: int, gid: int, mode: int | None = None, owners: set[int] | None = None
+) -> None:
+    """Give the directory ``path`` (never what a link there points to) to ``uid``; with
+    ``owners``, only when one of them owns it now.
+
+    Owner and mode are set through a descriptor of the directory itself: checking the path and
+    then changing it by name would follow a link swapped in between the two."""
+    fd = _open_dir(path) if owners is None else _socket_dir_fd(path, owners)
+    try:
+        os.fchown(fd, uid, gid)
+        if mode is not None:
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 #: the longest path a Unix socket can be bound to (``sun_path`` holds 108 bytes with its NUL)
@@ -130,12 +194,24 @@ def _make_socket_dir(path: Path, owners: set[int]) -> None:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid not in owners:
-        raise ServerError(
-            f"{path} (the embedded server's socket folder) is not a folder this user made: "
-            "remove it and start again"
-        )
+    os.close(_socket_dir_fd(path, owners))
+
+
+def _socket_dir_fd(path: Path, owners: set[int]) -> int:
+    """A descriptor of the socket folder in the shared temporary directory, once it is known to
+    be a folder (not a link) owned by one of ``owners``: anyone can put a name there."""
+    try:
+        fd = _open_dir(path)
+    except ServerError:
+        fd = None
+    if fd is not None and os.fstat(fd).st_uid in owners:
+        return fd
+    if fd is not None:
+        os.close(fd)
+    raise ServerError(
+        f"{path} (the embedded server's socket folder) is a link or a folder another user "
+        "made: remove it and start again"
+    )
 
 
 def _read_private(path: Path) -> str:
@@ -223,22 +299,68 @@ def _pid_alive(pid: int | None) -> bool:
 TEMPLATE_ENV = "TIBENCH_SERVER_TEMPLATE"
 
 
+#: What mariadb-install-db passes on to the shell unquoted without harm (it runs
+#: ``chown $user $dir``): a path with anything else reaches it through a link named with these.
+_SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+")
+
+
 def _install_db(install: str, dest: Path, tmp_dir: Path, user: pwd.struct_passwd | None) -> None:
-    cmd = [
-        install,
-        "--no-defaults",
-        f"--datadir={dest}",
-        "--auth-root-authentication-method=normal",
-        "--skip-test-db",
-        # a private tmpdir: a MariaDB starting beside this one clears #sql* files in its own
-        # tmpdir, which must not be the bootstrap's
-        f"--tmpdir={tmp_dir}",
-    ]
-    if user is not None:
-        cmd.append(f"--user={user.pw_name}")
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise ServerError(f"mariadb-install-db failed ({r.returncode}):\n{r.stderr[-2000:]}")
+    with ExitStack() as stack:
+        if not (_SHELL_SAFE.fullmatch(str(dest)) and _SHELL_SAFE.fullmatch(str(tmp_dir))):
+            dest, tmp_dir = stack.enter_context(_plain_names(dest, tmp_dir, user))
+        cmd = [
+            install,
+            "--no-defaults",
+            f"--datadir={dest}",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+            # a private tmpdir: a MariaDB starting beside this one clears #sql* files in its own
+            # tmpdir, which must not be the bootstrap's
+            f"--tmpdir={tmp_dir}",
+        ]
+        if user is not None:
+            cmd.append(f"--user={user.pw_name}")
+        # a session of its own: the script's bootstrap mariadbd is stopped with it on an
+        # interruption, and a Ctrl-C at the terminal reaches tibench alone
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate()
+        except BaseException:
+            with deferred_signals():
+                with suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            raise
+    if proc.returncode != 0:
+        # the script's own advice goes to stdout; mariadbd's errors, the cause, to stderr
+        raise ServerError(f"mariadb-install-db failed ({proc.returncode}):\n{(err or out)[-2000:]}")
+
+
+@contextmanager
+def _plain_names(
+    dest: Path, tmp_dir: Path, user: pwd.struct_passwd | None
+) -> Iterator[tuple[Path, Path]]:
+    """Links with plain names to ``dest`` (made here) and ``tmp_dir``, in a private folder of the
+    system's temporary directory that mariadbd's user may only traverse."""
+    top = Path(tempfile.mkdtemp(prefix="tibench-install-"))
+    try:
+        if user is not None:
+            os.chmod(top, 0o711)
+        os.mkdir(dest, 0o700)
+        if user is not None:
+            _own_dir(dest, user.pw_uid, user.pw_gid)
+        os.symlink(dest, top / "datadir")
+        os.symlink(tmp_dir, top / "tmp")
+        yield top / "datadir", top / "tmp"
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def make_datadir_template(dest: Path) -> Path:
@@ -495,6 +617,9 @@ class EmbeddedServer:
             "options": st.get("options", {}),
             "prefix": st.get("prefix", []),
             "stale": bool(st) and not running,
+            # a server on this datadir that the state does not name: the next start or stop
+            # stops it
+            "untracked": self.untracked(),
         }
 
     def ensure(self, dynamic: bool = True) -> EmbeddedServer:
@@ -519,7 +644,14 @@ class EmbeddedServer:
 
     def _ensure(self, dynamic: bool) -> EmbeddedServer:
         st = self._state()
-        if self._running(st) and (st.get("layout") != LAYOUT or not st.get("locked_down")):
+        if self._running(st) and st.get("starting"):
+            log.info(
+                "embedded MariaDB pid %s is left from an interrupted start: restarting it",
+                st["pid"],
+            )
+            self._stop(60)
+            st = None
+        elif self._running(st) and (st.get("layout") != LAYOUT or not st.get("locked_down")):
             # started by an older tibench: as root, without secure_file_priv, or with its socket
             # and state in a folder mariadbd's user could write
             log.info("embedded MariaDB was started by an older tibench: restarting it locked down")
@@ -536,10 +668,16 @@ class EmbeddedServer:
             self._stop(60)
         elif st:
             self._clean_stale(st)
+        if self._stop_untracked(60):
+            self._clean_stale(None)
         try:
             self._start()
-        except BaseException:
+        except BaseException as e:
             self._remove_socket_dir()  # a start refused or failed leaves nothing in /tmp
+            if isinstance(e, Exception) and no_space(e, self.root) is not None:
+                # what a failed install left takes the space a later start needs
+                shutil.rmtree(self.root / "datadir.installing", ignore_errors=True)
+                raise no_space(e, self.root) from None
             raise
         return self
 
@@ -552,22 +690,13 @@ class EmbeddedServer:
 
     def _stop(self, timeout: float) -> bool:
         st = self._state()
-        if not st:
-            return False
-        pid = st.get("pid")
         stopped = False
         if self._running(st):
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + timeout
-            while _pid_alive(pid) and time.monotonic() < deadline:
-                _reap(pid)
-                time.sleep(0.1)
-            if self._running(st):
-                log.warning("mariadbd %s ignored SIGTERM for %ss: killing it", pid, timeout)
-                os.kill(pid, signal.SIGKILL)
-            _reap(pid)
+            _stop_pid(st["pid"], self.datadir, timeout)
             stopped = True
-        self._clean_stale(st)
+        stopped = bool(self._stop_untracked(timeout)) or stopped
+        if st or stopped:
+            self._clean_stale(st)
         return stopped
 
     # -- internals ---------------------------------------------------------------------------
@@ -584,6 +713,12 @@ class EmbeddedServer:
             conn = self._root_connect(first=False)
         except pymysql.MySQLError:
             return False
+        # the SET GLOBALs and the state that records them go together: an interruption between
+        # them would leave settings the state does not say, refused before every later run
+        with deferred_signals():
+            return self._set_and_record(conn, st, changed, old, new)
+
+    def _set_and_record(self, conn, st: dict, changed: dict, old: dict, new: dict) -> bool:
         applied: dict = {}
         try:
             with conn.cursor() as c:
@@ -607,18 +742,74 @@ class EmbeddedServer:
         log.info("embedded MariaDB: SET GLOBAL %s (no restart)", ", ".join(map(str, changed)))
         return True
 
-    def _clean_stale(self, st: dict) -> None:
+    def set_globals(self, settings: dict) -> None:
+        """``SET GLOBAL`` each of ``settings`` through root on the socket: the arm's settings
+        that the running server no longer has, set back (:func:`tibenchlib.target.open_arm`).
+        :class:`ServerError` when one cannot be set."""
+        try:
+            conn = self._root_connect(first=False)
+        except pymysql.MySQLError as e:
+            raise ServerError(
+                f"embedded server '{self.name}': cannot connect as root: {e}"
+            ) from None
+        try:
+            with conn.cursor() as c:
+                for k, v in settings.items():
+                    name = str(k).replace("-", "_")
+                    try:
+                        c.execute(
+                            f"SET GLOBAL `{name}` = %s", (int(v) if isinstance(v, bool) else v,)
+                        )
+                    except pymysql.MySQLError as e:
+                        raise ServerError(
+                            f"embedded server '{self.name}': cannot set {name} back to {v} "
+                            f"({e.args[-1]}): restart it (tibench server stop --name {self.name}, "
+                            "then run again)"
+                        ) from None
+        finally:
+            conn.close()
+
+    def _clean_stale(self, st: dict | None) -> None:
         # also the socket and pid file an older tibench kept beside the datadir
-        for p in (self.socket_path, self.run_dir / "mysqld.pid", *self._legacy_runfiles()):
+        for p in (self.run_dir / "mysqld.pid", *self._legacy_runfiles()):
             p.unlink(missing_ok=True)
+        if self.socket_dir == self.run_dir:
+            self.socket_path.unlink(missing_ok=True)
+        else:
+            self._unlink_shared_socket()
         self._remove_socket_dir()
         self.state_path.unlink(missing_ok=True)
 
+    def _socket_owners(self, user: pwd.struct_passwd | None = None) -> set[int]:
+        """Who may own the socket folder in the shared temporary directory: this user, and
+        mariadbd's when tibench runs as root."""
+        user = user if user is not None else service_user()
+        return {os.getuid(), *([user.pw_uid] if user else [])}
+
+    def _unlink_shared_socket(self) -> None:
+        """Remove the socket in the shared temporary directory through a descriptor of its
+        folder: a link swapped in for the folder is refused, never followed."""
+        try:
+            fd = _socket_dir_fd(self.socket_dir, self._socket_owners())
+        except FileNotFoundError:
+            return
+        except ServerError as e:
+            log.warning("left %s alone: %s", self.socket_path, e)
+            return
+        try:
+            with suppress(FileNotFoundError):
+                os.unlink(self.socket_path.name, dir_fd=fd)
+        finally:
+            os.close(fd)
+
     def _remove_socket_dir(self) -> None:
         """The short socket folder in the shared temporary directory, if this server made one
-        and it is empty (never another server's socket)."""
-        if self.socket_dir != self.run_dir:
-            with suppress(OSError):
+        and it is empty (never another server's socket, never a link or another user's)."""
+        if self.socket_dir == self.run_dir:
+            return
+        with suppress(OSError):
+            st = os.lstat(self.socket_dir)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid in self._socket_owners():
                 self.socket_dir.rmdir()
 
     def _legacy_runfiles(self) -> list[Path]:
@@ -680,12 +871,14 @@ class EmbeddedServer:
         for d in (self.files_dir, self.tmp_dir, self.run_dir):
             d.mkdir(mode=0o700, exist_ok=True)
         if self.socket_dir != self.run_dir:
-            _make_socket_dir(self.socket_dir, {os.getuid(), *([user.pw_uid] if user else [])})
+            _make_socket_dir(self.socket_dir, self._socket_owners(user))
         if user is None:
             return
         _grant_traversal(self.root.parent, user.pw_uid)
-        for d in dict.fromkeys((self.files_dir, self.tmp_dir, self.run_dir, self.socket_dir)):
+        for d in (self.files_dir, self.tmp_dir, self.run_dir):
             _own_dir(d, user.pw_uid, user.pw_gid, 0o700)
+        if self.socket_dir != self.run_dir:
+            _own_dir(self.socket_dir, user.pw_uid, user.pw_gid, 0o700, self._socket_owners(user))
         if os.path.islink(self.datadir):
             raise ServerError(f"{self.datadir} is a link: remove it and start again")
         if os.path.lexists(self.datadir) and os.lstat(self.datadir).st_uid != user.pw_uid:
@@ -704,33 +897,16 @@ class EmbeddedServer:
         for attempt in range(attempts):
             port = free_port()
             self.error_log.unlink(missing_ok=True)
-            proc = subprocess.Popen(
-                self._command(port),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=child_env(),  # a study's passwords stay out of mariadbd's environment
-                start_new_session=True,  # survives the notebook kernel; stopped explicitly
-            )
-            ok = self._wait_ready(proc, first)
-            if ok:
-                state = {
-                    "pid": proc.pid,
-                    "port": port,
-                    **self._wanted(),
-                    "started": time.time(),
-                    "layout": LAYOUT,
-                }
-                _write_private(self.state_path, json.dumps(state, indent=1, sort_keys=True))
-                if first:
-                    self._bootstrap()
-                if not marker.exists():
-                    _write_private(marker, "")
-                self._lockdown()
-                state["locked_down"] = True
-                _write_private(self.state_path, json.dumps(state, indent=1, sort_keys=True))
-                log.info("embedded MariaDB pid %s on 127.0.0.1:%s", proc.pid, port)
-                return
+            try:
+                if self._spawn(port, first, marker):
+                    return
+            except BaseException:
+                # Interrupted or failed at any moment of the start: no server is left behind,
+                # neither the child just spawned nor one a signal caught before its pid was kept.
+                with deferred_signals():
+                    self._stop_untracked(timeout=30)
+                    self._clean_stale(None)
+                raise
             err = self._log_tail()
             if "bind on tcp/ip port" in err.lower() or "address already in use" in err.lower():
                 log.info("port %s was taken (attempt %s): trying another", port, attempt + 1)
@@ -738,7 +914,78 @@ class EmbeddedServer:
             raise ServerError(f"mariadbd did not start; end of {self.error_log}:\n{err}")
         raise ServerError(f"mariadbd could not bind a free port in {attempts} attempts")
 
-    def _wait_ready(self, proc: subprocess.Popen, first: bool, timeout: float = 90) -> bool:
+    def _spawn(self, port: int, first: bool, marker: Path) -> bool:
+        """Start mariadbd on ``port`` and make it ready (bootstrap, lockdown); False when it
+        exited before it was ready.
+
+        Its pid goes to the state file before anything waits on it: a tibench killed (SIGKILL)
+        during the start leaves a server that ``status`` shows and ``stop`` stops, and that the
+        next start restarts (it is not locked down)."""
+        proc = subprocess.Popen(
+            self._command(port),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=child_env(),  # a study's passwords stay out of mariadbd's environment
+            start_new_session=True,  # survives the notebook kernel; stopped explicitly
+        )
+        state = {
+            "pid": proc.pid,
+            "port": port,
+            **self._wanted(),
+            "started": time.time(),
+            "layout": LAYOUT,
+            "starting": True,
+        }
+        _write_private(self.state_path, json.dumps(state, indent=1, sort_keys=True))
+        if not self._wait_ready(proc, port, first):
+            self.state_path.unlink(missing_ok=True)
+            return False
+        if first:
+            self._bootstrap()
+        if not marker.exists():
+            _write_private(marker, "")
+        self._lockdown()
+        del state["starting"]
+        state["locked_down"] = True
+        _write_private(self.state_path, json.dumps(state, indent=1, sort_keys=True))
+        log.info("embedded MariaDB pid %s on 127.0.0.1:%s", proc.pid, port)
+        return True
+
+    def untracked(self) -> list[int]:
+        """Pids of mariadbd processes on this datadir that the state file does not name: what an
+        interrupted start of an older tibench, or a server started by hand, left running."""
+        st = self._state()
+        known = st.get("pid") if st else None
+        return [
+            pid
+            for pid in psutil.pids()
+            if pid != known and pid != os.getpid() and is_server_process(pid, self.datadir)
+        ]
+
+    def _stop_untracked(self, timeout: float) -> list[int]:
+        """Stop every mariadbd on this datadir but the one the state file names as running.
+
+        Called under the server's lease, where no other tibench starts one: a server on this
+        datadir that tibench does not track holds the datadir's locks, so a new one would die on
+        them while its readiness check reached the old one's socket."""
+        st = self._state()
+        keep = st.get("pid") if self._running(st) and not st.get("starting") else None
+        stopped = []
+        for pid in psutil.pids():
+            if pid != keep and is_server_process(pid, self.datadir):
+                log.warning(
+                    "stopping mariadbd pid %s on %s, which tibench did not track", pid, self.datadir
+                )
+                _stop_pid(pid, self.datadir, timeout)
+                stopped.append(pid)
+        return stopped
+
+    def _wait_ready(
+        self, proc: subprocess.Popen, port: int, first: bool, timeout: float = 90
+    ) -> bool:
+        """Whether the child ``proc`` answers on the socket: the server found there must be
+        that child (still running, listening on ``port``), never another one's socket."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -746,10 +993,17 @@ class EmbeddedServer:
             if self.socket_path.exists():
                 try:
                     conn = self._root_connect(first)
-                    conn.close()
-                    return True
                 except pymysql.MySQLError:
-                    pass
+                    conn = None
+                if conn is not None:
+                    try:
+                        with conn.cursor() as c:
+                            c.execute("SELECT @@port")
+                            answered = c.fetchone()[0]
+                    finally:
+                        conn.close()
+                    if answered == port and proc.poll() is None:
+                        return True
             time.sleep(0.2)
         proc.kill()
         proc.wait()
@@ -838,14 +1092,64 @@ class EmbeddedServer:
 
     def _log_tail(self, n: int = 25) -> str:
         try:
-            # mariadbd's user owns run/: a link planted there is not followed
-            fd = os.open(self.error_log, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            # mariadbd's user owns run/: a link planted there is not followed, and a FIFO or a
+            # device put there is not waited on (O_NONBLOCK) nor read
+            fd = os.open(self.error_log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             return "(no error log)"
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return f"(not read: {self.error_log} is not a regular file)"
         with os.fdopen(fd, "rb") as f:
             f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
             text = f.read().decode(errors="replace")
         return "\n".join(text.splitlines()[-n:])
+
+
+def _stop_pid(pid: int, datadir: Path, timeout: float) -> None:
+    """SIGTERM the server ``pid`` of ``datadir`` and wait for it; SIGKILL past ``timeout``.
+    Signalled only while ``/proc`` shows it is that server."""
+    if not is_server_process(pid, datadir):
+        return
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.1)
+    if is_server_process(pid, datadir):
+        log.warning("mariadbd %s ignored SIGTERM for %ss: killing it", pid, timeout)
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        while _pid_alive(pid):
+            _reap(pid)
+            time.sleep(0.05)
+    _reap(pid)
+
+
+@contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then act on them as they would have: the
+    clean-up of an interrupted start is not itself cut short by a second Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    old = {
+        sig: signal.signal(sig, lambda signum, frame: caught.append(signum))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            handler = old[sig]
+            if callable(handler):
+                handler(sig, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(sig)
 
 
 def _reap(pid: int) -> None:

@@ -81,6 +81,7 @@ def open_arm(study: Study, arm: Arm | str, *, yes: bool = False, store: Store | 
     server = None
     if t.kind == "embedded":
         server = embedded_server(study, arm).ensure()
+        restore_settings(server, arm.label)
         conn = server.conninfo()
     else:
         conn = ConnInfo.from_url(t.url, t.password, t.tls.model_dump() if t.tls.ca else None)
@@ -165,6 +166,25 @@ def settings_mismatch(server: EmbeddedServer) -> list[tuple[str, object, object]
     return out
 
 
+def restore_settings(server: EmbeddedServer, arm: str) -> None:
+    """Set back the arm's settings the running embedded server no longer has.
+
+    A ``SET GLOBAL`` left behind (by another client, or an arm switch cut short) would otherwise
+    refuse every run of the arm (:func:`verify_settings`) until the server restarts. Done when
+    the arm is opened, under the server's lease: tibench owns the embedded server, and no run of
+    this study is measuring on it then; a change while the arm's runs go on still stops them."""
+    bad = settings_mismatch(server)
+    if bad:
+        log.warning(
+            "embedded server '%s' had %s; arm '%s' sets %s: set back",
+            server.name,
+            ", ".join(f"{name}={got}" for name, _, got in bad),
+            arm,
+            ", ".join(f"{name}={want}" for name, want, _ in bad),
+        )
+        server.set_globals({name: want for name, want, _ in bad})
+
+
 def verify_settings(ctx, spec) -> None:
     """Before a run: the embedded servers of ``ctx`` still have the arm's settings, or
     :class:`SettingsChanged` with one line (the run is not started)."""
@@ -181,5 +201,6 @@ def verify_settings(ctx, spec) -> None:
             name, want, got = bad[0]
             raise SettingsChanged(
                 f"run {spec.run_key} not started: the embedded server '{srv.name}' has "
-                f"{name}={got}, arm '{ctx.arm.label}' sets {want} (changed by another client)"
+                f"{name}={got}, arm '{ctx.arm.label}' sets {want} (changed by another client); "
+                "run again to have it set back"
             )
