@@ -568,6 +568,7 @@ class Store:
                 if not kept:
                     c.execute(run_attempts.insert().values(**old, recorded_at=now))
             c.execute(run_attempts.insert().values(**row, recorded_at=now))
+            _point_at_set_aside_logs(c, keys, row)
             if old is not None and old["status"] == "ok" and row.get("status") != "ok":
                 c.execute(runs.update().where(where).values(**_kept_good(old, row)))
                 return
@@ -688,6 +689,29 @@ def _kept_good(old, new: dict) -> dict:
         if moved.exists():
             out["log_path"] = str(moved)
     return out
+
+
+def _point_at_set_aside_logs(c, keys: dict, row: dict) -> None:
+    """Earlier attempts of a run whose ``log_path`` is the new attempt's log now point at where
+    that log was set aside, ``<stem>.attempt<N><suffix>`` (N: their attempt number), when the
+    file is there: the path they held now holds the new attempt's output."""
+    log_path, n = row.get("log_path"), row.get("attempts")
+    if not log_path or not n:
+        return
+    same = sa.and_(
+        *(run_attempts.c[k] == v for k, v in keys.items()),
+        run_attempts.c.log_path == log_path,
+        run_attempts.c.attempts < n,
+    )
+    p = Path(log_path)
+    for k in c.execute(sa.select(run_attempts.c.attempts).where(same).distinct()).scalars():
+        moved = p.with_name(f"{p.stem}.attempt{k}{p.suffix}")
+        if moved.exists():
+            c.execute(
+                run_attempts.update()
+                .where(sa.and_(same, run_attempts.c.attempts == k))
+                .values(log_path=str(moved))
+            )
 
 
 def _disk_full(folder: Path) -> bool:
