@@ -13,6 +13,7 @@ import pytest
 from helpers import run_cli
 
 from tibenchlib.db import ConnInfo, LocalFileRefused, sending_local_file
+from tibenchlib.store import CatalogError, Store
 from tibenchlib.tpch._conn import connector
 
 CLIENT_LOCAL_FILES = 0x80  # the capability flag a client sets to offer LOAD DATA LOCAL
@@ -229,3 +230,9 @@ def test_the_loader_sends_the_file_it_names(tmp_path):
         finally:
             conn.close()
         assert srv.received.count(b"1|named part|\n") == 1
+
+
+def test_a_results_server_asking_for_a_file_gets_nothing(hostile):
+    with pytest.raises(CatalogError, match="LOAD DATA LOCAL INFILE"):
+        Store(f"mysql+pymysql://root@127.0.0.1:{hostile.port}/results")
+    assert hostile.received and not hostile.got(SECRET.strip())

@@ -84,7 +84,7 @@ class GuardedConnection(Connection):
         return result.affected_rows
 
 
-def _guarded_connect(dialect, conn_rec, cargs, cparams) -> GuardedConnection:
+def guarded_connect(dialect, conn_rec, cargs, cparams) -> GuardedConnection:
     """SQLAlchemy's ``do_connect`` hook: a :class:`GuardedConnection`, offering local files only
     inside :func:`local_files` whatever the connection arguments say."""
     cparams["local_infile"] = _local_files_wanted.get()
@@ -149,7 +149,7 @@ class ConnInfo:
         eng = sa.create_engine(
             self.url(database), connect_args=connect_args, pool_pre_ping=True, **kw
         )
-        sa.event.listen(eng, "do_connect", _guarded_connect)
+        sa.event.listen(eng, "do_connect", guarded_connect)
         return eng
 
     def execute_on_server(self, sql: str) -> None:

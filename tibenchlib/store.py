@@ -56,7 +56,7 @@ import psutil
 import sqlalchemy as sa
 
 from . import paths, record
-from .db import mask_url
+from .db import guarded_connect, mask_url
 
 log = logging.getLogger(__name__)
 
@@ -550,6 +550,9 @@ class Store:
             self.engine = sa.create_engine(sa_url)
             if self.path is not None:
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+            elif sa_url.get_dialect().driver == "pymysql":
+                # a results server is a server like a target: it gets no local file either
+                sa.event.listen(self.engine, "do_connect", guarded_connect)
         try:
             if self.read_only:
                 self._check_read_only()
@@ -696,11 +699,29 @@ class Store:
         return store
 
     # -- writes ------------------------------------------------------------------------------
+    def _patiently(self, write, what: str) -> None:
+        """``write()`` (one transaction), tried again while another process holds the catalog,
+        for :func:`catalog_wait_s` seconds; then its :class:`CatalogBusy` is raised."""
+        deadline = time.monotonic() + catalog_wait_s()
+        while True:
+            try:
+                write()
+                return
+            except CatalogBusy as e:
+                if time.monotonic() >= deadline:
+                    raise
+                log.warning("%s; still trying to write %s", e, what)
+                time.sleep(min(1.0, max(deadline - time.monotonic(), 0)))
+
     def _upsert(self, table: sa.Table, row: dict, keys: dict) -> None:
         where = sa.and_(*(table.c[k] == v for k, v in keys.items()))
-        with self._lock, self.engine.begin() as c:
-            c.execute(table.delete().where(where))
-            c.execute(table.insert().values(**row))
+
+        def write() -> None:
+            with self._lock, self.engine.begin() as c:
+                c.execute(table.delete().where(where))
+                c.execute(table.insert().values(**row))
+
+        self._patiently(write, f"a row of {table.name}")
 
     def record_study(self, name: str, params: dict) -> None:
         now = time.time()
@@ -848,8 +869,13 @@ class Store:
         extra = set().union(*recs) - {c.name for c in t.columns}
         if extra:
             raise KeyError(f"table {table} has no column(s) {sorted(extra)}")
-        with self._lock, self.engine.begin() as c:
-            c.execute(t.insert(), [{k: _plain(v) for k, v in r.items()} for r in recs])
+        plain = [{k: _plain(v) for k, v in r.items()} for r in recs]
+
+        def write() -> None:
+            with self._lock, self.engine.begin() as c:
+                c.execute(t.insert(), plain)
+
+        self._patiently(write, f"{len(recs)} rows of {table}")
         return len(recs)
 
     def upsert(self, table: str, row: dict) -> None:
@@ -864,10 +890,14 @@ class Store:
         t = _TABLES[table]
         recs = [{k: _plain(v) for k, v in {**r, "study": study, "run_key": run_key}.items()}
                 for r in rows]  # fmt: skip
-        with self._lock, self.engine.begin() as c:
-            c.execute(t.delete().where(sa.and_(t.c.study == study, t.c.run_key == run_key)))
-            if recs:
-                c.execute(t.insert(), recs)
+
+        def write() -> None:
+            with self._lock, self.engine.begin() as c:
+                c.execute(t.delete().where(sa.and_(t.c.study == study, t.c.run_key == run_key)))
+                if recs:
+                    c.execute(t.insert(), recs)
+
+        self._patiently(write, f"the {table} rows of run {run_key}")
 
     def delete_runs(self, study: str, run_keys: Iterable[str] | None = None) -> None:
         with self._lock, self.engine.begin() as c:
