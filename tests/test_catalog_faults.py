@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from helpers import tibench
 
 from tibenchlib import store as storemod
 from tibenchlib.params import parse_study
-from tibenchlib.store import CatalogBusy, Store
+from tibenchlib.store import CatalogBusy, CatalogError, Store
 
 READERS = ["runs", "findings", "report", "diagnose"]
 
@@ -172,10 +173,23 @@ def test_a_run_measured_while_the_catalog_is_held_is_written_when_it_frees(
     monkeypatch.setenv("TIBENCH_CATALOG_WAIT_S", "10")
     holder = _hold(db, 2)
     try:
-        Store(f"sqlite:///{db}").record_run(_run("s", "late", 302.0))
+        store = Store(f"sqlite:///{db}")
+        t0 = time.monotonic()
+        store.record_arm("s", "late arm")  # any write waits, not only a run's
+        assert time.monotonic() - t0 > 1.0  # it waited for the holder
+        store.record_run(_run("s", "late", 302.0))
     finally:
         holder.wait(10)
-    assert Store(f"sqlite:///{db}").runs("s", run_key="late")["tps"].tolist() == [302.0]
+    store = Store(f"sqlite:///{db}")
+    assert store.runs("s", run_key="late")["tps"].tolist() == [302.0]
+    assert "late arm" in set(store.read("arms", "s")["arm"])
+
+
+def test_a_wait_that_is_not_a_number_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIBENCH_CATALOG_WAIT_S", "abc")
+    store = Store(f"sqlite:///{tmp_path / 'results.sqlite'}")
+    with pytest.raises(CatalogError, match=r"TIBENCH_CATALOG_WAIT_S='abc': expected seconds"):
+        store.record_run(_run("s", "k", 1.0))
 
 
 def test_a_held_catalog_is_one_line_and_the_measured_run_is_kept(tmp_path, short_waits):
