@@ -284,8 +284,8 @@ def cmd_runs(a) -> int:
 
 
 def _check_catalog(ref) -> None:
-    """Refuse a study whose ``results.sqlite`` is a directory, before it reads as no catalog
-    (``runs``) or as an empty one (``report``). ``ref``: a Study, or a name or params path."""
+    """Refuse a study whose ``results.sqlite`` is a directory or empty (0 bytes), before it
+    reads as no catalog or an empty one. ``ref``: a Study, or a name or params path."""
     # import inside: the CLI's light start-up (see the note at the top)
     from .store import check_catalog_path
 
@@ -293,11 +293,11 @@ def _check_catalog(ref) -> None:
         if ref.endswith((".yaml", ".yml")) or Path(ref).is_file():
             return
         try:
-            check_catalog_path(paths.catalog_file(ref))
+            check_catalog_path(paths.catalog_file(ref), reading=True)
         except paths.PathError:
             return  # not a study name: study_from says so
     elif not ref.results_url:
-        check_catalog_path(paths.catalog_file(ref.study))
+        check_catalog_path(paths.catalog_file(ref.study), reading=True)
 
 
 # -- tools -------------------------------------------------------------------------------------
@@ -582,6 +582,7 @@ def cmd_diagnose(a) -> int:
     from .texttable import format_frame
 
     study = study_from(a.study)
+    _check_catalog(study)
     lang = a.lang or study.lang
     cores = {}
     for item in a.component_cores or []:
@@ -662,9 +663,13 @@ def cmd_findings(a) -> int:
     from .studyplan import study_from
 
     study = study_from(a.study)
+    _check_catalog(study)
     lang = a.lang or study.lang
     found = findings.study_findings(study)
-    findings.save(study.study, found)
+    try:
+        findings.save(study.study, found)
+    except OSError as e:  # a study on a read-only folder is read, its findings shown unsaved
+        logging.getLogger(__name__).warning("findings not saved: %s", e)
     if a.json:
         _print_json(
             {p: [{**f.to_dict(), "text": findings.render(f, lang)} for f in fs]

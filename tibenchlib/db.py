@@ -4,10 +4,17 @@ The password lives only in :class:`ConnInfo` (hidden from its repr) and in a 060
 sysbench; everything that is displayed or stored uses :meth:`ConnInfo.masked_url`. A password read
 from the environment (:func:`env_secret`) is kept out of the environment of every child process
 (:func:`child_env`); notebook kernels read it from a 0600 file (:func:`secrets_for_kernels`).
+
+No connection to a target sends a local file on the server's request (``LOAD DATA LOCAL
+INFILE``): a hostile server may ask for any file the client can read. Only a connection opened
+inside :func:`local_files` offers the capability, and it sends only the file named by the
+statement it runs (:func:`sending_local_file`); every other request is refused
+(:class:`LocalFileRefused`) with nothing sent.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import re
@@ -18,8 +25,93 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pymysql
 import sqlalchemy as sa
+from pymysql.connections import Connection, MySQLResult
+from pymysql.protocol import LoadLocalPacketWrapper
 from sqlalchemy.engine import URL, make_url
+
+#: Whether connections opened now offer LOAD DATA LOCAL (see :func:`local_files`).
+_local_files_wanted: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "local_files_wanted", default=False
+)
+
+
+class LocalFileRefused(pymysql.err.OperationalError):
+    """The server asked for a local file this client did not name; nothing was sent."""
+
+
+class _GuardedResult(MySQLResult):
+    """A query's result that answers a server's file request only with the file its statement
+    named."""
+
+    def _read_load_local_packet(self, first_packet):
+        conn = self.connection
+        asked = LoadLocalPacketWrapper(first_packet).filename
+        if conn._local_infile and conn.local_file is not None and asked == conn.local_file:
+            return super()._read_load_local_packet(first_packet)
+        try:
+            conn.write_packet(b"")  # an empty file: the protocol's way to send nothing
+        finally:
+            # a server asking for files it was not offered is not talked to any further
+            conn._force_close()
+        name = asked.decode(errors="replace")
+        raise LocalFileRefused(
+            2000,
+            f"the server at {conn.host}:{conn.port} asked for the local file {name!r} "
+            "(LOAD DATA LOCAL INFILE), which tibench did not offer; refused, nothing sent "
+            "(is this target the database you meant?)",
+        )
+
+
+class GuardedConnection(Connection):
+    """A PyMySQL connection that sends a local file only while :func:`sending_local_file` names
+    it, and only when opened inside :func:`local_files`."""
+
+    local_file: bytes | None = None
+
+    def _read_query_result(self, unbuffered=False):
+        # PyMySQL's own body, with the guarded result in place of MySQLResult
+        self._result = None
+        result = _GuardedResult(self)
+        if unbuffered:
+            result.init_unbuffered_query()
+        else:
+            result.read()
+        self._result = result
+        if result.server_status is not None:
+            self.server_status = result.server_status
+        return result.affected_rows
+
+
+def guarded_connect(dialect, conn_rec, cargs, cparams) -> GuardedConnection:
+    """SQLAlchemy's ``do_connect`` hook: a :class:`GuardedConnection`, offering local files only
+    inside :func:`local_files` whatever the connection arguments say."""
+    cparams["local_infile"] = _local_files_wanted.get()
+    return GuardedConnection(*cargs, **cparams)
+
+
+@contextmanager
+def local_files() -> Iterator[None]:
+    """Connections opened meanwhile (by engines of :meth:`ConnInfo.engine`, in this thread or
+    task) offer LOAD DATA LOCAL; they still send only what :func:`sending_local_file` names."""
+    token = _local_files_wanted.set(True)
+    try:
+        yield
+    finally:
+        _local_files_wanted.reset(token)
+
+
+@contextmanager
+def sending_local_file(conn, path: str | Path) -> Iterator[None]:
+    """While the block runs, ``conn`` (a :class:`GuardedConnection`) sends ``path`` when the
+    server asks for exactly that file, as ``LOAD DATA LOCAL INFILE path`` makes it do."""
+    before = getattr(conn, "local_file", None)
+    conn.local_file = os.fsencode(str(path))
+    try:
+        yield
+    finally:
+        conn.local_file = before
 
 
 @dataclass(frozen=True)
@@ -48,15 +140,17 @@ class ConnInfo:
         return self.url().render_as_string(hide_password=True)
 
     def engine(self, database: str | None = None, **kw) -> sa.Engine:
-        connect_args: dict = {"connect_timeout": 10, "local_infile": True}
+        connect_args: dict = {"connect_timeout": 10}
         if self.tls:
             ssl = {k: v for k, v in self.tls.items() if k in ("ca", "cert", "key") and v}
             ssl["check_hostname"] = bool(self.tls.get("verify_identity"))
             connect_args["ssl"] = ssl
         connect_args.update(kw.pop("connect_args", {}))
-        return sa.create_engine(
+        eng = sa.create_engine(
             self.url(database), connect_args=connect_args, pool_pre_ping=True, **kw
         )
+        sa.event.listen(eng, "do_connect", guarded_connect)
+        return eng
 
     def execute_on_server(self, sql: str) -> None:
         """Run one statement (``CREATE DATABASE``...) on the server, no database selected, in

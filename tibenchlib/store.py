@@ -41,18 +41,22 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
+import sqlite3
 import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
+import psutil
 import sqlalchemy as sa
 
 from . import paths, record
-from .db import mask_url
+from .db import guarded_connect, mask_url
 
 log = logging.getLogger(__name__)
 
@@ -78,14 +82,47 @@ class CatalogDiskFull(CatalogError):
     exit_code = 2  # the same exit as any full disk (see tibenchlib.cli)
 
 
-def check_catalog_path(path: Path) -> None:
+class CatalogDamaged(CatalogError):
+    """The catalog is not a readable SQLite file, a page of it is corrupt, or a JSON value in
+    it does not decode; names the file (and the row) and what to do."""
+
+    exit_code = 2  # bad input: nothing is run on a catalog that cannot be read
+
+
+class CatalogEmpty(CatalogError):
+    """A study's catalog that a reader was asked for is missing or empty (0 bytes)."""
+
+    exit_code = 2
+
+
+class CatalogBusy(CatalogError):
+    """Another process held the catalog locked past every wait; names it and the holders."""
+
+
+#: Seconds SQLite itself waits for a lock, per statement.
+BUSY_TIMEOUT_S = 30.0
+#: Seconds a write of a measured result keeps retrying while another process holds the catalog
+#: (``TIBENCH_CATALOG_WAIT_S``), after which the result is kept in a file beside the catalog.
+CATALOG_WAIT_S = 600.0
+#: The folder beside a catalog holding measured runs not yet written to it (a held lock).
+PENDING_FOLDER = "pending-runs"
+
+
+def check_catalog_path(path: Path, *, reading: bool = False) -> None:
     """Raise :class:`CatalogPathError` when ``path`` exists and is not a regular file (reading
-    a directory as an empty catalog would show an empty study without a word)."""
+    a directory as an empty catalog would show an empty study without a word); with
+    ``reading``, :class:`CatalogEmpty` when it is empty (0 bytes): a reader finds no study
+    there and must not start a catalog in it."""
     if path.exists() and not path.is_file():
         kind = "a directory" if path.is_dir() else "not a regular file"
         raise CatalogPathError(
             f"{path} is {kind}, not a tibench catalog: move it aside (mv {path} {path}.bad) "
             "and run again"
+        )
+    if reading and path.is_file() and path.stat().st_size == 0:
+        raise CatalogEmpty(
+            f"{path} is empty (0 bytes), not a tibench catalog: nothing to read; "
+            "`tibench run` starts a new catalog there"
         )
 
 
@@ -396,6 +433,20 @@ _RUN_COLS = {c.name for c in runs.columns}
 _TABLES = {t.name: t for t in meta.sorted_tables}
 
 
+def catalog_wait_s() -> float:
+    """:data:`CATALOG_WAIT_S`, or ``TIBENCH_CATALOG_WAIT_S`` when set."""
+    raw = os.environ.get("TIBENCH_CATALOG_WAIT_S")
+    if raw is None:
+        return CATALOG_WAIT_S
+    try:
+        v = float(raw)
+    except ValueError:
+        v = -1.0
+    if not 0 <= v < float("inf"):
+        raise CatalogError(f"TIBENCH_CATALOG_WAIT_S={raw!r}: expected seconds (a number >= 0)")
+    return v
+
+
 def default_url(study: str) -> str:
     return f"sqlite:///{paths.catalog_file(study)}"
 
@@ -405,9 +456,62 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:
     try:
         # WAL: readers (a notebook, tibench compare) never block the runner's writes
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
     finally:
         cur.close()
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write ``path`` (and create the journal files beside it)."""
+    if not os.access(path.parent, os.W_OK):
+        return False
+    return not path.exists() or os.access(path, os.W_OK)
+
+
+def _read_only_connect(path: Path):
+    """A creator of read-only SQLite connections to ``path``: ``mode=ro``, and ``immutable``
+    when no journal file can be made beside it and none is there (a read-only folder or
+    medium; a WAL file there would be read through its ``-shm``)."""
+    uri = f"file:{quote(str(path))}?mode=ro"
+    wal = path.with_name(path.name + "-wal")
+    if not os.access(path.parent, os.W_OK) and not wal.exists():
+        uri += "&immutable=1"
+
+    def connect():
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        return conn
+
+    return connect
+
+
+def catalog_holders(path: Path) -> list[str]:
+    """``pid N (name)`` of every other process that has ``path`` (or its journal) open, as far
+    as this user may see; empty when none is found."""
+    names = {str(path), str(path) + "-wal", str(path) + "-shm", str(path) + "-journal"}
+    out = []
+    for proc in psutil.process_iter(["pid", "name"]):
+        if proc.info["pid"] == os.getpid():
+            continue
+        try:
+            if any(f.path in names for f in proc.open_files()):
+                out.append(f"pid {proc.info['pid']} ({proc.info['name']})")
+        except (psutil.Error, OSError):
+            continue
+    return out
+
+
+def _sqlite_message(e: BaseException) -> str:
+    return str(getattr(e, "orig", None) or e)
+
+
+def _is_locked(e: BaseException) -> bool:
+    return "locked" in _sqlite_message(e) or "busy" in _sqlite_message(e)
+
+
+def _is_damaged(e: BaseException) -> bool:
+    m = _sqlite_message(e)
+    return any(w in m for w in ("malformed", "not a database", "corrupt", "btreeInitPage"))
 
 
 class Store:
@@ -418,45 +522,136 @@ class Store:
     ``password`` is the results server's (never part of ``url``); ``url`` as kept here is masked.
     """
 
-    def __init__(self, url: str, password: str | None = None):
+    def __init__(self, url: str, password: str | None = None, *, reading: bool = False):
         self.path: Path | None = None
+        self.read_only = False
         sa_url = sa.engine.make_url(url)
         if sa_url.get_backend_name() == "sqlite" and sa_url.database not in (None, "", ":memory:"):
             self.path = Path(sa_url.database)
-            check_catalog_path(self.path)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            check_catalog_path(self.path, reading=reading)
+            if reading and not self.path.exists():
+                raise CatalogEmpty(f"{self.path} does not exist: no study was run here")
+            if not reading:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists() and self.path.stat().st_size == 0:
                 log.warning(
                     "%s is empty (0 bytes): starting a new catalog there; raw logs of runs it "
                     "does not know are moved aside, never overwritten",
                     self.path,
                 )
+            # a reader, or anyone on a folder it may not write, never changes the file
+            self.read_only = reading or not _writable(self.path)
         if password is not None and self.path is None:
             sa_url = sa_url.set(password=password)
         self.url = mask_url(url)
-        self.engine = sa.create_engine(sa_url)
-        if self.path is not None:
-            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        if self.read_only:
+            self.engine = sa.create_engine("sqlite://", creator=_read_only_connect(self.path))
+        else:
+            self.engine = sa.create_engine(sa_url)
+            if self.path is not None:
+                sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+            elif sa_url.get_dialect().driver == "pymysql":
+                # a results server is a server like a target: it gets no local file either
+                sa.event.listen(self.engine, "do_connect", guarded_connect)
         try:
-            meta.create_all(self.engine)
-            self._migrate()
-            self._check_version()
+            if self.read_only:
+                self._check_read_only()
+            else:
+                meta.create_all(self.engine)
+                self._migrate()
+                self._check_version()
         except sa.exc.DatabaseError as e:
             self.engine.dispose()
             if self.path is None:
                 raise CatalogError(f"catalog {self.url}: {e.orig}") from None
-            if _disk_full(self.path.parent):
+            if _is_locked(e):
+                raise self._busy(e) from None
+            if not self.read_only and _disk_full(self.path.parent):
                 # SQLite says "disk I/O error" when its WAL cannot grow: not a damaged file
                 raise CatalogDiskFull(
                     f"{self.path}: no space left on its device ({e.orig}): free some space "
                     "and run again; the catalog is kept as it was"
                 ) from None
-            raise CatalogError(
+            raise CatalogDamaged(
                 f"{self.path} is not a readable tibench catalog ({e.orig}): move it aside "
                 f"(mv {self.path} {self.path}.bad) and run again; the raw logs under "
                 f"{self.path.parent / 'raw'} are kept"
             ) from None
+        if self.path is not None:
+            sa.event.listen(self.engine, "handle_error", self._handle_error)
         self._lock = threading.Lock()
+        if not self.read_only and self.path is not None:
+            self._write_pending()
+
+    def _check_read_only(self) -> None:
+        """A catalog opened read-only: a tibench catalog, of a schema this version reads."""
+        with self.engine.connect() as c:
+            v = c.exec_driver_sql("PRAGMA user_version").scalar()
+            tables = set(
+                c.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'").scalars()
+            )
+        if not {"studies", "runs"} <= tables:
+            raise CatalogDamaged(
+                f"{self.path} is not a tibench catalog (no runs table): is this the study's "
+                f"results.sqlite? move it aside (mv {self.path} {self.path}.bad) to start anew"
+            )
+        if v > SCHEMA_VERSION:
+            raise CatalogError(
+                f"{self.path} has catalog schema version {v}, newer than this tibench's "
+                f"({SCHEMA_VERSION}): upgrade tibench (pip install -U) to read it"
+            )
+
+    def _busy(self, e: BaseException) -> CatalogBusy:
+        holders = catalog_holders(self.path) if self.path is not None else []
+        who = f" (held by {', '.join(holders)})" if holders else ""
+        return CatalogBusy(
+            f"{self.path or self.url} is locked by another process{who} past "
+            f"{BUSY_TIMEOUT_S:g} s: let it finish or stop it, then run again; measured runs "
+            "are kept"
+        )
+
+    def _handle_error(self, ctx) -> BaseException | None:
+        """SQLAlchemy's ``handle_error`` hook: one line naming the catalog, for any statement
+        on it (no SQL, no parameters)."""
+        e = ctx.original_exception
+        if not isinstance(e, sqlite3.DatabaseError):
+            return None
+        if _is_locked(e):
+            return self._busy(e)
+        if _is_damaged(e):
+            return self.damaged(str(e))
+        if "readonly" in str(e) or "read-only" in str(e):
+            return CatalogError(
+                f"{self.path} cannot be written (a read-only folder or file): tibench reads "
+                "it as it is; copy the study's folder somewhere writable to measure more"
+            )
+        return None
+
+    def damaged(self, what: str, where: str = "", todo: str = "") -> CatalogDamaged:
+        """The one line for a catalog found damaged while reading it (``where``: the row)."""
+        at = f" ({where})" if where else ""
+        todo = todo or (
+            f"copy it from a backup, or rescue its rows with `sqlite3 {self.path} .recover` "
+            "into a new file and move the damaged one aside"
+        )
+        return CatalogDamaged(
+            f"{self.path or self.url} is damaged{at}: {what}; {todo}; the raw logs beside it "
+            "are kept"
+        )
+
+    def json_value(self, text: str | None, where: str, default: Any = None) -> Any:
+        """``text`` (a JSON column's value) decoded; a damaged value raises
+        :class:`CatalogDamaged` naming the catalog and ``where`` (table, row, column)."""
+        if not text:
+            return default
+        try:
+            return json.loads(text)
+        except ValueError as e:
+            raise self.damaged(
+                f"a JSON value does not decode ({e})",
+                where,
+                "correct or delete that row (or copy the catalog from a backup)",
+            ) from None
 
     def _migrate(self) -> None:
         """Columns added since a catalog was made (catalogs of schema version 0)."""
@@ -504,11 +699,29 @@ class Store:
         return store
 
     # -- writes ------------------------------------------------------------------------------
+    def _patiently(self, write, what: str) -> None:
+        """``write()`` (one transaction), tried again while another process holds the catalog,
+        for :func:`catalog_wait_s` seconds; then its :class:`CatalogBusy` is raised."""
+        deadline = time.monotonic() + catalog_wait_s()
+        while True:
+            try:
+                write()
+                return
+            except CatalogBusy as e:
+                if time.monotonic() >= deadline:
+                    raise
+                log.warning("%s; still trying to write %s", e, what)
+                time.sleep(min(1.0, max(deadline - time.monotonic(), 0)))
+
     def _upsert(self, table: sa.Table, row: dict, keys: dict) -> None:
         where = sa.and_(*(table.c[k] == v for k, v in keys.items()))
-        with self._lock, self.engine.begin() as c:
-            c.execute(table.delete().where(where))
-            c.execute(table.insert().values(**row))
+
+        def write() -> None:
+            with self._lock, self.engine.begin() as c:
+                c.execute(table.delete().where(where))
+                c.execute(table.insert().values(**row))
+
+        self._patiently(write, f"a row of {table.name}")
 
     def record_study(self, name: str, params: dict) -> None:
         now = time.time()
@@ -547,6 +760,23 @@ class Store:
         if "warnings" in row:
             row["warnings_json"] = json.dumps(list(row.pop("warnings") or []))
         row = {k: _plain(v) for k, v in row.items() if k in _RUN_COLS}
+        deadline = time.monotonic() + catalog_wait_s()
+        while True:
+            try:
+                self._record_run(row, interval_rows)
+                return
+            except CatalogBusy as e:
+                if time.monotonic() >= deadline:
+                    kept = self._keep_pending(row, interval_rows)
+                    raise CatalogBusy(
+                        f"{e}; run {row['run_key']} was measured and is kept in {kept}, written "
+                        "to the catalog when tibench next opens it"
+                    ) from None
+                log.warning("%s; still trying to write run %s", e, row["run_key"])
+                time.sleep(min(1.0, max(deadline - time.monotonic(), 0)))
+
+    def _record_run(self, row: dict, interval_rows: pd.DataFrame | None) -> None:
+        """:meth:`record_run`'s one transaction."""
         keys = {"study": row["study"], "run_key": row["run_key"]}
         now = time.time()
         where = sa.and_(*(runs.c[k] == v for k, v in keys.items()))
@@ -568,6 +798,7 @@ class Store:
                 if not kept:
                     c.execute(run_attempts.insert().values(**old, recorded_at=now))
             c.execute(run_attempts.insert().values(**row, recorded_at=now))
+            _point_at_set_aside_logs(c, keys, row)
             if old is not None and old["status"] == "ok" and row.get("status") != "ok":
                 c.execute(runs.update().where(where).values(**_kept_good(old, row)))
                 return
@@ -581,6 +812,44 @@ class Store:
                 df = interval_rows.assign(**keys)
                 recs = [{k: _plain(r.get(k)) for k in cols} for r in df.to_dict("records")]
                 c.execute(intervals.insert(), recs)
+
+    def _keep_pending(self, row: dict, interval_rows: pd.DataFrame | None) -> Path:
+        """A measured run the catalog could not take, in a JSON file beside the catalog (in
+        the data directory when the catalog is not a file); returns the file."""
+        folder = (self.path.parent if self.path is not None else paths.data_dir()) / PENDING_FOLDER
+        folder.mkdir(parents=True, exist_ok=True)
+        recs = []
+        if interval_rows is not None and len(interval_rows):
+            recs = [{k: _plain(v) for k, v in r.items()} for r in interval_rows.to_dict("records")]
+        name = f"{row['study']}__{row['run_key']}".replace("/", "_")
+        out = folder / f"{name}.json"
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"run": row, "intervals": recs}, default=str))
+        tmp.replace(out)
+        return out
+
+    def _write_pending(self) -> None:
+        """Write the measured runs a held lock kept out of the catalog (:meth:`_keep_pending`),
+        then remove their files; one that cannot be written yet stays for the next time."""
+        folder = self.path.parent / PENDING_FOLDER
+        if not folder.is_dir():
+            return
+        for f in sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime):
+            try:
+                kept = json.loads(f.read_text())
+                iv = pd.DataFrame(kept["intervals"]) if kept.get("intervals") else None
+                self._record_run(kept["run"], iv)
+            except CatalogBusy as e:
+                log.warning("%s: %s is written later", e, f)
+                return
+            except (ValueError, KeyError, TypeError) as e:
+                log.warning("%s: not a measured run tibench kept (%s); left as it is", f, e)
+                continue
+            log.info("run %s, kept in %s while the catalog was locked, written", kept["run"]
+                     ["run_key"], f)  # fmt: skip
+            f.unlink()
+        if not any(folder.iterdir()):
+            folder.rmdir()
 
     def record_environment(self, study: str, arm: str, capture: dict) -> None:
         row = {
@@ -600,8 +869,13 @@ class Store:
         extra = set().union(*recs) - {c.name for c in t.columns}
         if extra:
             raise KeyError(f"table {table} has no column(s) {sorted(extra)}")
-        with self._lock, self.engine.begin() as c:
-            c.execute(t.insert(), [{k: _plain(v) for k, v in r.items()} for r in recs])
+        plain = [{k: _plain(v) for k, v in r.items()} for r in recs]
+
+        def write() -> None:
+            with self._lock, self.engine.begin() as c:
+                c.execute(t.insert(), plain)
+
+        self._patiently(write, f"{len(recs)} rows of {table}")
         return len(recs)
 
     def upsert(self, table: str, row: dict) -> None:
@@ -616,10 +890,14 @@ class Store:
         t = _TABLES[table]
         recs = [{k: _plain(v) for k, v in {**r, "study": study, "run_key": run_key}.items()}
                 for r in rows]  # fmt: skip
-        with self._lock, self.engine.begin() as c:
-            c.execute(t.delete().where(sa.and_(t.c.study == study, t.c.run_key == run_key)))
-            if recs:
-                c.execute(t.insert(), recs)
+
+        def write() -> None:
+            with self._lock, self.engine.begin() as c:
+                c.execute(t.delete().where(sa.and_(t.c.study == study, t.c.run_key == run_key)))
+                if recs:
+                    c.execute(t.insert(), recs)
+
+        self._patiently(write, f"the {table} rows of run {run_key}")
 
     def delete_runs(self, study: str, run_keys: Iterable[str] | None = None) -> None:
         with self._lock, self.engine.begin() as c:
@@ -642,7 +920,7 @@ class Store:
 
     def runs(self, study: str, **where: Any) -> pd.DataFrame:
         """The runs of a study in execution order, ``warnings`` decoded into lists."""
-        df = record.from_catalog(self.read("runs", study, **where))
+        df = self._decoded(self.read("runs", study, **where), "runs")
         return df.sort_values(["seq", "run_key"]).reset_index(drop=True) if len(df) else df
 
     def intervals(self, study: str, run_keys: Iterable[str] | None = None) -> pd.DataFrame:
@@ -653,10 +931,19 @@ class Store:
         """Every recorded attempt of a study's runs (of one run with ``run_key``), oldest
         first, ``warnings`` decoded into lists."""
         where = {"run_key": run_key} if run_key is not None else {}
-        df = record.from_catalog(self.read("run_attempts", study, **where))
+        df = self._decoded(self.read("run_attempts", study, **where), "run_attempts")
         if not len(df):
             return df
         return df.sort_values(["run_key", "recorded_at"], kind="stable").reset_index(drop=True)
+
+    def _decoded(self, df: pd.DataFrame, table: str) -> pd.DataFrame:
+        """:func:`record.from_catalog`, a damaged ``warnings_json`` named by its row."""
+        if "warnings_json" in df:
+            for r in df.itertuples():
+                self.json_value(
+                    r.warnings_json, f"table {table}, study {r.study}, run {r.run_key}", []
+                )
+        return record.from_catalog(df)
 
     def run_status(self, study: str) -> dict[str, str]:
         with self.engine.connect() as c:
@@ -667,7 +954,12 @@ class Store:
 
     def environment_captures(self, study: str) -> dict[str, dict]:
         df = self.read("environment", study)
-        return {r.arm: json.loads(r.capture_json) for r in df.itertuples()}
+        return {
+            r.arm: self.json_value(
+                r.capture_json, f"table environment, study {study}, arm {r.arm}", {}
+            )
+            for r in df.itertuples()
+        }
 
 
 def _kept_good(old, new: dict) -> dict:
@@ -688,6 +980,29 @@ def _kept_good(old, new: dict) -> dict:
         if moved.exists():
             out["log_path"] = str(moved)
     return out
+
+
+def _point_at_set_aside_logs(c, keys: dict, row: dict) -> None:
+    """Earlier attempts of a run whose ``log_path`` is the new attempt's log now point at where
+    that log was set aside, ``<stem>.attempt<N><suffix>`` (N: their attempt number), when the
+    file is there: the path they held now holds the new attempt's output."""
+    log_path, n = row.get("log_path"), row.get("attempts")
+    if not log_path or not n:
+        return
+    same = sa.and_(
+        *(run_attempts.c[k] == v for k, v in keys.items()),
+        run_attempts.c.log_path == log_path,
+        run_attempts.c.attempts < n,
+    )
+    p = Path(log_path)
+    for k in c.execute(sa.select(run_attempts.c.attempts).where(same).distinct()).scalars():
+        moved = p.with_name(f"{p.stem}.attempt{k}{p.suffix}")
+        if moved.exists():
+            c.execute(
+                run_attempts.update()
+                .where(sa.and_(same, run_attempts.c.attempts == k))
+                .values(log_path=str(moved))
+            )
 
 
 def _disk_full(folder: Path) -> bool:

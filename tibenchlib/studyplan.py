@@ -7,7 +7,6 @@ module only asks them in phase order.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -133,10 +132,12 @@ def study_from(ref: str | Path) -> Study:
             f"study '{ref}' has no catalog ({db}); give its params file instead "
             "(tibench runs PARAMS) or set --data-dir"
         )
-    df = Store(default_url(str(ref))).read("studies", str(ref))
+    store = Store(default_url(str(ref)), reading=True)
+    df = store.read("studies", str(ref))
     if not len(df):
         raise ParamsError(f"{db}: no parameters recorded for study '{ref}'")
-    return parse_study(json.loads(df["params_json"].iloc[0]), f"{db} (study '{ref}')")
+    params = store.json_value(df["params_json"].iloc[0], f"table studies, study {ref}")
+    return parse_study(params, f"{db} (study '{ref}')")
 
 
 def progress(study: Study) -> pd.DataFrame:

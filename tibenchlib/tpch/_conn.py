@@ -12,28 +12,39 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..db import ConnInfo, ServerInfo, classify_version
+from ..db import ConnInfo, ServerInfo, classify_version, local_files
 
 #: Something that returns a new DBAPI (pymysql) connection each time it is called.
 ConnectionFactory = Callable[[], Any]
 
 
-def connector(target: sa.Engine | ConnInfo | ConnectionFactory) -> ConnectionFactory:
+def connector(
+    target: sa.Engine | ConnInfo | ConnectionFactory, *, send_files: bool = False
+) -> ConnectionFactory:
     """A factory of new DBAPI connections.
 
     Parameters
     ----------
     target
-        A SQLAlchemy engine (its connection arguments apply, e.g. ``local_infile``), a
+        A SQLAlchemy engine (its connection arguments apply), a
         :class:`~tibenchlib.db.ConnInfo`, or a callable returning a DBAPI connection.
+    send_files
+        The connections offer LOAD DATA LOCAL (:func:`tibenchlib.db.local_files`); each still
+        sends only the file its statement names (:func:`tibenchlib.db.sending_local_file`).
+        A callable ``target`` makes its connections as it sees fit.
     """
     if isinstance(target, ConnInfo):
         target = target.engine()
     if isinstance(target, sa.Engine):
-        engine = target
+        # a pool of its own, always empty: every connection is new, made with send_files
+        pool = target.pool.recreate() if send_files else target.pool
 
         def factory() -> Any:
-            proxy = engine.raw_connection()
+            if send_files:
+                with local_files():
+                    proxy = pool.connect()
+            else:
+                proxy = pool.connect()
             proxy.detach()  # closed by us, never handed back to the pool
             return proxy.dbapi_connection
 

@@ -23,7 +23,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from .. import terminal
-from ..db import ConnInfo, ServerInfo
+from ..db import ConnInfo, ServerInfo, sending_local_file
 from . import datagen
 from ._conn import ConnectionFactory, connector, server_info
 from .datagen import LINEITEM_ROWS, DataSet
@@ -124,8 +124,9 @@ def load(
     Parameters
     ----------
     target
-        Engine, ConnInfo or DBAPI connection factory; connections need ``local_infile=True``
-        (``ConnInfo.engine()`` sets it) and the server ``local_infile`` ON.
+        Engine, ConnInfo or DBAPI connection factory; the server needs ``local_infile`` ON.
+        The loader's own connections offer LOAD DATA LOCAL and send only the file each
+        statement names; a factory's connections need ``local_infile=True``.
     dataset
         From :func:`.datagen.generate`.
     workers
@@ -150,7 +151,7 @@ def load(
     LoadError
         When a file loads incompletely or the final counts do not verify.
     """
-    factory = connector(target)
+    factory = connector(target, send_files=True)
     steps: list[dict] = []
     info = _recreate_unless_verified(factory, dataset, steps, force=force, guard=guard)
     if info is None:
@@ -323,7 +324,7 @@ def _load_file(conn: Any, table: str, path: Path, file_rows: dict[Path, int]) ->
     t0 = time.perf_counter()
     try:
         conn.autocommit(True)
-        with conn.cursor() as cur:
+        with conn.cursor() as cur, sending_local_file(conn, path):
             n = cur.execute(load_data_sql(table), (str(path),))
             warnings = _warning_count(cur)
             detail = None
