@@ -859,6 +859,14 @@ PARAMS_FILES = [
     ("nul", b"study: x\n\0\0\0", "holds NUL bytes"),
     ("twice", b"study: a\nthreads: [1]\nstudy: b\n", "line 3: key 'study' given twice (first"),
     ("twice-nested", b"study: a\ndataset:\n  tables: 1\n  tables: 2\n", "line 4: key 'tables'"),
+    ("tab", b"study: a\nsweep:\n\tthreads: [1]\n", "line 3, column 1: a tab character: YAML is"),
+    (
+        "tab-deep",
+        b"study: a\ndataset:\n  tables: 1\n\t  table_size: 9\n",
+        "line 4, column 1: a tab",
+    ),
+    ("two-docs", b"study: a\n---\nstudy: b\n", "line 2, column 1: a second YAML document"),
+    ("unclosed", b"study: a\nthreads: [1, 2\n", "not valid YAML, line 3, column 1: expected"),
 ]
 
 
@@ -871,6 +879,7 @@ def test_params_file_that_is_not_utf8_yaml_is_one_line_naming_it(tmp_path, kind,
     line = _error_line(r)
     assert line.startswith(f"tibench: error: {p}: ") and shown in line, line
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert "<unicode string>" not in r.stderr
     assert not (tmp_path / "data").exists()
 
 
@@ -882,6 +891,32 @@ def test_params_path_that_is_a_directory_is_said_so(tmp_path):
     assert _error_line(r) == (
         f"tibench: error: {d}: is a directory, not a params file (give the YAML file in it)"
     )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/null", "/dev/zero"])
+def test_params_path_that_is_not_a_regular_file_is_said_so_without_blocking(tmp_path, kind):
+    """A FIFO with no writer would block an open for reading; /dev/zero would never end."""
+    p = tmp_path / "study.yaml" if kind == "fifo" else Path(kind)
+    if kind == "fifo":
+        os.mkfifo(p)
+    what = "a pipe (FIFO)" if kind == "fifo" else "a device"
+    r = _tibench("run", str(p), "--dry-run", data=tmp_path / "data", child=True)
+    assert r.returncode == 2, r.stderr
+    assert _error_line(r) == (
+        f"tibench: error: {p}: is {what}, not a regular file: give the study's YAML file"
+    )
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["-h", "--help", "-x1"])
+def test_study_named_like_an_option_is_refused(tmp_path, name):
+    """The study's name is typed in the commands a run prints (tibench report NAME)."""
+    p = tmp_path / "p.yaml"
+    p.write_text(f'study: "{name}"\n')
+    r = _dry(tmp_path, p)
+    assert r.returncode == 2, r.stdout
+    assert f"'{name}' starts with '-', which commands would read as an option" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 2 and not (tmp_path / "data").exists()
 
 
 @pytest.mark.parametrize("name", paths.RESERVED_NAMES)
