@@ -329,6 +329,48 @@ def test_fifo_and_devices_are_refused_without_reading(tool, tmp_path):
     assert "tibench: /dev/zero: is not a regular file" in r.stderr
 
 
+TOOL_FIXTURES = {
+    "sysbench": HIST_LOG,
+    "tpch": FIXTURES.parent / "go-tpc-tpch" / "go-tpc-tpch-2020-summary-22q-got-signal.txt",
+    "tpcc": FIXTURES.parent / "go-tpc-tpcc" / "go-tpc-tpcc-run-x86-with-err-lines.txt",
+    "ycsb": FIXTURES.parent / "ycsb" / "tibench-ycsb-0.17-run-histogram-mariadb.txt",
+}
+NO_OUTPUT = {"sysbench": "no sysbench output", "tpch": "no TPC-H result",
+             "tpcc": "no TPC-C result", "ycsb": "no YCSB result"}  # fmt: skip
+
+
+@pytest.mark.parametrize("tool", sorted(TOOL_FIXTURES))
+def test_parse_of_files_holding_no_output_of_the_tool_says_so_and_exits_2(tool, tmp_path):
+    empty, noise, other = tmp_path / "empty.log", tmp_path / "noise.log", tmp_path / "other.log"
+    empty.write_bytes(b"")
+    noise.write_bytes(bytes(range(1, 256)) * 8 + b"\n")
+    # another tool's whole output, and the head of this tool's own log cut before any result
+    others = [t for t in sorted(TOOL_FIXTURES) if t != tool]
+    other.write_text(TOOL_FIXTURES[others[0]].read_text())
+    for f, said in [(empty, "is empty: "), (noise, "holds "), (other, "holds ")]:
+        r = _tibench("parse", tool, str(f), "--json", data=tmp_path)
+        assert r.returncode == 2, (f.name, r.stdout)
+        assert r.stderr.startswith(f"tibench: {f}: {said}{NO_OUTPUT[tool]}"), r.stderr
+        assert len(r.stderr.splitlines()) == 1
+        (row,) = json.loads(r.stdout)
+        assert row["file"] == str(f) and row["status"] != "ok" and row["error"]
+    # beside a file holding a result: that file's rows, the others named, exit 0
+    r = _tibench("parse", tool, str(TOOL_FIXTURES[tool]), str(empty), "--json", data=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert rows[0]["status"] == "ok" and rows[-1]["file"] == str(empty)
+    assert f"tibench: {empty}: is empty: {NO_OUTPUT[tool]}" in r.stderr
+
+
+def test_parse_tpch_of_a_log_cut_before_its_first_result_exits_2(tmp_path):
+    text = TOOL_FIXTURES["tpch"].read_text()
+    cut = tmp_path / "cut.log"
+    cut.write_text(text[: text.index("[Summary]") + len("[Summ")])  # cut inside the first line
+    r = _tibench("parse", "tpch", str(cut), data=tmp_path)
+    assert r.returncode == 2 and f"tibench: {cut}: holds no TPC-H result" in r.stderr
+    assert "failed" in r.stdout.splitlines()[2]
+
+
 MEASURE = """
 import json, resource, sys
 sys.path.insert(0, {root!r})
@@ -846,6 +888,29 @@ def test_a_study_folder_symlinked_to_another_disk_is_allowed(tmp_path, monkeypat
     (data / "s").symlink_to(elsewhere)
     monkeypatch.setenv("TIBENCH_DATA", str(data))
     assert paths.study_dir("s").resolve() == elsewhere
+
+
+# -- compare ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args,named",
+    [
+        (["/nonexistent", "LOGS"], "baseline /nonexistent: no such directory"),
+        (["LOGS", "/nonexistent"], "candidate /nonexistent: no such directory"),
+        (["LOGS", "s/a"], "candidate s/a: no such directory"),
+        (["/nonexistent", "/nonexistent2"], "baseline /nonexistent: no such directory"),
+        (["FILE", "LOGS"], "baseline FILE: is a file; give the directory of sysbench logs"),
+    ],
+)
+def test_compare_names_the_side_that_is_no_directory(tmp_path, args, named):
+    logs, file = tmp_path / "garbdir", tmp_path / "one.log"
+    logs.mkdir()
+    file.write_text("")
+    args = [str(logs) if x == "LOGS" else str(file) if x == "FILE" else x for x in args]
+    named = named.replace("FILE", str(file))
+    r = _tibench("compare", *args, data=tmp_path / "data")
+    assert r.returncode == 2, r.stderr
+    assert _error_line(r).startswith(f"tibench: error: {named}"), r.stderr
+    assert len(r.stderr.splitlines()) == 1
 
 
 # -- params files and catalogs that are not what they should be -----------------------------------
