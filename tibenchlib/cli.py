@@ -433,15 +433,6 @@ def cmd_parse(a) -> int:
     return 2 if empty == len(a.files) else 0
 
 
-#: What a file that holds nothing a tool writes lacks, by tool.
-_NO_OUTPUT = {
-    "sysbench": "no sysbench output (no version line, interval line or statistics)",
-    "tpch": "no TPC-H result (no go-tpc '[Current]' or '[Summary] Qn: …s' line)",
-    "tpcc": "no TPC-C result (no go-tpc TPC-C lines)",
-    "ycsb": "no YCSB result (not YCSB or go-ycsb output)",
-}
-
-
 def _no_output(tool: str, row: dict) -> str | None:
     """What a file lacks when it holds nothing the tool writes (empty, another tool's output,
     noise), from its first parsed ``row``; None when it holds the tool's output, a run cut
@@ -452,13 +443,17 @@ def _no_output(tool: str, row: dict) -> str | None:
     if tool == "sysbench":
         seen = row.get("sysbench_version") or row.get("intervals") or row.get("events")
         foreign = not seen and error.startswith("truncated: no summary")
+        what = "no sysbench output (no version line, interval line or statistics)"
     elif tool == "tpch":
         foreign = "query" not in row  # no [Current] or [Summary] line at all
+        what = "no TPC-H result (no go-tpc '[Current]' or '[Summary] Qn: …s' line)"
     elif tool == "tpcc":
         foreign = error == "no go-tpc TPC-C lines in the output"
+        what = "no TPC-C result (no go-tpc TPC-C lines)"
     else:
         foreign = error in ("empty file", "not YCSB or go-ycsb output")
-    return _NO_OUTPUT[tool] if foreign else None
+        what = "no YCSB result (not YCSB or go-ycsb output)"
+    return what if foreign else None
 
 
 def _unreadable(f: str) -> str | None:
