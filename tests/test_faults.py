@@ -973,6 +973,20 @@ def test_params_path_that_is_not_a_regular_file_is_said_so_without_blocking(tmp_
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", ["runs", "report", "findings"])
+def test_a_study_given_as_a_pipe_or_device_is_said_so(tmp_path, command):
+    """The commands that take a study's name or its params file read a FIFO or a device as a
+    params path (not as a study name that 'would write outside' the data directory)."""
+    fifo = tmp_path / "study"
+    os.mkfifo(fifo)
+    for p, what in [(fifo, "a pipe (FIFO)"), (Path("/dev/null"), "a device")]:
+        r = _tibench(command, str(p), data=tmp_path / "data")
+        assert r.returncode == 2, r.stderr
+        assert _error_line(r) == (
+            f"tibench: error: {p}: is {what}, not a regular file: give the study's YAML file"
+        )
+
+
 @pytest.mark.parametrize("name", ["-h", "--help", "-x1"])
 def test_study_named_like_an_option_is_refused(tmp_path, name):
     """The study's name is typed in the commands a run prints (tibench report NAME)."""

@@ -606,7 +606,7 @@ def cmd_report(a) -> int:
         study = study_from(a.study)
         name, lang = study.study, a.lang or study.lang
     except ParamsError:
-        if a.study.endswith((".yaml", ".yml")):
+        if a.study.endswith((".yaml", ".yml")) or Path(a.study).exists():
             raise
         name, lang = a.study, a.lang or "en"
     else:
