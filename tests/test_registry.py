@@ -149,6 +149,69 @@ def test_run_phase_applies_the_failed_runs_rule_to_the_runs_the_phase_measured(
     assert phases.read_results(study, "sweep") == [{"arm": "x"}]
 
 
+@pytest.mark.parametrize(
+    "failed,n,fails", [(1, 5, False), (1, 6, False), (2, 9, True), (0, 3, False)]
+)
+def test_the_failed_runs_rule_is_more_than_a_fifth_of_the_runs(failed, n, fails):
+    runs = pd.DataFrame({"status": ["failed"] * failed + ["ok"] * (n - failed)})
+    assert phases.too_many_failed(runs) is fails
+    assert phases.too_many_failed(pd.DataFrame()) is False
+
+
+def test_a_phase_that_hands_over_no_runs_is_held_to_the_rule_on_the_catalogs(monkeypatch, tmp_path):
+    """A phase whose ``run`` leaves ``ctx.runs`` unset (TPC-H blocks) had no failed-runs rule:
+    its failed runs in the catalog now fail it past the limit, as the notebook's check does."""
+    from tibenchlib.record import RunRecord
+
+    monkeypatch.setenv("TIBENCH_DATA", str(tmp_path))
+    study = parse_study({"study": "reg"})
+
+    class Blocks(Phase):
+        name = "tpch_scaling"
+
+        def __init__(self, statuses):
+            self.statuses = statuses
+
+        def run(self, ctx, *, arms=None, redo=False):
+            for i, st in enumerate(self.statuses):
+                ctx.store.record_run(
+                    RunRecord(
+                        study="reg", run_key=f"b{i}", phase=self.name, arm="x", seq=i,
+                        status=st, error=None if st == "ok" else "the server stopped answering",
+                    )
+                )  # fmt: skip
+            return pd.DataFrame({"arm": ["x"]})
+
+    monkeypatch.setitem(registry._BY_NAME, "tpch_scaling", Blocks(["failed", "ok", "ok"]))
+    with pytest.raises(phases.PhaseFailed, match="tpch_scaling: 1 of 3 runs failed.*first: b0"):
+        phases.run_phase(study, "tpch_scaling", progress=False)
+    assert phases.failed_runs_verdict(study, "tpch_scaling")[0] is True
+    monkeypatch.setitem(registry._BY_NAME, "tpch_scaling", Blocks(["ok"] * 3))
+    phases.run_phase(study, "tpch_scaling", progress=False)  # the failed block run again
+    assert phases.failed_runs_verdict(study, "tpch_scaling") == (False, None)
+
+
+def test_phase_notebooks_apply_the_librarys_failed_runs_rule():
+    """A notebook's checks assert the library's rule (``failed_runs_verdict``), never a share
+    of their own: a notebook that failed a phase the library passed ended ``tibench run``
+    with exit 1 where ``--in-process`` ended with 0."""
+    import json
+    import re
+
+    for phase, nb in PHASE_NOTEBOOKS.items():
+        cells = json.loads((paths.notebooks_dir() / nb).read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        assert not re.search(r"ok\.mean\(\)|runs failed or cannot be trusted", code), nb
+        if registry.get(phase).measures and phase in (
+            "sweep",
+            "numa",
+            "tpch_scaling",
+            "ycsb",
+            "tpcc",
+        ):
+            assert f'failed_runs_verdict(session.study, "{phase}")' in code, nb
+
+
 #: Where code outside a phase's own module names the phase: (module, phase) → count, each with
 #: its reason.
 _OWN_CODE = {

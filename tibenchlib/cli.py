@@ -381,45 +381,79 @@ def cmd_parse(a) -> int:
     from .parse.files import NotALog, read_log
 
     rows = []
-    unreadable = 0
+    empty = 0  # files unreadable, or holding nothing the tool writes
     for f in a.files:
         # a file that cannot be read is a row with its own status, like any other bad input
         problem = _unreadable(f)
         if problem:
             print(f"tibench: {f}: {problem}", file=sys.stderr)
             rows.append({"file": f, "status": "unreadable", "error": problem})
-            unreadable += 1
+            empty += 1
             continue
         if a.tool == "sysbench":
             # import inside: the CLI's light start-up (see the note at the top)
             from .parse.sysbench import parse_sysbench_file
 
-            rows.append(parse_sysbench_file(f, intervals=False).summary)
+            found = [parse_sysbench_file(f, intervals=False).summary]
         elif a.tool == "tpcc":
             # import inside: the CLI's light start-up (see the note at the top)
             from .parse.gotpc import parse_tpcc_file
 
-            rows.append(parse_tpcc_file(f).summary)
+            found = [parse_tpcc_file(f).summary]
         elif a.tool == "ycsb":
             # import inside: the CLI's light start-up (see the note at the top)
             from .parse.ycsb import parse_ycsb_file
 
-            rows.append(parse_ycsb_file(f).summary)
+            found = [parse_ycsb_file(f).summary]
         else:
             # import inside: the CLI's light start-up (see the note at the top)
             from .parse.gotpc import parse_tpch_output
 
             try:
                 df = parse_tpch_output(read_log(f, "go-tpc TPC-H log"))
-            except NotALog as e:
-                rows.append({"file": f, "status": "failed", "error": str(e)})
-                continue
-            rows += [dict(r, file=f) for r in json.loads(df.to_json(orient="records"))]
+            except NotALog as e:  # a line too long: noise, not a log
+                found = [{"file": f, "status": "failed", "error": str(e)}]
+            else:
+                found = [dict(r, file=f) for r in json.loads(df.to_json(orient="records"))]
+                found = found or [{"file": f, "status": "failed", "error": None}]
+        none = _no_output(a.tool, found[0])
+        if none:
+            none = ("is empty: " if os.path.getsize(f) == 0 else "holds ") + none
+            # the sysbench parser reads text without a sysbench line as a run cut before its
+            # summary ("truncated"); the others' own words say what this line says
+            if a.tool == "sysbench" or not found[0]["error"]:
+                found[0]["error"] = none
+            print(f"tibench: {f}: {none}", file=sys.stderr)
+            empty += 1
+        rows += found
     if a.json:
         _print_json(rows)
     else:
         print(_parse_text(a.tool, rows))
-    return 2 if unreadable == len(a.files) else 0
+    return 2 if empty == len(a.files) else 0
+
+
+def _no_output(tool: str, row: dict) -> str | None:
+    """What a file lacks when it holds nothing the tool writes (empty, another tool's output,
+    noise), from its first parsed ``row``; None when it holds the tool's output, a run cut
+    short or failed included (its row says so)."""
+    if row.get("status") == "ok":
+        return None
+    error = row.get("error") or ""
+    if tool == "sysbench":
+        seen = row.get("sysbench_version") or row.get("intervals") or row.get("events")
+        foreign = not seen and error.startswith("truncated: no summary")
+        what = "no sysbench output (no version line, interval line or statistics)"
+    elif tool == "tpch":
+        foreign = "query" not in row  # no [Current] or [Summary] line at all
+        what = "no TPC-H result (no go-tpc '[Current]' or '[Summary] Qn: …s' line)"
+    elif tool == "tpcc":
+        foreign = error == "no go-tpc TPC-C lines in the output"
+        what = "no TPC-C result (no go-tpc TPC-C lines)"
+    else:
+        foreign = error in ("empty file", "not YCSB or go-ycsb output")
+        what = "no YCSB result (not YCSB or go-ycsb output)"
+    return what if foreign else None
 
 
 def _unreadable(f: str) -> str | None:
@@ -515,6 +549,9 @@ def cmd_compare(a) -> int:
     else:
         if not (a.baseline and a.candidate):
             return _fail("give BASELINE and CANDIDATE (log directories or STUDY/ARM), or --table")
+        missing = _missing_side(a.baseline, a.candidate)
+        if missing:
+            return _fail(missing)
         kw = {"paired": True} if a.paired else {}
         df = cmpmod.compare_refs(
             a.baseline, a.candidate, delta_pct=a.delta, workload=a.workload, **kw
@@ -534,6 +571,27 @@ def cmd_compare(a) -> int:
     return 0
 
 
+def _missing_side(baseline: str, candidate: str) -> str | None:
+    """The side of ``compare`` that is neither a directory nor a ``STUDY/ARM`` reference, named
+    with what to give; None when each side is one or the other. When one side is a directory,
+    the other is taken for a directory too (``STUDY/ARM`` on one side only is no comparison)."""
+    sides = [("baseline", baseline), ("candidate", candidate)]
+    dirs = [Path(ref).is_dir() for _, ref in sides]
+    for (side, ref), is_dir in zip(sides, dirs, strict=True):
+        if is_dir:
+            continue
+        if Path(ref).exists():
+            return f"{side} {ref}: is a file; give the directory of sysbench logs it is in"
+        study, sep, arm = ref.partition("/")
+        as_ref = sep and study and arm and not ref.startswith((".", "~")) and study != ".."
+        if any(dirs) or not as_ref:
+            return (
+                f"{side} {ref}: no such directory (give two directories of sysbench logs, "
+                "or two STUDY/ARM references)"
+            )
+    return None
+
+
 # -- report ------------------------------------------------------------------------------------
 def cmd_report(a) -> int:
     # import inside: the CLI's light start-up (see the note at the top)
@@ -548,7 +606,7 @@ def cmd_report(a) -> int:
         study = study_from(a.study)
         name, lang = study.study, a.lang or study.lang
     except ParamsError:
-        if a.study.endswith((".yaml", ".yml")):
+        if a.study.endswith((".yaml", ".yml")) or Path(a.study).exists():
             raise
         name, lang = a.study, a.lang or "en"
     else:

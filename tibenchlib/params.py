@@ -6,7 +6,9 @@ collected into one :class:`ParamsError` that names every offending field, before
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -812,6 +814,12 @@ class Study(_HasClients, _Model):
     def _not_a_relative_dir(cls, v: str) -> str:
         if set(v) == {"."}:
             raise ValueError(f"'{v}' is not a study name (it names a directory, not a study)")
+        if v.startswith("-"):
+            # the name is typed in commands (tibench report NAME), where it would read as an option
+            raise ValueError(
+                f"'{v}' starts with '-', which commands would read as an option; "
+                "start the study name with a letter or digit"
+            )
         if v in RESERVED_NAMES:
             raise ValueError(
                 f"'{v}' is reserved for tibench's own files under data/ "
@@ -1048,13 +1056,12 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 def read_params_file(path: str | Path) -> Any:
     """The YAML data of a params file; :class:`ParamsError` naming the file when it is missing,
-    a directory, not UTF-8 text (a binary or UTF-16 file), not YAML, or gives a key twice."""
+    a directory, not a regular file (a pipe, a device), not UTF-8 text (a binary or UTF-16
+    file), not YAML (naming the line), more than one YAML document, or gives a key twice."""
     p = Path(path)
     if p.is_dir():
         raise ParamsError(f"{p}: is a directory, not a params file (give the YAML file in it)")
-    if not p.is_file():
-        raise ParamsError(f"{p}: no such params file{_examples_hint()}")
-    raw = p.read_bytes()
+    raw = _read_regular(p)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -1068,7 +1075,54 @@ def read_params_file(path: str | Path) -> Any:
     except ParamsError as e:
         raise ParamsError(f"{p}: {e}") from None
     except yaml.YAMLError as e:
-        raise ParamsError(f"{p}: not valid YAML: {e}") from None
+        raise ParamsError(f"{p}: {_yaml_problem(e)}") from None
+
+
+#: What a params file may be: the kinds of file that are not one, as :func:`stat.S_IFMT` says.
+_NOT_REGULAR = {
+    stat.S_IFIFO: "a pipe (FIFO)",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _read_regular(p: Path) -> bytes:
+    """The bytes of ``p``, refused (:class:`ParamsError`) unless it is a regular file.
+
+    Opened without blocking and checked on the open file: opening a FIFO for reading would wait
+    for a writer, ``/dev/zero`` never ends, and a check of the path before the open could be
+    answered by another file than the one read.
+    """
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ParamsError(f"{p}: no such params file{_examples_hint()}") from None
+    except OSError as e:
+        raise ParamsError(f"{p}: cannot be read ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _NOT_REGULAR.get(stat.S_IFMT(mode), "not a file")
+            raise ParamsError(f"{p}: is {kind}, not a regular file: give the study's YAML file")
+        return fh.read()
+
+
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the line it is on and what to do, where PyYAML writes
+    several lines naming ``"<unicode string>"`` (the text, not the file)."""
+    mark = getattr(e, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    problem = " ".join(str(getattr(e, "problem", None) or e).split())
+    context = " ".join(str(getattr(e, "context", None) or "").split())
+    if "'\\t'" in problem or "tab character" in problem:
+        return f"{where}a tab character: YAML is indented with spaces, never tabs"
+    if "another document" in problem or "single document" in context:
+        return (
+            f"{where}a second YAML document ('---'): a params file holds one study; "
+            "keep one and save the other as a file of its own"
+        )
+    return f"not valid YAML, {where}{problem}" + (f" ({context})" if context else "")
 
 
 def load_study(path: str | Path, overrides: dict[str, Any] | None = None) -> Study:

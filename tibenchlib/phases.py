@@ -16,14 +16,18 @@ from . import registry
 from .lock import study_lock
 from .params import Study
 from .phase import RunContext, read_results, write_results
+from .store import Store
 
 __all__ = [
     "FAILED_SHARE_LIMIT",
     "PhaseFailed",
     "check_failed_runs",
     "failed_runs_summary",
+    "failed_runs_verdict",
+    "phase_runs",
     "read_results",
     "run_phase",
+    "too_many_failed",
     "write_results",
 ]
 
@@ -55,15 +59,38 @@ def failed_runs_summary(study: Study, phase: str, runs: pd.DataFrame) -> str | N
     )
 
 
+def too_many_failed(runs: pd.DataFrame) -> bool:
+    """Whether more than :data:`FAILED_SHARE_LIMIT` of a phase's ``runs`` (catalog rows with a
+    ``status``) failed or were degenerate: the phase's one rule, applied by :func:`run_phase`
+    and by the checks of the phase's notebook."""
+    if not len(runs) or "status" not in runs:
+        return False
+    return bool((runs["status"] != "ok").mean() > FAILED_SHARE_LIMIT)
+
+
 def check_failed_runs(study: Study, phase: str, runs: pd.DataFrame) -> str | None:
     """Log the failed-runs summary, or raise :class:`PhaseFailed` past the limit."""
     msg = failed_runs_summary(study, phase, runs)
     if msg is None:
         return None
-    if (runs["status"] != "ok").mean() > FAILED_SHARE_LIMIT:
+    if too_many_failed(runs):
         raise PhaseFailed(msg)
     log.warning("%s", msg)
     return msg
+
+
+def phase_runs(study: Study, phase: str, store: Store | None = None) -> pd.DataFrame:
+    """The catalog's runs of ``phase`` (every arm), the rows the failed-runs rule reads."""
+    store = store or Store.for_study(study, record=False)
+    return store.runs(study.study, phase=phase)
+
+
+def failed_runs_verdict(study: Study, phase: str) -> tuple[bool, str | None]:
+    """The failed-runs rule on the catalog's runs of ``phase``, for the phase's notebook to
+    assert what :func:`run_phase` applies: whether the phase fails (:func:`too_many_failed`)
+    and the failed-runs line (:func:`failed_runs_summary`, None when every run was ok)."""
+    runs = phase_runs(study, phase)
+    return too_many_failed(runs), failed_runs_summary(study, phase, runs)
 
 
 def run_phase(
@@ -103,6 +130,8 @@ def run_phase(
         ctx = RunContext.open(study, yes=yes, progress=progress, record=phase.measures)
         df = phase.run(ctx, arms=arms, redo=redo)
         write_results(study, name, df)
-        if ctx.runs is not None:
-            check_failed_runs(study, name, ctx.runs)
+        # a phase that does not hand over its runs is held to the rule on the catalog's
+        # (a TPC-H block, a NUMA run that failed counts as much as a sweep run)
+        runs = ctx.runs if ctx.runs is not None else phase_runs(study, name, ctx.store)
+        check_failed_runs(study, name, runs)
     return df

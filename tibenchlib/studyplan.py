@@ -124,7 +124,8 @@ def human_bytes(n: float) -> str:
 def study_from(ref: str | Path) -> Study:
     """A study from its params file, or by name from the parameters its catalog recorded."""
     p = Path(ref)
-    if p.suffix in (".yaml", ".yml") or p.is_file():
+    # a pipe or a device given as the study (/dev/null) is a params path that load_study refuses
+    if p.suffix in (".yaml", ".yml") or p.is_file() or (p.exists() and not p.is_dir()):
         return load_study(p)
     db = paths.catalog_file(str(ref))
     if not db.is_file():
