@@ -223,6 +223,9 @@ _OWN_CODE = {
     # holding other phases' runs must not enter their statistics
     ("tibenchlib/compare.py", "sweep"): 2,
     ("tibenchlib/adaptive.py", "sweep"): 2,
+    # a data set's step named "prepare" (sysbench's own word for loading), translated for the
+    # report's step column: a step, not the phase
+    ("tibenchlib/report/tables.py", "prepare"): 1,
     # the public API's map of names to submodules (``tibenchlib.numa``...), not phases
     ("tibenchlib/__init__.py", "compare"): 1,
     ("tibenchlib/__init__.py", "numa"): 1,

@@ -133,12 +133,14 @@ def render(f: Finding, lang: str = "en") -> str:
         return W.say("f_withheld", lang, topic=f.topic, fig=figure_text(f.figure, lang))
     vals["fig"] = figure_text(f.figure, lang)
     # Chinese says the direction with its verb (TPS 提升 39%, 下降 65%): the figure without sign
-    if f.phase == "dm" and lang == "zh":
-        # the seeds' 全量导出 / 全量导入 / 增量同步 (oltp_insert): the mode before the unit
-        unit, wl = vals.get("unit", ""), f.values.get("workload", "")
-        vals["dm_what"] = f"全量{unit}" if wl == "full" else f"增量{unit}({wl})"
-    elif f.phase == "dm":
-        vals["dm_what"] = f"{vals.get('unit', '')} ({f.values.get('workload', '')})"
+    if "unit" in f.values and "workload" in f.values:
+        # a unit of migration and what it moved: the seeds' 全量导出 / 全量导入 / 增量同步
+        # (oltp_insert), the mode before the unit
+        unit, wl = vals["unit"], f.values["workload"]
+        if lang == "zh":
+            vals["dm_what"] = f"全量{unit}" if wl == "full" else f"增量{unit}({wl})"
+        else:
+            vals["dm_what"] = f"{unit} ({wl})"
     vals["fig_abs"] = figure_text(f.figure, lang, unsigned=True)
     vals["higher_lower"] = _HIGHER_LOWER[lang][
         f.figure is not None and f.figure.estimate is not None and f.figure.estimate < 0
