@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import sys
-import textwrap
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -607,8 +606,15 @@ def cmd_diagnose(a) -> int:
     print()
     print(_wrap(note(lang)))
     if not a.verbose:
-        print("(-v: every column; --json: every figure)")
+        print(_wrap(_MORE[lang]))
     return 0
+
+
+#: The hint under ``diagnose``'s short table, in the reader's language.
+_MORE = {
+    "en": "(-v: every column; --json: every figure)",
+    "zh": "（-v：显示全部列；--json：输出全部数值）",
+}
 
 
 #: What a terminal table or paragraph must fit (``diagnose``, ``runs``).
@@ -627,7 +633,8 @@ _SHORT_HEAD = {
         "n",
         "CPU demand [95% CI]",
     ],
-    "zh": ["测试项", "配置", "结论", "达到上限", "饱和起点", "n", "CPU 需求 [95% CI]"],
+    # the report's own headers (report.diagnosis), shortened where they are long
+    "zh": ["测试场景", "测试组", "结论", "瓶颈资源", "饱和起点", "n", "CPU 需求 [95% 置信区间]"],
 }
 
 
@@ -635,24 +642,18 @@ def _essential(table, d, lang: str):
     """The diagnosis table's essential columns, a missing figure shown as "—"."""
     out = table[[table.columns[i] for i in _ESSENTIAL]].copy()
     out.columns = _SHORT_HEAD[lang]
-    out.iloc[:, 4] = [f"{v:g}" if v is not None and v == v else "—" for v in d["n_sat"]]
+    # the diagnosis table's own cell: a peak at the ladder's top is no saturation point
+    out.iloc[:, 4] = [x if x != "n/a" else "—" for x in table.iloc[:, 4]]
     return out.replace({"": "—", "n/a": "—", "nan": "—"})
 
 
 def _wrap(text: str, first: str = "", rest: str = "") -> str:
-    """``text`` wrapped to :data:`TERMINAL_WIDTH` display columns (a CJK character takes two)."""
+    """``text`` wrapped to the terminal's width, at most :data:`TERMINAL_WIDTH` display
+    columns (a CJK character takes two), never inside a number or an interval."""
     # import inside: the CLI's light start-up (see the note at the top)
-    from .texttable import display_width
+    from .terminal import wrap
 
-    if display_width(text) == len(text):
-        return textwrap.fill(text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest)
-    lines, line = [], first
-    for ch in text:
-        if display_width(line + ch) > TERMINAL_WIDTH:
-            lines.append(line.rstrip())
-            line = rest
-        line += ch
-    return "\n".join([*lines, line.rstrip()])
+    return wrap(text, None, first, rest)
 
 
 def cmd_findings(a) -> int:
@@ -674,12 +675,9 @@ def cmd_findings(a) -> int:
     titles = {p.name: p.title(lang) for p in PHASES}
     if not any(found.values()):
         print(f"study {study.study}: nothing measured yet, no findings")
-    for phase, fs in found.items():
-        if fs:
-            print(titles.get(phase, phase))
-            for f in fs:
-                print(f"- {findings.render(f, lang)}")
-            print()
+        return 0
+    print(findings.terminal_text(found, titles, lang))
+    print()
     return 0
 
 
