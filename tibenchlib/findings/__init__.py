@@ -21,7 +21,6 @@ import pandas as pd
 from .. import paths
 from ..compare import compare_arms_table
 from ..compare_phase import COMPARE
-from ..cpulist import parse_cpulist
 from ..dm.analysis import recommendation, result_rows, unit_rows
 from ..dm.phase import DM, planned_runs
 from ..numa import NUMA, analyze
@@ -40,7 +39,7 @@ from ..ycsb.phase import YCSB
 from . import caveats as C
 from .compare import compare_findings, rounds_needed
 from .dm import dm_findings
-from .numa import numa_findings
+from .numa import numa_findings, numa_on_host
 from .peak import peak_findings
 from .record import Caveat, Figure, Finding
 from .render import (
@@ -70,6 +69,7 @@ __all__ = [
     "impossible",
     "load",
     "numa_findings",
+    "numa_on_host",
     "peak_findings",
     "phase_findings",
     "render",
@@ -141,28 +141,7 @@ def _numa(study, store: Store) -> list[Finding]:
     if len(binds):
         for r in binds.dropna(subset=["cpus_allowed"]).itertuples():
             seen[r.policy] = r.cpus_allowed
-    one_node = nodes == 1
-    out = []
-    for f in found:
-        pol = str(f.values.get("cand", ""))
-        cav = None
-        if pol.startswith("cpus:"):
-            cpus = seen.get(pol) or pol.split(":", 1)[1]
-            cav = C.numa_pinning(pol, cpus, _count(cpus), host_cpus, one_node)
-        elif one_node and pol != "unbound":
-            cav = C.numa_node_on_one_node(pol)
-        # on one node, binding has nothing to show: the difference is a measure (fewer CPUs, or
-        # the binding tool), never a verdict on binding, so it carries no better/worse colour
-        verdict = "info" if one_node and f.verdict in ("better", "worse") else f.verdict
-        out.append(_with(f, [cav], verdict=verdict))
-    return out
-
-
-def _count(cpus: str | None) -> int | None:
-    try:
-        return len(parse_cpulist(cpus)) if cpus else None
-    except ValueError:
-        return None
+    return numa_on_host(found, nodes, host_cpus, seen)
 
 
 def _numa_host(captures: dict) -> tuple[int | None, int | None]:

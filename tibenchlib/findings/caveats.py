@@ -32,10 +32,14 @@ TPMC_PER_WAREHOUSE = 12.86
 #: district).
 SPEC_ITEMS, SPEC_CUSTOMERS = 100_000, 3_000
 
-#: Server options whose value other than the durable default changes what a commit promises,
-#: by option and value: what a reader must know (en, zh).
+#: Server options whose value decides what a commit promises, by option and value: what a
+#: reader must know (en, zh).
 _DURABILITY: dict[str, dict[str, tuple[str, str]]] = {
     "innodb_flush_log_at_trx_commit": {
+        "1": (
+            "each commit's redo log is flushed to disk before the commit returns (durable)",
+            "每次提交返回前都把重做日志刷到磁盘（持久化）",
+        ),
         "2": (
             "the redo log is written at each commit but flushed to disk about once a second, "
             "so a crash of the host or a power loss can lose the last second of commits (not "
@@ -198,14 +202,15 @@ def tpcc_wait_scaled(wait_scale: float, tpmc: float | None, warehouses: int) -> 
     about :data:`TPMC_PER_WAREHOUSE` tpmC per warehouse no longer holds, and the measured tpmC
     is said against it."""
     ceiling = TPMC_PER_WAREHOUSE * warehouses
+    on_en = f" ({ceiling:,.2f} on {warehouses})" if warehouses != 1 else ""
+    on_zh = f"（{warehouses} 个仓库为 {ceiling:,.2f}）" if warehouses != 1 else ""
     en = (
         f"Keying and think times run at {wait_scale:g} of the specification's: its ceiling of "
-        f"about {TPMC_PER_WAREHOUSE} tpmC per warehouse ({ceiling:,.2f} on {warehouses}) does "
-        "not hold"
+        f"about {TPMC_PER_WAREHOUSE} tpmC per warehouse{on_en} does not hold"
     )
     zh = (
         f"键入时间和思考时间按规范的 {wait_scale:g} 倍运行：规范规定的每仓库约 "
-        f"{TPMC_PER_WAREHOUSE} tpmC 上限（{warehouses} 个仓库为 {ceiling:,.2f}）不再适用"
+        f"{TPMC_PER_WAREHOUSE} tpmC 上限{on_zh}不再适用"
     )
     if tpmc is not None and tpmc == tpmc and tpmc > ceiling:
         en += f", and the measured {tpmc:,.0f} tpmC is {tpmc / ceiling:,.0f}× it"
@@ -218,11 +223,11 @@ def tpcc_wait_scaled(wait_scale: float, tpmc: float | None, warehouses: int) -> 
 def tpcc_not_audited(tool: str, items: int | None = None, customers: int | None = None) -> Caveat:
     """TPC-C-like, not audited: the driver that ran it, and the table sizes scaled below the
     specification's when they were."""
-    driver = {"en": "the sysbench Lua driver", "zh": "sysbench Lua 驱动"}
+    driver = {"en": "the sysbench Lua driver", "zh": " sysbench Lua 驱动"}
     if tool == "go-tpc":
-        driver = {"en": "go-tpc", "zh": "go-tpc"}
+        driver = {"en": "go-tpc", "zh": " go-tpc "}
     en = f"TPC-C-like, measured with {driver['en']}: not an audited TPC-C result"
-    zh = f"类 TPC-C 测试，使用 {driver['zh']} 测得：不是经过审计的 TPC-C 结果"
+    zh = f"类 TPC-C 测试，使用{driver['zh']}测得：不是经过审计的 TPC-C 结果"
     scaled_en, scaled_zh = [], []
     if items is not None and items < SPEC_ITEMS:
         scaled_en.append(f"{items:,} items of the specification's {SPEC_ITEMS:,}")
@@ -231,6 +236,6 @@ def tpcc_not_audited(tool: str, items: int | None = None, customers: int | None 
         scaled_en.append(f"{customers:,} customers per district of {SPEC_CUSTOMERS:,}")
         scaled_zh.append(f"每区客户数 {customers:,}（规范为 {SPEC_CUSTOMERS:,}）")
     if scaled_en:
-        en += f"; its tables are scaled down ({', '.join(scaled_en)})"
-        zh += f"；数据表按比例缩小（{'，'.join(scaled_zh)}）"
+        en += f"; its tables are scaled down: {', '.join(scaled_en)}"
+        zh += f"；数据表按比例缩小：{'，'.join(scaled_zh)}"
     return Caveat("tpcc_not_audited", {"en": en + ".", "zh": zh + "。"})
