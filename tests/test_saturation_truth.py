@@ -14,6 +14,7 @@ from tibenchlib import findings as F
 from tibenchlib.cli import _essential
 from tibenchlib.diagnose import diagnose
 from tibenchlib.report.diagnosis import diagnosis_table
+from tibenchlib.report.words import note
 
 LADDER = [1, 2, 4]
 
@@ -76,6 +77,9 @@ def test_an_open_gain_past_the_95pct_point_is_no_saturation_point_anywhere():
     r = d.iloc[0]
     assert r["saturation"] == "unclear" and r["n_sat"] is None
     assert r["evidence"]["n_sat_means"] == 2
+    # the warning that says why is said in Chinese in a Chinese table
+    (why,) = [w for w in r["warnings"] if "no saturation point is claimed" in w]
+    assert note(why, "zh").endswith("不认定瓶颈点")
     assert diagnosis_table(d, "en").iloc[0, 4] == "unclear"
     assert "levels off" not in r["sentence_en"]
     sat = F.sweep_findings(d)[0]

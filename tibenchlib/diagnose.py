@@ -260,9 +260,9 @@ def diagnosis_row(
     shares = _cpus_at_the_top(row, sel, cpu, host_cpus, metric, level)
     if row["n_sat"] is not None and _gain_unsettled(row["evidence"].get("tps_ratio"), row):
         row["warnings"].append(
-            f"{row['n_sat']} threads reach {sat_frac:.0%} of the peak mean TPS, but the "
-            f"interval of the gain from there to {row['n_max']} threads reaches beyond "
-            f"{LEVEL_PCT:.1f}% (or is unbounded): no saturation point is claimed"
+            f"at thread count {row['n_sat']} the mean TPS reaches {sat_frac:.0%} of the peak, "
+            f"but the interval of the gain from there to thread count {row['n_max']} reaches "
+            f"beyond {LEVEL_PCT:.1f}% or is unbounded: no saturation point is claimed"
         )
         row["evidence"]["n_sat_means"] = row["n_sat"]
         row["n_sat"] = None
