@@ -22,7 +22,7 @@ ZH = (
     "81% [74, 89]，其中自身占用 22%，其 CPU 的繁忙度为 100%。［注 1、2］"
 )
 #: what must stay on one line: signed or plain numbers with their unit, intervals, marks
-_WHOLE = re.compile(r"\[[^\[\]]*\]|［注 [\d、]+］|[+−-]?\d[\d,.]*%?")
+_WHOLE = re.compile(r"\[[^\[\]]*\]|［注 [\d、]+］|\b[np] = [\d.]+|[+−-]?\d[\d,.]*%?")
 
 
 @pytest.mark.parametrize("text", [EN, ZH], ids=["en", "zh"])

@@ -161,10 +161,11 @@ _MARK = re.compile(r"\[notes? [\d, ]+\]|［注 [\d、]+］")
 _TOKEN = re.compile(
     rf"{_MARK.pattern}"
     rf"|\[[^\[\]\n]{{0,60}}\]"  # an interval, "[−3, +8]": one piece, its space included
-    rf"|\bn = [\d,]+"  # a count, "n = 3"
+    rf"|\b[A-Za-zδ]{{1,3}} = [+−-]?[\d,.]*\d%?"  # a named figure, "n = 3", "p = 0.038"
     rf"|\s+"  # where a line may break
     rf"|[{_CJK}]"  # one Chinese character or full-width mark
-    rf"|[^\s{_CJK}\[]+"  # a word or a number, "+106.8%"
+    rf"|\("  # an opening parenthesis: it joins what follows
+    rf"|[^\s{_CJK}\[(]+"  # a word or a number, "+106.8%"
     rf"|\["  # a bracket that closes nowhere near
 )
 

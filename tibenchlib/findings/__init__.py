@@ -107,11 +107,16 @@ def _arm_caveat(study, label: str) -> Caveat | None:
     return C.arm_meaning(arm.label, arm.server_options, arm.cpu_binding, kind)
 
 
+def _arms_said(study, found: list[Finding]) -> list[Finding]:
+    """Each finding that names an arm (``values["arm"]``), with what that arm means."""
+    return [_with(f, [_arm_caveat(study, str(f.values.get("arm", "")))]) for f in found]
+
+
 def _sweep(study, store: Store) -> list[Finding]:
     runs = store.runs(study.study, phase="sweep")
     if not len(runs):
         return []
-    out = sweep_findings(_quiet(study_diagnosis, study, lang="en"))
+    out = _arms_said(study, sweep_findings(_quiet(study_diagnosis, study, lang="en")))
     ok = runs[_valid_mask(runs, "tps")]
     return out + (round_findings(_quiet(round_effects, ok)) if len(ok) else [])
 
@@ -190,7 +195,7 @@ def _ycsb(study, store: Store) -> list[Finding]:
     # the throughput cells the notebook's table shows (report.ycsb.cells), without the latency
     c = _quiet(summarize_cells, runs, metric="tps", keys=["workload", "arm", "threads"])
     c["workload"] = [f"YCSB {w}" for w in c["workload"]]  # workload "a" alone says little
-    return peak_findings(c, "ycsb", "ops/s", "ycsb: throughput table")
+    return _arms_said(study, peak_findings(c, "ycsb", "ops/s", "ycsb: throughput table"))
 
 
 def _tpcc_cell(workload: str, warehouses: int, lang: str) -> str:
@@ -235,7 +240,7 @@ def _tpcc(study, store: Store) -> list[Finding]:
             tpmc = f.figure.estimate if f.figure is not None else None
             cav.insert(0, C.tpcc_wait_scaled(t.wait_scale, tpmc, wh))
         out.append(_with(f, cav))
-    return out
+    return _arms_said(study, out)
 
 
 #: Each phase's findings from the catalog, by phase object (phases without findings absent):

@@ -190,6 +190,8 @@ class Section:
     note: str = ""
     blocks: list[dict] = field(default_factory=list)
     details: list[dict] = field(default_factory=list)
+    #: the caveats of the phase's findings, numbered as the findings list numbers them
+    caveats: list[dict] = field(default_factory=list)
 
 
 def report_dir(study: str) -> Path:
@@ -624,6 +626,7 @@ summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding
 .state { color: #666; font-weight: normal; font-size: .85em; }
 .caveats { background: #fff8e1; border-left: 4px solid #f9a825; padding: .3em 1em; }
 .caveats ol { margin: .3em 0; } a.note { font-size: .85em; white-space: nowrap; }
+p.caveat { border-left: 3px solid #f9a825; padding-left: .6em; }
 </style>
 </head>
 <body>
@@ -661,6 +664,9 @@ summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding
 {% for s in sections %}
 <h2 id="phase-{{ s.anchor }}">{{ s.title }} <span class="state">· {{ s.state }}</span></h2>
 {% if s.note %}<p>{{ s.note | md }}</p>{% endif %}
+{% for c in s.caveats %}<p class="meta caveat"><a href="#caveat-{{ c.n }}">
+{{- note_word.format(n=c.n) }}</a>{{ note_sep }}{{ c.text | md }}</p>
+{% endfor %}
 {% for b in s.blocks %}
 {% if b.kind == "figure" %}
 <figure><img src="{{ b.src }}" alt="{{ b.alt }}"><figcaption>{{ b.caption }}</figcaption></figure>
@@ -732,6 +738,14 @@ def _differs(study, store: Store, lang: str) -> list[dict]:
             {"caption": Tx["differs_n"].format(a=a, b=b, n=len(d)), "table": as_table(d, lang)}
         )
     return out
+
+
+def _section_caveats(found: dict, phase: str, lang: str) -> list[dict]:
+    """The caveats of one phase's findings, with their numbers in the findings' list: shown
+    at the top of the phase's section, beside its tables."""
+    notes = F.caveat_notes([f for fs in found.values() for f in fs])
+    marks = sorted({n for f in found.get(phase, []) for n in F.caveat_marks(f, notes)})
+    return [{"n": n, "text": notes[n - 1].say(lang)} for n in marks]
 
 
 def _caveats(found: dict, lang: str) -> list[str]:
@@ -808,6 +822,7 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
             sec.note = st.error
         if st.state in ("done", "partial"):
             PHASE_SECTIONS[ph](ctx, sec)
+            sec.caveats = _section_caveats(found, ph.name, lang)
         sections.append(sec)
     for p, fs in found.items():
         ctx.withheld[p] = ctx.withheld.get(p, 0) + sum(F.impossible(f.figure) for f in fs)
@@ -832,6 +847,7 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
         caveats=_caveats(found, lang),
         caveats_title=Tx["caveats"],
         note_word=Tx["note"],
+        note_sep="：" if lang == "zh" else ": ",
         differs=_differs(s, store, lang) if s is not None else [],
         differs_title=Tx["differs"],
         summary=_summary(found, lang),
