@@ -101,3 +101,14 @@ def test_caveats_survive_findings_json(tmp_path, monkeypatch):
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["numa"][0]["caveats"] == [{"key": pin.key, "text": pin.text}]
     assert F.load("s")["numa"][0].caveats == (pin,)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_notebook_shows_each_finding_with_its_notes(lang):
+    pin = C.numa_pinning("cpus:0", "0", 1, 2, True)
+    found = [_pair("cpus:0", "info", (pin,)), _pair("node:0", "info")]
+    text = F.markdown(found, lang)
+    mark = " [note 1]" if lang == "en" else "［注 1］"
+    assert f"- {F.render(found[0], lang)}{mark}" in text
+    assert f"- {F.render(found[1], lang)}\n" in text  # no note, no mark
+    assert text.endswith(("note 1: " if lang == "en" else "注 1：") + pin.say(lang) + "  ")

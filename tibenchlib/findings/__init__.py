@@ -68,6 +68,7 @@ __all__ = [
     "figure_text",
     "impossible",
     "load",
+    "markdown",
     "numa_findings",
     "numa_on_host",
     "peak_findings",
@@ -293,6 +294,18 @@ def load(study_name: str) -> dict[str, list[Finding]]:
     }
 
 
+def markdown(found: list[Finding], lang: str = "en") -> str:
+    """One phase's findings as a notebook shows them (Markdown): a heading, one item per
+    finding marked with its notes, then the notes (what stands in or is scaled)."""
+    notes = caveat_notes(found)
+    lines = [say("f_phase_head", lang), "", *(f"- {marked(f, notes, lang)}" for f in found)]
+    if notes:
+        head = NOTE_HEAD[lang]
+        # two spaces end a Markdown line: one note per line
+        lines += ["", *(f"{head.format(n=i)}{c.say(lang)}  " for i, c in enumerate(notes, 1))]
+    return "\n".join(lines)
+
+
 def show(session) -> list[Finding]:
     """Display a notebook's phase's findings, one sentence each in the session's language, as
     the report opens with them; returns them (for the notebook's checks)."""
@@ -301,14 +314,6 @@ def show(session) -> list[Finding]:
 
     lang = session.lang
     found = phase_findings(session.study, get(session.phase), Store.for_study(session.study))
-    if found:
-        notes = caveat_notes(found)
-        lines = [say("f_phase_head", lang), "", *(f"- {marked(f, notes, lang)}" for f in found)]
-        if notes:  # what stands in or is scaled, under the findings that rest on it
-            head = NOTE_HEAD[lang]
-            lines += ["", *(f"{head.format(n=i)}{c.say(lang)}  " for i, c in enumerate(notes, 1))]
-        text = "\n".join(lines)
-    else:
-        text = say("f_phase_none", lang)
+    text = markdown(found, lang) if found else say("f_phase_none", lang)
     display(Markdown(text))
     return found
