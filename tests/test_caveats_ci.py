@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
 
 import pytest
 from helpers import tibench
@@ -45,7 +46,12 @@ def _flat(text: str) -> str:
 def ci_copy(clone_data_dir, ci_study, tmp_path_factory):
     assert ci_study.returncode == 0, ci_study.stdout
     data = tmp_path_factory.mktemp("data")
-    shutil.copytree(paths.study_dir("ci"), data / "ci", ignore=shutil.ignore_patterns("report"))
+    catalog = paths.catalog_file("ci")
+    skip = shutil.ignore_patterns("report", f"{catalog.name}*")
+    shutil.copytree(paths.study_dir("ci"), data / "ci", ignore=skip)
+    # the catalog through SQLite's backup: consistent while a resume of the study writes to it
+    with sqlite3.connect(catalog) as src, sqlite3.connect(data / "ci" / catalog.name) as dst:
+        src.backup(dst)
     mp = pytest.MonkeyPatch()
     mp.setenv("TIBENCH_DATA", str(data))
     yield data

@@ -208,13 +208,21 @@ def _findings_lines(study, flag: str = "") -> list[str]:
         return []
     every.sort(key=lambda f: f.verdict not in _ANSWERS)  # stable: phase order within each
     head = "发现：" if lang == "zh" else "findings:"
-    lines = [head] + [f"- {findings.render(f, lang)}" for f in every[:SUMMARY_FINDINGS]]
+    shown = every[:SUMMARY_FINDINGS]
+    lines = [head] + [_wrap(findings.render(f, lang), "- ", "  ") for f in shown]
     more = len(every) - SUMMARY_FINDINGS
     if more > 0:
         lines.append(
             f"（另有 {more} 条：tibench{flag} findings {study.study}）"
             if lang == "zh"
             else f"({more} more: tibench{flag} findings {study.study})"
+        )
+    if any(f.caveats for f in every):  # stand-ins and scaled designs: said where all are shown
+        lines.append(
+            f"（部分结论附有须知（替代方案、缩小的设计）：tibench{flag} findings {study.study}）"
+            if lang == "zh"
+            else f"(some findings carry notes on stand-ins and scaled designs: "
+            f"tibench{flag} findings {study.study})"
         )
     return [*lines, ""]
 
