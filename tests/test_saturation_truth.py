@@ -63,9 +63,9 @@ def test_the_finding_the_table_and_the_sentence_say_the_same(case):
             assert r["n_sat"] is None and not cell.isdigit() and not short.isdigit()
             assert "levels off from" not in r["sentence_en"] and "趋于饱和" not in said
         if state == "not_reached":
-            assert cell == short
             assert cell == ("not reached within the ladder (≤ 4)" if lang == "en"
                             else "所测线程范围内尚未到达（≤ 4）")  # fmt: skip
+            assert short == ("not reached (≤ 4)" if lang == "en" else "未到达（≤ 4）")
             assert r["verdict"] == "not_saturated"
 
 

@@ -648,10 +648,17 @@ _SHORT_HEAD = {
 
 def _essential(table, d, lang: str):
     """The diagnosis table's essential columns, a missing figure shown as "—"."""
+    # import inside: the CLI's light start-up (see the note at the top)
+    from .report.diagnosis import saturation_text
+
     out = table[[table.columns[i] for i in _ESSENTIAL]].copy()
     out.columns = _SHORT_HEAD[lang]
-    # the diagnosis table's own cell: a peak at the ladder's top is no saturation point
-    out.iloc[:, 4] = [x if x != "n/a" else "—" for x in table.iloc[:, 4]]
+    # the diagnosis's own answer, shortened: a peak at the ladder's top is no saturation point
+    said = [
+        saturation_text(st, n, m, lang, short=True)
+        for st, n, m in zip(d["saturation"], d["n_sat"], d["n_max"], strict=True)
+    ]
+    out.iloc[:, 4] = [x if x != "n/a" else "—" for x in said]
     return out.replace({"": "—", "n/a": "—", "nan": "—"})
 
 

@@ -61,16 +61,23 @@ _SAT_TEXT = {
 }
 
 
-def saturation_text(state, n_sat, n_max, lang: str = "en") -> str:
+#: The same, shortened for a terminal's narrow column.
+_SAT_SHORT = {
+    "en": {"not_reached": "not reached (≤ {n_max})", "unclear": "unclear", "one_count": "n/a"},
+    "zh": {"not_reached": "未到达（≤ {n_max}）", "unclear": "无法确定", "one_count": "n/a"},
+}
+
+
+def saturation_text(state, n_sat, n_max, lang: str = "en", short: bool = False) -> str:
     """Where a workload × arm saturates, as its cell says it: the thread count where it levels
     off, else why there is none (a peak at the ladder's top is "not reached", never a
-    saturation point)."""
+    saturation point); ``short`` for a terminal's narrow column."""
     if state == "levels_off" and n_sat is not None and n_sat == n_sat:
         return f"{int(n_sat)}"
     if state is None or state != state:  # a row from before the state was kept
         return "n/a" if n_sat is None or n_sat != n_sat else f"{int(n_sat)}"
     n = "?" if n_max is None or n_max != n_max else int(n_max)
-    return _SAT_TEXT[lang].get(state, "n/a").format(n_max=n)
+    return (_SAT_SHORT if short else _SAT_TEXT)[lang].get(state, "n/a").format(n_max=n)
 
 
 _HEAD = {
