@@ -282,7 +282,7 @@ def test_tools_rows_known_answers():
     assert list(t["n_peak"]) == [2, 2] and list(t["saturation"]) == ["not_reached"] * 2
     assert t["n_sat"].isna().all()
     said = tools_table(t, "en")["Saturates at (threads)"]
-    assert list(said) == ["not reached within the ladder (≤ 2)"] * 2
+    assert list(said) == ["not reached (≤ 2)"] * 2
     assert list(t["latency_of"]) == ["New-Order"] * 2
     # sorted by thread count, tools side by side
     assert list(rows["threads"]) == sorted(rows["threads"])

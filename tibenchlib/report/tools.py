@@ -163,7 +163,7 @@ def tools_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             H["p99"]: ci("p99_ms"),
             H["of"]: rows["latency_of"],
             H["sat"]: [
-                saturation_text(st, n, m, lang)
+                saturation_text(st, n, m, lang, short=True)
                 for st, n, m in zip(rows["saturation"], rows["n_sat"], rows["n_max"], strict=True)
             ],
             H["peak"]: rows["n_peak"],
