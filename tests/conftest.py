@@ -100,13 +100,15 @@ def pytest_sessionfinish(session, exitstatus):
 #: executed notebooks, its report); it goes first, being the longest.
 CI_STUDY_HEAD = "test_notebooks.py"
 #: The test files that only read the CI study once measured (the notebooks opened in a browser on
-#: a Chinese copy of the study, in two halves; the study resumed, nbval's re-execution): each on a
+#: a Chinese copy of the study, in two halves; the study resumed, nbval's re-execution; its
+#: caveats on the terminal and in the report): each on a
 #: worker of its own, given out as soon as the study exists (conftest's scheduler), the longest
 #: first.
 CI_STUDY_READERS = (
     "test_notebooks_browser.py",
     "test_notebooks_browser_tools.py",
     "test_notebooks_resume.py",
+    "test_caveats_ci.py",
 )
 #: In the session's base directory (shared by pytest-xdist's workers): the CI study's run, once
 #: measured, and the lock its first asker holds while it measures.

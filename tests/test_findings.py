@@ -285,9 +285,12 @@ def test_levels_off_needs_the_gain_past_the_saturation_point_to_stay_small():
         ]
     )  # fmt: skip
     d = diagnose(runs, None)
-    assert d["n_sat"].iloc[0] == 2 and d["n_max"].iloc[0] == 4  # the 95%-of-peak point
+    # the 95%-of-peak point of the means is evidence, not a saturation point the table shows
+    assert d["evidence"].iloc[0]["n_sat_means"] == 2 and d["n_max"].iloc[0] == 4
+    assert d["n_sat"].iloc[0] is None and d["saturation"].iloc[0] == "unclear"
     sat = F.sweep_findings(d)[0]
     assert sat.verdict == "inconclusive" and sat.figure.ci_high > F.sweep.LEVEL_PCT
+    assert sat.values["threads_from"] == 2
     assert "neither shown to rise nor to level off" in F.render(sat, "en")
 
 
@@ -308,7 +311,8 @@ def test_levels_off_is_not_claimed_from_an_unbounded_interval():
         )  # fmt: skip
 
     d = diagnose(runs({1: [3000.0, 10.0, 20.0], 2: [700.0, 710.0, 690.0]}), None)
-    assert d["n_sat"].iloc[0] == 1 and d["n_max"].iloc[0] == 2
+    assert d["evidence"].iloc[0]["n_sat_means"] == 1 and d["n_max"].iloc[0] == 2
+    assert d["n_sat"].iloc[0] is None and d["saturation"].iloc[0] == "unclear"
     assert d["tps_ratio_ci_high"].isna().iloc[0]  # Fieller: unbounded
     sat = F.sweep_findings(d)[0]
     assert sat.key == "f_sat_unclear" and sat.verdict == "inconclusive", sat

@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import sys
-import textwrap
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -209,13 +208,21 @@ def _findings_lines(study, flag: str = "") -> list[str]:
         return []
     every.sort(key=lambda f: f.verdict not in _ANSWERS)  # stable: phase order within each
     head = "发现：" if lang == "zh" else "findings:"
-    lines = [head] + [f"- {findings.render(f, lang)}" for f in every[:SUMMARY_FINDINGS]]
+    shown = every[:SUMMARY_FINDINGS]
+    lines = [head] + [_wrap(findings.render(f, lang), "- ", "  ") for f in shown]
     more = len(every) - SUMMARY_FINDINGS
     if more > 0:
         lines.append(
             f"（另有 {more} 条：tibench{flag} findings {study.study}）"
             if lang == "zh"
             else f"({more} more: tibench{flag} findings {study.study})"
+        )
+    if any(f.caveats for f in every):  # stand-ins and scaled designs: said where all are shown
+        lines.append(
+            f"（部分结论附有须知（替代方案、缩小的设计）：tibench{flag} findings {study.study}）"
+            if lang == "zh"
+            else f"(some findings carry notes on stand-ins and scaled designs: "
+            f"tibench{flag} findings {study.study})"
         )
     return [*lines, ""]
 
@@ -666,8 +673,15 @@ def cmd_diagnose(a) -> int:
     print()
     print(_wrap(note(lang)))
     if not a.verbose:
-        print("(-v: every column; --json: every figure)")
+        print(_wrap(_MORE[lang]))
     return 0
+
+
+#: The hint under ``diagnose``'s short table, in the reader's language.
+_MORE = {
+    "en": "(-v: every column; --json: every figure)",
+    "zh": "（-v：显示全部列；--json：输出全部数值）",
+}
 
 
 #: What a terminal table or paragraph must fit (``diagnose``, ``runs``).
@@ -686,32 +700,34 @@ _SHORT_HEAD = {
         "n",
         "CPU demand [95% CI]",
     ],
-    "zh": ["测试项", "配置", "结论", "达到上限", "饱和起点", "n", "CPU 需求 [95% CI]"],
+    # the report's own headers (report.diagnosis), shortened where they are long
+    "zh": ["测试场景", "测试组", "结论", "瓶颈资源", "饱和起点", "n", "CPU 需求 [95% 置信区间]"],
 }
 
 
 def _essential(table, d, lang: str):
     """The diagnosis table's essential columns, a missing figure shown as "—"."""
+    # import inside: the CLI's light start-up (see the note at the top)
+    from .report.diagnosis import saturation_text
+
     out = table[[table.columns[i] for i in _ESSENTIAL]].copy()
     out.columns = _SHORT_HEAD[lang]
-    out.iloc[:, 4] = [f"{v:g}" if v is not None and v == v else "—" for v in d["n_sat"]]
+    # the diagnosis's own answer, shortened: a peak at the ladder's top is no saturation point
+    said = [
+        saturation_text(st, n, m, lang, short=True)
+        for st, n, m in zip(d["saturation"], d["n_sat"], d["n_max"], strict=True)
+    ]
+    out.iloc[:, 4] = [x if x != "n/a" else "—" for x in said]
     return out.replace({"": "—", "n/a": "—", "nan": "—"})
 
 
 def _wrap(text: str, first: str = "", rest: str = "") -> str:
-    """``text`` wrapped to :data:`TERMINAL_WIDTH` display columns (a CJK character takes two)."""
+    """``text`` wrapped to the terminal's width, at most :data:`TERMINAL_WIDTH` display
+    columns (a CJK character takes two), never inside a number or an interval."""
     # import inside: the CLI's light start-up (see the note at the top)
-    from .texttable import display_width
+    from .terminal import wrap
 
-    if display_width(text) == len(text):
-        return textwrap.fill(text, TERMINAL_WIDTH, initial_indent=first, subsequent_indent=rest)
-    lines, line = [], first
-    for ch in text:
-        if display_width(line + ch) > TERMINAL_WIDTH:
-            lines.append(line.rstrip())
-            line = rest
-        line += ch
-    return "\n".join([*lines, line.rstrip()])
+    return wrap(text, None, first, rest)
 
 
 def cmd_findings(a) -> int:
@@ -737,12 +753,9 @@ def cmd_findings(a) -> int:
     titles = {p.name: p.title(lang) for p in PHASES}
     if not any(found.values()):
         print(f"study {study.study}: nothing measured yet, no findings")
-    for phase, fs in found.items():
-        if fs:
-            print(titles.get(phase, phase))
-            for f in fs:
-                print(f"- {findings.render(f, lang)}")
-            print()
+        return 0
+    print(findings.terminal_text(found, titles, lang))
+    print()
     return 0
 
 

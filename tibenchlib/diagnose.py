@@ -47,9 +47,20 @@ from .report.words import SENTENCES, zh_punct
 from .saturation import saturation
 from .stats import _valid_mask, fieller_ratio, t_interval
 
-__all__ = ["VERDICTS", "COMPONENTS", "cpu_per_run", "diagnose", "diagnosis_row"]
+__all__ = [
+    "COMPONENTS", "LEVEL_PCT", "SATURATION", "VERDICTS", "cpu_per_run", "diagnose",
+    "diagnosis_row",
+]  # fmt: skip
 
 VERDICTS = ("client_cpu", "server_cpu", "host_cpu", "not_cpu", "not_saturated", "undetermined")
+#: Where a workload × arm saturates, decided once here and read by ``tibench diagnose``, the
+#: report's diagnosis table and the sweep's findings alike: ``levels_off`` from ``n_sat``;
+#: ``not_reached`` within the ladder (still rising at its top); ``unclear`` (neither shown);
+#: ``one_count`` (one thread count, no curve).
+SATURATION = ("levels_off", "not_reached", "unclear", "one_count")
+#: The largest gain (percent) from the saturation point to the top of the ladder whose interval
+#: may allow "levels off" (the saturation point is where the mean reaches 95% of the peak).
+LEVEL_PCT = 100 * (1 / 0.95 - 1)
 #: TiDB cluster components whose CPU Prometheus reports (see :mod:`tibenchlib.prometheus`).
 COMPONENTS = ("tidb", "tikv", "pd", "tiflash")
 #: Local sources of the sampler (see :mod:`tibenchlib.resources`).
@@ -247,10 +258,32 @@ def diagnosis_row(
         )
         row["n_sat"] = None
     shares = _cpus_at_the_top(row, sel, cpu, host_cpus, metric, level)
+    if row["n_sat"] is not None and _gain_unsettled(row["evidence"].get("tps_ratio"), row):
+        row["warnings"].append(
+            f"at thread count {row['n_sat']} the mean TPS reaches {sat_frac:.0%} of the peak, "
+            f"but the interval of the gain from there to thread count {row['n_max']} reaches "
+            f"beyond {LEVEL_PCT:.1f}% or is unbounded: no saturation point is claimed"
+        )
+        row["evidence"]["n_sat_means"] = row["n_sat"]
+        row["n_sat"] = None
+    row["saturation"] = "unclear" if row["n_sat"] is None else "levels_off"
     if _at_limit(row, shares, limit) or _host_full(row, limit):
         return row
     row.update(_why_not_named(row, shares, headroom))
     return row
+
+
+def _gain_unsettled(ratio: dict | None, row: dict) -> bool:
+    """ "Levels off" needs the interval of the gain from the saturation point to the top of
+    the ladder to stay within :data:`LEVEL_PCT`: an upper end beyond it, or no bounded interval
+    with runs enough for one, leaves the curve possibly still climbing. One run per thread
+    count, where no interval can exist, leaves the means to speak."""
+    if not ratio or ratio.get("ratio") is None:
+        return False
+    hi = ratio.get("ci_high")
+    if hi is None or hi != hi:
+        return row["n_runs"] >= 2
+    return 100 * (hi - 1) > LEVEL_PCT
 
 
 def _new_row(sat: dict) -> dict:
@@ -259,13 +292,14 @@ def _new_row(sat: dict) -> dict:
         "workload": sat["workload"], "arm": sat["arm"], "verdict": "undetermined",
         "resource": None, "n_sat": sat.get("n_sat"), "n_max": sat["n_max"], "threads_at": None,
         "n_runs": 0, "evidence": {}, "reason": "", "warnings": list(sat["warnings"]),
+        "saturation": "unclear",
     }  # fmt: skip
 
 
 def _one_thread_count(row: dict, sel: pd.DataFrame) -> dict:
     """One thread count: no curve, so no saturation point and nothing to read at it."""
     n_max = row["n_max"]
-    row.update(n_sat=None, threads_at=n_max, reason=ONE_THREAD_COUNT,
+    row.update(n_sat=None, threads_at=n_max, reason=ONE_THREAD_COUNT, saturation="one_count",
                n_runs=int((sel["threads"] == n_max).sum()))  # fmt: skip
     return row
 
@@ -294,7 +328,8 @@ def _still_rising(last: pd.Series) -> bool:
 
 def _not_saturated(row: dict, sel: pd.DataFrame, cpu: pd.DataFrame, host) -> dict:
     n_max = row["n_max"]
-    row.update(verdict="not_saturated", threads_at=n_max,
+    # the peak at the ladder's top is no saturation point: none is reached within the ladder
+    row.update(verdict="not_saturated", threads_at=n_max, n_sat=None, saturation="not_reached",
                n_runs=int((sel["threads"] == n_max).sum()))  # fmt: skip
     _cpu_evidence(row, sel, cpu, n_max, host)
     return row
@@ -639,8 +674,12 @@ def diagnose(
     The saturation point N_sat is :func:`tibenchlib.saturation.saturation`'s (the smallest
     thread count whose mean TPS reaches ``sat_frac`` of the peak). When it is the largest thread
     count and the last step's Fieller interval lies above +2 % (its point figure with one run
-    per thread count), the verdict is ``not_saturated``; when it is the largest only by noise,
-    no saturation point is claimed (``n_sat`` None, a warning) and the CPUs are still read.
+    per thread count), the verdict is ``not_saturated`` and no saturation point is reached
+    within the ladder (``n_sat`` None); when it is the largest only by noise, no saturation
+    point is claimed (``n_sat`` None, a warning) and the CPUs are still read. Nor is one
+    claimed when the interval of the gain from N_sat to the top reaches beyond
+    :data:`LEVEL_PCT` or is unbounded (the 95%-of-peak point is kept as evidence,
+    ``n_sat_means``).
     Otherwise the CPUs are read at the largest thread count, the far end of the flat region,
     where a limiting resource shows most clearly. Per source (:func:`cpu_per_run`) the mean
     demand over the runs there (geometric, t interval on the log scale; independent runs
@@ -675,7 +714,8 @@ def diagnose(
     Returns
     -------
     DataFrame
-        One row per workload × arm: ``workload, arm, verdict, resource, n_sat, n_max,
+        One row per workload × arm: ``workload, arm, verdict, resource, saturation`` (one of
+        :data:`SATURATION`), ``n_sat`` (only where throughput levels off), ``n_max,
         threads_at`` (where the CPUs were read), ``n_runs`` (runs there), ``cpu_source`` (the
         named or busiest server-side source), ``cpu_cores``, then for ``cpu``, ``client`` and
         ``server``: ``*_share``, ``*_demand`` (each with ``_ci_low``, ``_ci_high``) and
@@ -715,15 +755,18 @@ def diagnose(
         for end in ends
     ]
     cols = [
-        "workload", "arm", "verdict", "resource", "n_sat", "n_max", "threads_at", "n_runs",
-        "cpu_source", "cpu_cores", *figures, "server_client_share", "tps_ratio",
+        "workload", "arm", "verdict", "resource", "saturation", "n_sat", "n_max", "threads_at",
+        "n_runs", "cpu_source", "cpu_cores", *figures, "server_client_share", "tps_ratio",
         "tps_ratio_ci_low", "tps_ratio_ci_high", "p95_ratio", "p95_ratio_ci_low",
         "p95_ratio_ci_high", "components", "reason", "warnings", "sentence", "sentence_en",
         "sentence_zh", "evidence",
     ]  # fmt: skip
     out = []
     for r in rows:
-        flat = {k: r[k] for k in ("workload", "arm", "verdict", "resource", "n_sat", "n_max")}
+        flat = {
+            k: r[k] for k in ("workload", "arm", "verdict", "resource", "saturation", "n_sat",
+                              "n_max")
+        }  # fmt: skip
         flat.update(threads_at=r["threads_at"], n_runs=r["n_runs"], **_flat(r))
         en = _sentence(r, "en", limit, headroom)
         zh = _sentence(r, "zh", limit, headroom)

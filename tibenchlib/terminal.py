@@ -20,10 +20,19 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import shutil
 import sys
 from typing import IO
 
 from tqdm.std import tqdm
+
+from .texttable import display_width
+
+#: The widest a paragraph tibench prints may be, whatever the terminal's width.
+MAX_WIDTH = 120
+#: The narrowest it is made (a terminal narrower than this gets lines as wide as this).
+MIN_WIDTH = 40
 
 #: Set in the environment of the kernels ``tibench run`` starts (see the module's doc).
 BATCH_ENV = "TIBENCH_BATCH_KERNEL"
@@ -140,3 +149,85 @@ def route_logging(level: int = logging.WARNING) -> None:
         logger.addHandler(h)
         logger.setLevel(level)
         logger.propagate = False
+
+
+_CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
+#: Marks that never begin a line (they stay with what precedes them) and marks that never end
+#: one (they stay with what follows): the rule Chinese typesetting keeps.
+_CLOSE = "，。、；：！？）」』》】］%,.;:!?)"
+_OPEN = "（「『《【［(“‘"
+#: A pointer to numbered notes ("[note 1]", "［注 1、2］"): it stays with the word before it.
+_MARK = re.compile(r"\[notes? [\d, ]+\]|［注 [\d、]+］")
+_TOKEN = re.compile(
+    rf"{_MARK.pattern}"
+    rf"|\[[^\[\]\n]{{0,60}}\]"  # an interval, "[−3, +8]": one piece, its space included
+    rf"|\b[A-Za-zδ]{{1,3}} = [+−-]?[\d,.]*\d%?"  # a named figure, "n = 3", "p = 0.038"
+    rf"|\s+"  # where a line may break
+    rf"|[{_CJK}]"  # one Chinese character or full-width mark
+    rf"|\("  # an opening parenthesis: it joins what follows
+    rf"|[^\s{_CJK}\[(]+"  # a word or a number, "+106.8%"
+    rf"|\["  # a bracket that closes nowhere near
+)
+
+
+def width() -> int:
+    """The width paragraphs are wrapped to: the terminal's (``COLUMNS`` where it is set), at
+    most :data:`MAX_WIDTH`, :data:`MAX_WIDTH` where output is not a terminal."""
+    cols = shutil.get_terminal_size(fallback=(MAX_WIDTH, 24)).columns
+    return max(MIN_WIDTH, min(MAX_WIDTH, cols))
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut where a line may break: spaces, and between Chinese characters; a number,
+    a word or an interval is one piece, a closing mark joins the piece before it and an
+    opening mark the piece after it."""
+    out: list[str] = []
+    glue = False  # the last piece ends with an opening mark: the next joins it
+    for tok in _TOKEN.findall(text):
+        if tok.isspace():
+            out.append(" ")
+            glue = False
+            continue
+        if _MARK.fullmatch(tok) and out:
+            space = out[-1].isspace()
+            if space and len(out) > 1:
+                out.pop()
+            out[-1] += (" " if space and tok[0] == "[" else "") + tok
+        elif out and not out[-1].isspace() and (glue or tok[0] in _CLOSE):
+            out[-1] += tok
+        else:
+            out.append(tok)
+        glue = tok[-1] in _OPEN
+    return out
+
+
+def wrap(text: str, cols: int | None = None, first: str = "", rest: str = "") -> str:
+    """``text`` wrapped to ``cols`` display columns (a Chinese character takes two; default
+    :func:`width`), the first line led by ``first`` and the others by ``rest``.
+
+    A line breaks at a space or between two Chinese characters, never inside a number or an
+    interval ("+106.8%", "[−3, +8]"), never before a closing mark (，。）) nor after an
+    opening one (（); only a piece wider than a whole line is cut.
+    """
+    cols = cols or width()
+    lines: list[str] = []
+    line, space, empty = first, False, True
+    for piece in _pieces(" ".join(text.split("\n"))):
+        if piece == " ":
+            space = not empty
+            continue
+        cand = line + (" " if space else "") + piece
+        if display_width(cand) <= cols or empty:
+            line, empty = cand, False
+        else:
+            lines.append(line.rstrip())
+            line, empty = rest + piece, False
+        space = False
+        while display_width(line) > cols:  # one piece wider than a line: cut it
+            cut = len(line)
+            while cut > 1 and display_width(line[:cut]) > cols:
+                cut -= 1
+            lines.append(line[:cut])
+            line = rest + line[cut:]
+    lines.append(line.rstrip())
+    return "\n".join(lines)

@@ -9,9 +9,10 @@ findings out). :func:`study_findings` runs them all; :func:`save` writes
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -35,12 +36,23 @@ from ..tpcc.phase import TPCC, summarize
 from ..tpch import scaling
 from ..tpch.phase import TPCH_SCALING, arm_cores, arm_labels, runs_frame
 from ..ycsb.phase import YCSB
+from . import caveats as C
 from .compare import compare_findings, rounds_needed
 from .dm import dm_findings
-from .numa import numa_findings
+from .numa import numa_findings, numa_on_host
 from .peak import peak_findings
 from .record import Caveat, Figure, Finding
-from .render import figure_text, impossible, render, render_all
+from .render import (
+    NOTE_HEAD,
+    caveat_marks,
+    caveat_notes,
+    figure_text,
+    impossible,
+    marked,
+    render,
+    render_all,
+    terminal_text,
+)
 from .sweep import round_findings, sweep_findings
 from .tpch import tpch_findings
 
@@ -49,12 +61,16 @@ __all__ = [
     "Caveat",
     "Figure",
     "Finding",
+    "caveat_marks",
+    "caveat_notes",
     "compare_findings",
     "dm_findings",
     "figure_text",
     "impossible",
     "load",
+    "markdown",
     "numa_findings",
+    "numa_on_host",
     "peak_findings",
     "phase_findings",
     "render",
@@ -65,6 +81,7 @@ __all__ = [
     "show",
     "study_findings",
     "sweep_findings",
+    "terminal_text",
     "tpch_findings",
 ]
 
@@ -76,11 +93,31 @@ def _quiet(fn, *a, **kw):
         return fn(*a, **kw)
 
 
+def _with(f: Finding, caveats: Iterable[Caveat | None], **changes) -> Finding:
+    """``f`` with ``caveats`` added (None left out, each key once) and any field changed."""
+    have = {c.key for c in f.caveats}
+    new = [c for c in caveats if c is not None and c.key not in have]
+    return dataclasses.replace(f, caveats=(*f.caveats, *new), **changes)
+
+
+def _arm_caveat(study, label: str) -> Caveat | None:
+    arm = next((a for a in study.arms if a.label == label), None)
+    if arm is None:
+        return None
+    kind = arm.target.kind if arm.target is not None else None
+    return C.arm_meaning(arm.label, arm.server_options, arm.cpu_binding, kind)
+
+
+def _arms_said(study, found: list[Finding]) -> list[Finding]:
+    """Each finding that names an arm (``values["arm"]``), with what that arm means."""
+    return [_with(f, [_arm_caveat(study, str(f.values.get("arm", "")))]) for f in found]
+
+
 def _sweep(study, store: Store) -> list[Finding]:
     runs = store.runs(study.study, phase="sweep")
     if not len(runs):
         return []
-    out = sweep_findings(_quiet(study_diagnosis, study, lang="en"))
+    out = _arms_said(study, sweep_findings(_quiet(study_diagnosis, study, lang="en")))
     ok = runs[_valid_mask(runs, "tps")]
     return out + (round_findings(_quiet(round_effects, ok)) if len(ok) else [])
 
@@ -91,14 +128,43 @@ def _compare(study, store: Store) -> list[Finding]:
         return []  # one arm: nothing to compare
     iv = store.intervals(study.study, runs["run_key"])
     cmp = _quiet(compare_arms_table, runs, study, intervals=iv)
-    return compare_findings(cmp, study.compare.delta_pct)
+    return [
+        _with(
+            f, [_arm_caveat(study, f.values.get("base")), _arm_caveat(study, f.values.get("cand"))]
+        )
+        for f in compare_findings(cmp, study.compare.delta_pct)
+    ]
 
 
 def _numa(study, store: Store) -> list[Finding]:
     if not len(store.runs(study.study, phase="numa")):
         return []
     delta = study.compare.delta_pct if study.compare is not None else 2.0
-    return numa_findings(_quiet(analyze, study, store), delta)
+    found = numa_findings(_quiet(analyze, study, store), delta)
+    nodes, host_cpus = _numa_host(store.environment_captures(study.study))
+    binds = store.read("bindings", study.study)
+    seen = {}
+    if len(binds):
+        for r in binds.dropna(subset=["cpus_allowed"]).itertuples():
+            seen[r.policy] = r.cpus_allowed
+    return numa_on_host(found, nodes, host_cpus, seen)
+
+
+def _numa_host(captures: dict) -> tuple[int | None, int | None]:
+    """(NUMA nodes, logical CPUs) of the measured host, from its environment capture."""
+    for cap in captures.values():
+        host = cap.get("host") if isinstance(cap, dict) else None
+        if not isinstance(host, dict):
+            continue
+        numa = host.get("numa") if isinstance(host.get("numa"), dict) else {}
+        cpu = host.get("cpu") if isinstance(host.get("cpu"), dict) else {}
+        nodes, logical = numa.get("node_count"), cpu.get("logical")
+        if isinstance(nodes, int) or isinstance(logical, int):
+            return (
+                nodes if isinstance(nodes, int) else None,
+                logical if isinstance(logical, int) else None,
+            )
+    return None, None
 
 
 def _tpch(study, store: Store) -> list[Finding]:
@@ -117,7 +183,10 @@ def _dm(study, store: Store) -> list[Finding]:
     if not len(store.read("dm_runs", study.study)):
         return []
     units = unit_rows(planned_runs(store, study))
-    return dm_findings(_quiet(result_rows, units), _quiet(recommendation, units))
+    found = dm_findings(_quiet(result_rows, units), _quiet(recommendation, units))
+    if study.dm.master_url:  # a real DM cluster: nothing stands in
+        return found
+    return [_with(f, [C.dm_stand_in(str(f.values.get("unit", "")))]) for f in found]
 
 
 def _ycsb(study, store: Store) -> list[Finding]:
@@ -127,7 +196,7 @@ def _ycsb(study, store: Store) -> list[Finding]:
     # the throughput cells the notebook's table shows (report.ycsb.cells), without the latency
     c = _quiet(summarize_cells, runs, metric="tps", keys=["workload", "arm", "threads"])
     c["workload"] = [f"YCSB {w}" for w in c["workload"]]  # workload "a" alone says little
-    return peak_findings(c, "ycsb", "ops/s", "ycsb: throughput table")
+    return _arms_said(study, peak_findings(c, "ycsb", "ops/s", "ycsb: throughput table"))
 
 
 def _tpcc_cell(workload: str, warehouses: int, lang: str) -> str:
@@ -156,7 +225,23 @@ def _tpcc(study, store: Store) -> list[Finding]:
             "ci_high": rows["tpmc_ci_high"],
         }
     )
-    return peak_findings(c, "tpcc", "tpmC", "tpcc: tpmC table")
+    t = study.tpcc
+    cells = {
+        _tpcc_cell(w, int(n), "en"): (w == "tpcc_wait", int(n))
+        for w, n in zip(rows["workload"], rows["warehouses"], strict=True)
+    }
+    tools = dict(zip(rows["arm"], rows["tool"], strict=True))
+    out = []
+    for f in peak_findings(c, "tpcc", "tpmC", "tpcc: tpmC table"):
+        wait, wh = cells.get(f.values["workload"]["en"], (False, 1))
+        tool = str(tools.get(f.values["arm"], "sysbench"))
+        lua = tool == "sysbench"
+        cav = [C.tpcc_not_audited(tool, t.items if lua else None, t.customers if lua else None)]
+        if wait and t.wait_scale != 1:
+            tpmc = f.figure.estimate if f.figure is not None else None
+            cav.insert(0, C.tpcc_wait_scaled(t.wait_scale, tpmc, wh))
+        out.append(_with(f, cav))
+    return _arms_said(study, out)
 
 
 #: Each phase's findings from the catalog, by phase object (phases without findings absent):
@@ -209,6 +294,18 @@ def load(study_name: str) -> dict[str, list[Finding]]:
     }
 
 
+def markdown(found: list[Finding], lang: str = "en") -> str:
+    """One phase's findings as a notebook shows them (Markdown): a heading, one item per
+    finding marked with its notes, then the notes (what stands in or is scaled)."""
+    notes = caveat_notes(found)
+    lines = [say("f_phase_head", lang), "", *(f"- {marked(f, notes, lang)}" for f in found)]
+    if notes:
+        head = NOTE_HEAD[lang]
+        # two spaces end a Markdown line: one note per line
+        lines += ["", *(f"{head.format(n=i)}{c.say(lang)}  " for i, c in enumerate(notes, 1))]
+    return "\n".join(lines)
+
+
 def show(session) -> list[Finding]:
     """Display a notebook's phase's findings, one sentence each in the session's language, as
     the report opens with them; returns them (for the notebook's checks)."""
@@ -217,9 +314,6 @@ def show(session) -> list[Finding]:
 
     lang = session.lang
     found = phase_findings(session.study, get(session.phase), Store.for_study(session.study))
-    if found:
-        text = "\n".join([say("f_phase_head", lang), "", *(f"- {render(f, lang)}" for f in found)])
-    else:
-        text = say("f_phase_none", lang)
+    text = markdown(found, lang) if found else say("f_phase_none", lang)
     display(Markdown(text))
     return found

@@ -10,11 +10,25 @@ from __future__ import annotations
 
 import re
 
+from .. import terminal
 from ..report import tables as T
 from ..report import words as W
-from .record import Figure, Finding
+from .record import Caveat, Figure, Finding
 
-__all__ = ["figure_text", "impossible", "render", "render_all"]
+__all__ = [
+    "caveat_marks",
+    "caveat_notes",
+    "figure_text",
+    "impossible",
+    "marked",
+    "render",
+    "render_all",
+    "terminal_text",
+]
+
+#: How a finding points to its numbered notes (one or several), and how a note is introduced.
+NOTE_MARK = {"en": (" [note {n}]", " [notes {n}]"), "zh": ("［注 {n}］", "［注 {n}］")}
+NOTE_HEAD = {"en": "note {n}: ", "zh": "注 {n}："}
 
 _ONE = re.compile(r"\b(1) threads\b")
 
@@ -164,3 +178,59 @@ def render(f: Finding, lang: str = "en") -> str:
 def render_all(findings: list[Finding], lang: str = "en") -> list[tuple[Finding, str]]:
     """Every finding with its sentence, in order."""
     return [(f, render(f, lang)) for f in findings]
+
+
+def _same(c: Caveat) -> tuple:
+    return (c.key, c.text.get("en"), c.text.get("zh"))
+
+
+def caveat_notes(findings: list[Finding]) -> list[Caveat]:
+    """Every distinct caveat of ``findings`` once, in the order first met: the numbered notes
+    a document lists (note 1 is ``[0]``); two findings with the same caveat share its number."""
+    out: dict[tuple, Caveat] = {}
+    for f in findings:
+        for c in f.caveats:
+            out.setdefault(_same(c), c)
+    return list(out.values())
+
+
+def caveat_marks(f: Finding, notes: list[Caveat]) -> list[int]:
+    """The numbers (from 1) in ``notes`` of ``f``'s caveats."""
+    index = {_same(c): i for i, c in enumerate(notes, 1)}
+    return sorted(index[_same(c)] for c in f.caveats if _same(c) in index)
+
+
+def marked(f: Finding, notes: list[Caveat], lang: str = "en") -> str:
+    """The finding's sentence followed by the numbers of its notes (``[note 1]``)."""
+    marks = caveat_marks(f, notes)
+    if not marks:
+        return render(f, lang)
+    one, several = NOTE_MARK[lang]
+    sep = "、" if lang == "zh" else ", "
+    mark = (one if len(marks) == 1 else several).format(n=sep.join(map(str, marks)))
+    return render(f, lang) + mark
+
+
+def terminal_text(
+    found: dict[str, list[Finding]],
+    titles: dict[str, str],
+    lang: str = "en",
+    cols: int | None = None,
+) -> str:
+    """Every phase's findings for a terminal: its title, one wrapped paragraph per finding
+    (with the numbers of its notes), then the notes first met in that phase; every line at most
+    ``cols`` display columns (default :func:`tibenchlib.terminal.width`)."""
+    notes = caveat_notes([f for fs in found.values() for f in fs])
+    shown: set[int] = set()
+    blocks: list[str] = []
+    for phase, fs in found.items():
+        if not fs:
+            continue
+        lines = [titles.get(phase, phase)]
+        lines += [terminal.wrap(marked(f, notes, lang), cols, "- ", "  ") for f in fs]
+        for i in sorted({i for f in fs for i in caveat_marks(f, notes)} - shown):
+            head = NOTE_HEAD[lang].format(n=i)
+            lines.append(terminal.wrap(head + notes[i - 1].say(lang), cols, "  ", "    "))
+            shown.add(i)
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..diagnose import ONE_THREAD_COUNT
+from ..diagnose import LEVEL_PCT, ONE_THREAD_COUNT
 from .record import Figure, Finding
 
-__all__ = ["sweep_findings", "round_findings"]
+#: LEVEL_PCT is decided in the diagnosis, and named here for the findings' readers
+__all__ = ["LEVEL_PCT", "sweep_findings", "round_findings"]
 
 EVIDENCE = "sweep: diagnosis table"
-#: the largest gain (percent) past the saturation point its interval may allow for "levels off"
-#: (the saturation point is where the mean reaches 95% of the peak)
-LEVEL_PCT = 100 * (1 / 0.95 - 1)
 _BOUND = {"client_cpu", "server_cpu", "host_cpu", "not_cpu"}
 
 
@@ -27,6 +25,8 @@ def _n(x) -> int | None:
 
 
 def _saturation(r) -> Finding:
+    """The saturation finding, read off the diagnosis's one decision (``r.saturation``): the
+    finding, ``tibench diagnose`` and the report's table cannot say two things."""
     topic = f"{r.workload} · {r.arm}"
     ev = r.evidence if isinstance(r.evidence, dict) else {}
     step = ev.get("last_step")
@@ -42,16 +42,13 @@ def _saturation(r) -> Finding:
             _n(r.n_runs),
             "Fieller ratio of mean TPS",
         )
-    if r.reason == ONE_THREAD_COUNT:
+    state = getattr(r, "saturation", None)
+    if state == "one_count" or r.reason == ONE_THREAD_COUNT:
         return Finding(
             "sweep", "f_sat_one", vals, None, "inconclusive", "one_thread_count", EVIDENCE, topic
         )
-    if r.verdict == "not_saturated":
+    if state == "not_reached" or r.verdict == "not_saturated":
         return Finding("sweep", "f_sat_rising", vals, fig, "rising", "", EVIDENCE, topic)
-    if _n(r.n_sat) is None:
-        return Finding(
-            "sweep", "f_sat_unclear", vals, fig, "inconclusive", "last_step_wide", EVIDENCE, topic
-        )
     ratio = None
     if r.tps_ratio is not None and not pd.isna(r.tps_ratio):
         # throughput from the saturation point to the top of the ladder, as a change in percent
@@ -63,15 +60,17 @@ def _saturation(r) -> Finding:
             _n(r.n_runs),
             "Fieller ratio of mean TPS",
         )
-    wide = ratio is not None and ratio.has_interval and ratio.ci_high > LEVEL_PCT
-    if wide or (ratio is not None and ratio.unbounded):
-        # N_sat is the 95%-of-peak point of the means; "levels off" also needs the interval of
-        # the gain beyond it to stay within that 5%, else the curve may still be climbing (an
-        # unbounded interval, with runs enough for one, bounds nothing; one run per thread
-        # count, where no interval can exist, leaves the means to speak)
-        vals["threads_from"] = vals["n_sat"]
-        return Finding("sweep", "f_sat_unclear", vals, ratio, "inconclusive", "last_step_wide",
-                       EVIDENCE, topic)  # fmt: skip
+    if _n(r.n_sat) is None:
+        wide = ev.get("n_sat_means")
+        if wide is not None and ratio is not None:
+            # the 95%-of-peak point of the means, whose gain to the top the interval leaves
+            # open: said with that gain, as the diagnosis's warning says it
+            vals["threads_from"] = int(wide)
+            return Finding("sweep", "f_sat_unclear", vals, ratio, "inconclusive",
+                           "last_step_wide", EVIDENCE, topic)  # fmt: skip
+        return Finding(
+            "sweep", "f_sat_unclear", vals, fig, "inconclusive", "last_step_wide", EVIDENCE, topic
+        )
     return Finding("sweep", "f_sat_levels", vals, ratio, "saturated", "", EVIDENCE, topic)
 
 

@@ -20,8 +20,8 @@ from .display import say, show
 from .words import zh_punct
 
 __all__ = [
-    "TITLE", "VERDICT_TEXT", "as_json", "diagnosis_table", "note", "section", "sentences",
-    "study_diagnosis",
+    "TITLE", "VERDICT_TEXT", "as_json", "diagnosis_table", "note", "saturation_text", "section",
+    "sentences", "study_diagnosis",
 ]  # fmt: skip
 
 TITLE = {"en": "Bottleneck diagnosis", "zh": "性能瓶颈分析"}
@@ -44,6 +44,41 @@ VERDICT_TEXT = {
         "undetermined": "无法判定",
     },
 }
+
+#: The "saturates from" cell by the diagnosis's saturation state
+#: (:data:`tibenchlib.diagnose.SATURATION`).
+_SAT_TEXT = {
+    "en": {
+        "not_reached": "not reached within the ladder (≤ {n_max})",
+        "unclear": "unclear",
+        "one_count": "n/a",
+    },
+    "zh": {
+        "not_reached": "所测线程范围内尚未到达（≤ {n_max}）",
+        "unclear": "无法确定",
+        "one_count": "n/a",
+    },
+}
+
+
+#: The same, shortened for a terminal's narrow column.
+_SAT_SHORT = {
+    "en": {"not_reached": "not reached (≤ {n_max})", "unclear": "unclear", "one_count": "n/a"},
+    "zh": {"not_reached": "未到达（≤ {n_max}）", "unclear": "无法确定", "one_count": "n/a"},
+}
+
+
+def saturation_text(state, n_sat, n_max, lang: str = "en", short: bool = False) -> str:
+    """Where a workload × arm saturates, as its cell says it: the thread count where it levels
+    off, else why there is none (a peak at the ladder's top is "not reached", never a
+    saturation point); ``short`` for a terminal's narrow column."""
+    if state == "levels_off" and n_sat is not None and n_sat == n_sat:
+        return f"{int(n_sat)}"
+    if state is None or state != state:  # a row from before the state was kept
+        return "n/a" if n_sat is None or n_sat != n_sat else f"{int(n_sat)}"
+    n = "?" if n_max is None or n_max != n_max else int(n_max)
+    return (_SAT_SHORT if short else _SAT_TEXT)[lang].get(state, "n/a").format(n_max=n)
+
 
 _HEAD = {
     "en": {
@@ -170,7 +205,7 @@ def diagnosis_table(d: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
                 H["arm"]: r.arm,
                 H["verdict"]: V.get(r.verdict, r.verdict),
                 H["resource"]: r.resource or "",
-                H["n_sat"]: "n/a" if r.n_sat is None else f"{r.n_sat}",
+                H["n_sat"]: saturation_text(getattr(r, "saturation", None), r.n_sat, r.n_max, lang),
                 H["at"]: "n/a" if r.threads_at is None else f"{r.threads_at}",
                 H["n"]: f"{r.n_runs}",
                 H["demand"]: (f"{r.cpu_source}: " if r.cpu_source else "")

@@ -48,7 +48,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 from ..compare import compare_arms_table
 from ..dm.analysis import result_rows, unit_rows
 from ..dm.phase import planned_runs
-from ..envcapture import environment_tables
+from ..envcapture import config_diff, environment_tables
 from ..numa import analyze
 from ..stats import summarize_cells
 from ..studyplan import study_from
@@ -77,6 +77,13 @@ TEXT = {
         "findings_note": "Square brackets hold the 95% confidence interval; n is the number of "
         "repeated runs behind a figure.",
         "no_findings": "Nothing measured yet: no findings.",
+        "caveats": "Read this first: what stands in, what is scaled, what an arm means",
+        "note": "note {n}",
+        "differs": "What differs between the compared arms",
+        "differs_none": "No environment capture of {a} and {b}: what differs is unknown.",
+        "differs_same": "{a} and {b}: no setting differs.",
+        "differs_n": "{a} → {b}: {n} setting(s) differ, as captured from each arm's server.",
+        "setting": "Setting",
         "phase": {p.name: p.title("en") for p in registry.PHASES},
         "section": "{n}. {title}",
         "done": "done",
@@ -112,6 +119,13 @@ TEXT = {
         "findings": "测试结论",
         "findings_note": "方括号内为 95% 置信区间；n 为每个数值所依据的重复测试次数。",
         "no_findings": "尚无测试结果，暂无结论。",
+        "caveats": "阅读前须知：替代方案、缩小的设计与各测试组的含义",
+        "note": "注 {n}",
+        "differs": "各对比测试组之间的配置差异",
+        "differs_none": "{a} 与 {b} 没有环境采集结果，无法列出配置差异。",
+        "differs_same": "{a} 与 {b}：没有配置项不同。",
+        "differs_n": "{a} → {b}：{n} 项配置不同（采集自各测试组的数据库）。",
+        "setting": "配置项",
         "phase": {p.name: p.title("zh") for p in registry.PHASES},
         "section": "{n}. {title}",
         "done": "已完成",
@@ -176,6 +190,8 @@ class Section:
     note: str = ""
     blocks: list[dict] = field(default_factory=list)
     details: list[dict] = field(default_factory=list)
+    #: the caveats of the phase's findings, numbered as the findings list numbers them
+    caveats: list[dict] = field(default_factory=list)
 
 
 def report_dir(study: str) -> Path:
@@ -608,6 +624,9 @@ td.split { white-space: normal; } .nw { white-space: nowrap; }
 figcaption, .caption { color: #555; font-size: .88em; } details { margin: .4em 0; }
 summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding: 0 .25em; }
 .state { color: #666; font-weight: normal; font-size: .85em; }
+.caveats { background: #fff8e1; border-left: 4px solid #f9a825; padding: .3em 1em; }
+.caveats ol { margin: .3em 0; } a.note { font-size: .85em; white-space: nowrap; }
+p.caveat { border-left: 3px solid #f9a825; padding-left: .6em; }
 </style>
 </head>
 <body>
@@ -619,10 +638,22 @@ summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding
 <h2 id="findings">1. {{ findings_title }}</h2>
 {% if summary %}<p><strong>{{ summary }}</strong></p>{% endif %}
 <p class="meta">{{ findings_note }}</p>
+{% if caveats %}
+<div class="caveats" id="caveats"><h3>{{ caveats_title }}</h3>
+<ol>{% for c in caveats %}<li id="caveat-{{ loop.index }}">{{ c | md }}</li>
+{% endfor %}</ol></div>
+{% endif %}
+{% for d in differs %}
+{% if loop.first %}<h3>{{ differs_title }}</h3>{% endif %}
+{% if d.table %}<p class="caption">{{ d.caption }}</p>{{ table(d.table) }}
+{% else %}<p class="meta">{{ d.caption }}</p>{% endif %}
+{% endfor %}
 {% for group in findings %}
 <h3><a href="#phase-{{ group.phase }}">{{ group.title }}</a></h3>
 <ul class="findings">
-{% for f in group["items"] %}<li><span class="v v-{{ f.verdict }}"></span>{{ f.text }}</li>
+{% for f in group["items"] %}<li><span class="v v-{{ f.verdict }}"></span>{{ f.text }}
+{%- for n in f.marks %} <a class="note" href="#caveat-{{ n }}">[{{ note_word.format(n=n) }}]</a>
+{%- endfor %}</li>
 {% endfor %}
 </ul>
 {% else %}
@@ -633,6 +664,9 @@ summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding
 {% for s in sections %}
 <h2 id="phase-{{ s.anchor }}">{{ s.title }} <span class="state">· {{ s.state }}</span></h2>
 {% if s.note %}<p>{{ s.note | md }}</p>{% endif %}
+{% for c in s.caveats %}<p class="meta caveat"><a href="#caveat-{{ c.n }}">
+{{- note_word.format(n=c.n) }}</a>{{ note_sep }}{{ c.text | md }}</p>
+{% endfor %}
 {% for b in s.blocks %}
 {% if b.kind == "figure" %}
 <figure><img src="{{ b.src }}" alt="{{ b.alt }}"><figcaption>{{ b.caption }}</figcaption></figure>
@@ -656,15 +690,68 @@ summary { cursor: pointer; color: #1565c0; } code { background: #f3f3f3; padding
 
 def _findings_groups(found: dict, lang: str) -> list[dict]:
     titles = TEXT[lang]["phase"]
+    notes = F.caveat_notes([f for fs in found.values() for f in fs])
     return [
         {
             "phase": p,
             "title": titles.get(p, p),
-            "items": [{"text": text, "verdict": f.verdict} for f, text in F.render_all(fs, lang)],
+            "items": [
+                {"text": text, "verdict": f.verdict, "marks": F.caveat_marks(f, notes)}
+                for f, text in F.render_all(fs, lang)
+            ],
         }
         for p, fs in found.items()
         if fs
     ]
+
+
+def _pairs(study) -> list[tuple[str, str]]:
+    """The arm pairs the study compares, as the comparison reads them (its ``pairs``, else
+    baseline and candidate, else the first two arms); none with one arm."""
+    labels = [a.label for a in study.arms]
+    c = study.compare
+    if len(labels) < 2 or c is None:
+        return []
+    pairs = list(c.pairs) or [(c.baseline or labels[0], c.candidate or labels[1])]
+    return [(a, b) for a, b in pairs if a != b]
+
+
+def _differs(study, store: Store, lang: str) -> list[dict]:
+    """Per compared pair, what differs between the two arms' servers: the notebook's "What
+    differs" table (:func:`tibenchlib.envcapture.config_diff` of their captures)."""
+    pairs = _pairs(study)
+    if not pairs:
+        return []
+    Tx = TEXT[lang]
+    captures = store.environment_captures(study.study)
+    out = []
+    for a, b in pairs:
+        if a not in captures or b not in captures:
+            out.append({"caption": Tx["differs_none"].format(a=a, b=b), "table": None})
+            continue
+        d = config_diff(captures, a, b)
+        if not len(d):
+            out.append({"caption": Tx["differs_same"].format(a=a, b=b), "table": None})
+            continue
+        d = d.rename(columns={"setting": Tx["setting"]}).astype(str)
+        out.append(
+            {"caption": Tx["differs_n"].format(a=a, b=b, n=len(d)), "table": as_table(d, lang)}
+        )
+    return out
+
+
+def _section_caveats(found: dict, phase: str, lang: str) -> list[dict]:
+    """The caveats of one phase's findings, with their numbers in the findings' list: shown
+    at the top of the phase's section, beside its tables."""
+    notes = F.caveat_notes([f for fs in found.values() for f in fs])
+    marks = sorted({n for f in found.get(phase, []) for n in F.caveat_marks(f, notes)})
+    return [{"n": n, "text": notes[n - 1].say(lang)} for n in marks]
+
+
+def _caveats(found: dict, lang: str) -> list[str]:
+    """Every distinct caveat of the study's findings, in ``lang``, numbered as the findings'
+    marks number them."""
+    return [c.say(lang) for c in F.caveat_notes([f for fs in found.values() for f in fs])]
 
 
 def _summary(found: dict, lang: str) -> str:
@@ -735,6 +822,7 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
             sec.note = st.error
         if st.state in ("done", "partial"):
             PHASE_SECTIONS[ph](ctx, sec)
+            sec.caveats = _section_caveats(found, ph.name, lang)
         sections.append(sec)
     for p, fs in found.items():
         ctx.withheld[p] = ctx.withheld.get(p, 0) + sum(F.impossible(f.figure) for f in fs)
@@ -756,6 +844,12 @@ def build_report(study: str, *, lang: str = "en", fmt: str = "html") -> Path:
         findings_title=Tx["findings"],
         findings_note=Tx["findings_note"],
         findings=_findings_groups(found, lang),
+        caveats=_caveats(found, lang),
+        caveats_title=Tx["caveats"],
+        note_word=Tx["note"],
+        note_sep="：" if lang == "zh" else ": ",
+        differs=_differs(s, store, lang) if s is not None else [],
+        differs_title=Tx["differs"],
         summary=_summary(found, lang),
         no_findings=Tx["no_findings"],
         withheld=withheld if where else "",

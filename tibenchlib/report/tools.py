@@ -16,8 +16,10 @@ import numpy as np
 import pandas as pd
 
 from .. import registry
+from ..diagnose import diagnose
 from ..stats import summarize_cells
 from ..store import Store
+from .diagnosis import saturation_text
 from .tables import fmt_ci
 
 #: Phases whose runs are one tool's throughput over a thread ladder, in the table's order.
@@ -30,8 +32,8 @@ UNITS = {
 COLUMNS = [
     "tool", "phase", "workload", "arm", "threads", "n", "n_failed", "throughput",
     "throughput_ci_low", "throughput_ci_high", "throughput_unit", "p95_ms", "p95_ms_ci_low",
-    "p95_ms_ci_high", "p99_ms", "p99_ms_ci_low", "p99_ms_ci_high", "latency_of", "n_sat",
-    "n_peak", "peak_throughput", "frac_at_max", "warnings",
+    "p95_ms_ci_high", "p99_ms", "p99_ms_ci_low", "p99_ms_ci_high", "latency_of", "saturation",
+    "n_sat", "n_max", "n_peak", "peak_throughput", "frac_at_max", "warnings",
 ]  # fmt: skip
 
 
@@ -48,8 +50,10 @@ def tools_rows(runs: pd.DataFrame, lang: str = "en", sat_frac: float = 0.95) -> 
     """One row per tool × workload × arm × thread count: mean throughput, p95 and p99 over the
     repeated runs with Student t 95% intervals (:func:`tibenchlib.stats.summarize_cells`, the
     run is the unit), and per tool × workload × arm the saturation: ``n_peak`` (thread count of
-    the largest mean throughput), ``n_sat`` (the smallest thread count reaching ``sat_frac`` of
-    that peak), ``frac_at_max`` (mean throughput at the largest thread count / peak).
+    the largest mean throughput), ``saturation`` and ``n_sat`` as the diagnosis decides them
+    (:data:`tibenchlib.diagnose.SATURATION`: ``n_sat``, the smallest thread count reaching
+    ``sat_frac`` of that peak, only where the curve is shown to level off there), ``n_max``,
+    ``frac_at_max`` (mean throughput at the largest thread count / peak).
 
     ``runs``: catalog runs of any phases (``Store.runs``); only the sweep, ycsb and tpcc
     phases are read.
@@ -81,9 +85,8 @@ def tools_rows(runs: pd.DataFrame, lang: str = "en", sat_frac: float = 0.95) -> 
         th = g["threads"].to_numpy()
         peak = float(np.nanmax(means))
         i_peak = int(np.nanargmax(means))
-        i_sat = int(np.argmax(means >= sat_frac * peak))
         sat.append({"phase": ph, "workload": w, "arm": a, "n_peak": int(th[i_peak]),
-                    "n_sat": int(th[i_sat]), "peak_throughput": peak,
+                    **_saturation(runs, ph, w, a, sat_frac), "peak_throughput": peak,
                     "frac_at_max": float(means[-1] / peak) if peak else None})  # fmt: skip
     if sat:
         out = out.merge(pd.DataFrame(sat), on=["phase", "workload", "arm"], how="left")
@@ -95,6 +98,20 @@ def tools_rows(runs: pd.DataFrame, lang: str = "en", sat_frac: float = 0.95) -> 
     out["_o"] = out["phase"].map(order)
     out = out.sort_values(["threads", "_o", "workload", "arm"], ignore_index=True)
     return out.drop(columns="_o").reindex(columns=COLUMNS)
+
+
+def _saturation(runs: pd.DataFrame, phase: str, workload: str, arm: str, sat_frac: float):
+    """Where one tool's curve levels off, as the sweep's diagnosis decides it for every
+    workload (:func:`tibenchlib.diagnose.diagnose`, its ``saturation``): the same rule for each
+    tool, so the table and the diagnosis give one answer; a peak at the ladder's top is no
+    saturation point."""
+    sel = runs[(runs["phase"] == phase) & (runs["workload"] == workload) & (runs["arm"] == arm)]
+    d = diagnose(sel, None, sat_frac=sat_frac)
+    if not len(d):
+        return {"saturation": None, "n_sat": None, "n_max": None}
+    r = d.iloc[0]
+    n_sat = None if r["n_sat"] is None or pd.isna(r["n_sat"]) else int(r["n_sat"])
+    return {"saturation": r["saturation"], "n_sat": n_sat, "n_max": int(r["n_max"])}
 
 
 def study_tools_rows(study, store=None, lang: str | None = None) -> pd.DataFrame:
@@ -145,7 +162,10 @@ def tools_table(rows: pd.DataFrame, lang: str = "en") -> pd.DataFrame:
             H["p95"]: ci("p95_ms"),
             H["p99"]: ci("p99_ms"),
             H["of"]: rows["latency_of"],
-            H["sat"]: rows["n_sat"],
+            H["sat"]: [
+                saturation_text(st, n, m, lang, short=True)
+                for st, n, m in zip(rows["saturation"], rows["n_sat"], rows["n_max"], strict=True)
+            ],
             H["peak"]: rows["n_peak"],
         }
     )

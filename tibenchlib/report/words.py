@@ -968,6 +968,13 @@ NOTES: list[tuple[str, str]] = [
         "最大压测线程数的平均 TPS 最高,但最后一步的区间不能说明吞吐仍在上升:饱和点不确定",
     ),
     (
+        "at thread count {n} the mean TPS reaches {a} of the peak, but the interval of the gain "
+        "from there to thread count {m} reaches beyond {b} or is unbounded: no saturation point "
+        "is claimed",
+        "压测线程数为 {n} 时平均 TPS 已达峰值的 {a},但从该点到压测线程数 {m} 的增幅区间超过 {b} "
+        "或无界:不认定瓶颈点",
+    ),
+    (
         "the CPU demand of {who} lies between {a} and {b} (or its interval reaches above {c}): "
         "neither at its limit nor clearly free",
         "{who} 的 CPU 需求介于 {a} 与 {b} 之间(或区间超过 {c}):既未达到上限,也不明显空闲",
