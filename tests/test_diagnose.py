@@ -188,7 +188,7 @@ def test_not_saturated_within_ladder():
     assert (
         f"8→16 threads {last['change_pct']:+.1f}% [{last['ci_low_pct']:+.1f}," in d["sentence_en"]
     )
-    assert "未饱和" in d["sentence_zh"]
+    assert "尚未到达瓶颈点" in d["sentence_zh"] and "）.16" not in d["sentence_zh"]
 
 
 def test_undetermined_between_headroom_and_limit():

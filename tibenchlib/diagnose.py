@@ -529,7 +529,10 @@ def _rising(row: dict, lang: str) -> str:
     """Not saturated: the last step and the CPUs at the top of the ladder."""
     ls = row["evidence"].get("last_step")
     s = _say("dg_rising", lang, w=row["workload"], n_max=row["n_max"])
-    s += f" ({_step_text(ls, lang)})." if ls else "."
+    end = "。" if lang == "zh" else "."
+    if ls:
+        s += f"（{_step_text(ls, lang)}）" if lang == "zh" else f" ({_step_text(ls, lang)})"
+    s += end
     return _sentences(s, _at_text(row, lang, row["n_max"]), lang=lang)
 
 
