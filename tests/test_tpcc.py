@@ -212,6 +212,7 @@ def test_gotpc_missing_is_an_outcome_not_a_crash(tmp_path, monkeypatch):
     from tibenchlib.tpcc import run_gotpc
 
     monkeypatch.setenv("PATH", str(tmp_path))  # neither go-tpc nor tiup on it
+    monkeypatch.setenv("TIBENCH_TOOLS_CACHE", str(tmp_path))  # nor a build of tibench's own
     out, parsed = run_gotpc(CONN, "run", tmp_path / "logs" / "gotpc.log", warehouses=1)
     assert out.missing == "go-tpc" and parsed is None
     assert (tmp_path / "logs" / "gotpc.log").read_text().startswith("FATAL: go-tpc is not")

@@ -158,6 +158,7 @@ def test_client_endpoints_replace_host_and_port_only():
 
 def test_url_target_without_go_tpc_fails_in_one_line(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # neither go-tpc nor tiup
+    monkeypatch.setenv("TIBENCH_TOOLS_CACHE", str(tmp_path))  # nor a build of tibench's own
     s = parse_study(
         {"study": "t", "target": {"kind": "url", "url": "mysql+pymysql://root@10.0.0.9:4000/x"}}
     )

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -48,7 +47,7 @@ from ..hosts.ssh import call, remote_dir
 from ..parse.gotpc import TpccResult, parse_tpcc_output
 from ..parse.sysbench import SysbenchResult, histogram_percentiles, parse_sysbench_file
 from ..sysbench.command import seeded
-from ..tools import Outcome, execute
+from ..tools import Outcome, execute, which
 
 __all__ = [
     "LUA_DIR",
@@ -460,10 +459,11 @@ def run_lua_on_hosts(
 
 # -- go-tpc / tiup bench tpcc on a cluster -----------------------------------------------------
 def gotpc_tool() -> list[str] | None:
-    """``["go-tpc"]`` or ``["tiup", "bench"]``, whichever is installed (go-tpc first)."""
-    if shutil.which("go-tpc"):
+    """``["go-tpc"]`` or ``["tiup", "bench"]``, whichever is installed (go-tpc first: tibench's
+    own build, :mod:`tibenchlib.gobuild`, or PATH's)."""
+    if which("go-tpc"):
         return ["go-tpc"]
-    if shutil.which("tiup"):
+    if which("tiup"):
         return ["tiup", "bench"]
     return None
 
