@@ -357,9 +357,9 @@ def go_duration_s(text: str) -> float | None:
 
 def _go_record(op: str, rest: str) -> dict:
     rec: dict[str, Any] = {"operation": op}
-    parts = [p.strip() for p in rest.split(",")]
-    if parts:
-        rec["takes_s"] = _f(parts[0])
+    first = rest.split(",")[0].strip()
+    if re.fullmatch(r"[\d.]+", first) and first.count(".") <= 1 and first != ".":
+        rec["takes_s"] = _f(first)  # a line cut short by a truncated log has none
     for m in _GO_FIELD.finditer(rest):
         name, unit, v = m.group("name"), m.group("unit"), _f(m.group("v"))
         if name == "Count":

@@ -14,9 +14,9 @@ not loaded again. The upstream Java YCSB with tibench's binding drives the embed
 Latency: the Java YCSB writes each operation's HdrHistogram log (``hdrhistogram.fileoutput``);
 the run's figures are read from those histograms, merged over the clients bucket by bucket
 (:mod:`.hdr`), so a run of several clients reports the percentiles of all their calls. go-ycsb
-writes no histogram: one go-ycsb client's per-operation figures are its own, and the run's
-overall p95/p99 is left empty when it ran several operations or clients (no percentile is
-averaged).
+writes no histogram: one go-ycsb client's figures are its own (its ``TOTAL`` line, over every
+successful operation, gives the run's overall p95/p99), and the run's overall p95/p99 is left
+empty when several go-ycsb clients ran (no percentile is averaged).
 """
 
 from __future__ import annotations
@@ -288,6 +288,9 @@ def combine(
         if len(calls) == 1:  # one operation: its percentiles are the run's
             f = figs[0][0]
             all_["p95"], all_["p99"] = f.get("p95"), f.get("p99")
+        overall = summaries[0].get("overall_latency_ms") or {}
+        if overall.get("p95") is not None:  # go-ycsb's TOTAL: its histogram of every operation
+            all_ = {k: overall.get(k) for k in all_}
     lat[ALL] = all_
     return ops, lat, f"{tool} summary (no histogram to merge)"
 
