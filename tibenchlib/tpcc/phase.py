@@ -56,7 +56,7 @@ from ..sysbench.command import client_seeds, seeded
 from ..sysbench.prepare import record_step
 from ..sysbench.record import check_run
 from ..target import open_arm
-from ..tools import display_command, execute
+from ..tools import ToolMissing, display_command, execute, require
 from .consistency import check_consistency
 from .runner import (
     TRANSACTIONS,
@@ -158,10 +158,14 @@ def resolve_tool(study: Study, arm: str) -> str:
     tool = p.tool if p.tool != "auto" else ("sysbench" if embedded else "go-tpc")
     if tool == "go-tpc":
         if gotpc_tool() is None:
-            raise TpccToolMissing(
-                "tpcc: neither go-tpc nor tiup is installed (install go-tpc, or set "
-                "tpcc.tool: sysbench to run the TPC-C-like Lua driver on this target)"
-            )
+            try:  # tibench's own build, where the go command can make it (once per user)
+                require("go-tpc")
+            except ToolMissing:
+                raise TpccToolMissing(
+                    "tpcc: neither go-tpc nor tiup is installed (make go-tools builds go-tpc "
+                    "with the go command, or set tpcc.tool: sysbench to run the TPC-C-like Lua "
+                    "driver on this target)"
+                ) from None
         if p.wait_scale != 1:
             raise TpccToolMissing(
                 f"tpcc.wait_scale {p.wait_scale:g}: go-tpc runs the specification's keying "
