@@ -45,6 +45,7 @@ from ..runloop import stopped_answering
 from ..runorder import run_order
 from ..sysbench.prepare import record_step
 from ..target import open_arm
+from ..tools import which
 from . import hdr
 from .build import build_binding, is_built
 from .runner import (
@@ -68,6 +69,10 @@ RUN_OVERHEAD_S = 3.5
 #: Seconds a Maven build of the binding takes the first time (jars fetched), and loading speed.
 BUILD_S = 60.0
 LOAD_ROWS_PER_S = 2000.0
+#: go-ycsb's start, connections and its end after SIGINT: 0.08 s for 100 operations here
+GO_RUN_OVERHEAD_S = 0.5
+#: a first build of go-ycsb with every module to fetch (4 minutes on a busy 2-core machine)
+GO_BUILD_S = 300.0
 #: Share of failed calls above which a run is degenerate (below: a warning).
 ERROR_SHARE_LIMIT = 0.01
 #: Growth of the table by earlier runs' inserts past which a run carries a warning.
@@ -129,11 +134,13 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     and arm opening at most, the first Maven build), disk (logs and histograms)."""
     specs = plan(study, arms)
     y = study.ycsb
-    secs = sum(_expected_s(y.workloads[s.workload]) + RUN_OVERHEAD_S for s in specs)
+    go = y.tool == "go-ycsb" and not y.client_hosts  # auto: go-ycsb only on a cluster
+    start = GO_RUN_OVERHEAD_S if go else RUN_OVERHEAD_S
+    secs = sum(_expected_s(y.workloads[s.workload]) + start for s in specs)
     tables = {w.table: w.recordcount for w in y.workloads.values()}
-    secs += sum(n / LOAD_ROWS_PER_S + RUN_OVERHEAD_S for n in tables.values())
-    built = is_built()
-    secs += 0 if built else BUILD_S
+    secs += sum(n / LOAD_ROWS_PER_S + start for n in tables.values())
+    built = (which("go-ycsb") is not None) if go else is_built()
+    secs += 0 if built else (GO_BUILD_S if go else BUILD_S)
     secs += max(len(specs) - 1, 0) * study.cooldown_s
     secs += len(specs) * (y.clients_job.start_lead_s if y.clients_job else 0)  # the pods' barrier
     return {
@@ -147,7 +154,13 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
             for w in {w.table: w for w in y.workloads.values()}.values()
         ),
         "note": f"{len(specs)} YCSB runs, {len(tables)} data set(s) loaded once"
-        + ("" if built else "; the YCSB binding is built first (Maven)"),
+        + (
+            ""
+            if built
+            else "; go-ycsb is built first (go)"
+            if go
+            else "; the YCSB binding is built first (Maven)"
+        ),
         "specs": specs,
     }
 
