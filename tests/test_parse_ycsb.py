@@ -345,3 +345,19 @@ def test_go_ycsb_v1_0_3_load_and_count_run():
 def test_the_java_ycsb_has_no_overall_line():
     s = parse_ycsb_file(sorted(YCSB.glob("*.txt"))[0]).summary
     assert s["overall_latency_ms"] is None
+
+
+def test_calls_cut_short_by_the_interrupt_are_counted_apart():
+    """With silence=false go-ycsb prints each failed call's error: the 8 calls in flight at the
+    deadline's SIGINT (one per thread) say 'context canceled', and are exactly its _ERROR counts."""
+    s = parse_ycsb_file(GO / "go-ycsb-v1.0.3-run-timed-sigint-silence-false.txt").summary
+    assert s["status"] == "ok" and s["cancelled"] == 8
+    assert s["errors"] == {"READ": 3, "UPDATE": 5} and s["exceptions"] == []
+    assert s["runtime_s"] == pytest.approx(2.98656659)
+
+
+def test_a_go_ycsb_error_other_than_the_cancel_is_kept_as_an_exception():
+    text = (GO / "go-ycsb-v1.0.3-run-timed-sigint-silence-false.txt").read_text()
+    err = "operation err: Error 1213 (40001): Deadlock found when trying to get lock"
+    s = parse_ycsb(text.replace("Got signal [interrupt] to exit.", f"{err}\n{err}", 1)).summary
+    assert s["cancelled"] == 8 and s["exceptions"] == [err.removeprefix("operation err: ")]

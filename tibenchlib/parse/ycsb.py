@@ -35,14 +35,18 @@ go-ycsb (2018 … 2023)
       ``TOTAL`` line (every successful operation, from its own histogram) gives the run's
       overall latency (``overall_latency_ms``); ``Got signal [interrupt] to exit.`` precedes
       them when the run was ended by SIGINT (a timed run: go-ycsb ignores
-      ``maxexecutiontime``).
+      ``maxexecutiontime``);
+    - with ``silence=false``, one ``operation err: <error>`` line per failed call: the calls in
+      flight when SIGINT cancelled go-ycsb's context say ``context canceled`` (counted in
+      ``cancelled``; go-ycsb measures them under ``<OP>_ERROR`` too), the others are kept, each
+      distinct message once, in ``exceptions``.
 
 The per-run record (:attr:`YcsbResult.summary`) holds, whatever the tool, ``throughput_ops_s``,
 ``operations`` (name → count, ``TOTAL`` excluded), ``errors`` (name → calls that did not return
-OK), ``latency_ms`` (name → ``avg``, ``min``, ``max``, ``p95``, ``p99`` in milliseconds
-whatever unit the tool printed; None where it printed no such figure), ``intervals`` and
-``overall_latency_ms`` (the same keys over every operation where the tool printed them, go-ycsb's
-``TOTAL`` line, else None).
+OK; go-ycsb's include the ``cancelled`` calls its SIGINT cut short), ``latency_ms`` (name →
+``avg``, ``min``, ``max``, ``p95``, ``p99`` in milliseconds whatever unit the tool printed; None
+where it printed no such figure), ``intervals`` and ``overall_latency_ms`` (the same keys over
+every operation where the tool printed them, go-ycsb's ``TOTAL`` line, else None).
 """
 
 from __future__ import annotations
@@ -335,6 +339,9 @@ _GO_DURATION = re.compile(r"(?P<v>\d+(?:\.\d*)?|\.\d+)(?P<unit>h|ms|m|s|us|µs|�
 _GO_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6,
               "ns": 1e-9}  # fmt: skip
 _GO_PROP = re.compile(r'^"(?P<k>[^"]*)"="(?P<v>[^"]*)"\s*$')
+_GO_ERR = re.compile(r"^operation err: (?P<e>.*)$")
+#: the error of a call cut short by the cancelled context (go-ycsb's answer to SIGINT)
+_GO_CANCELLED = "context canceled"
 _GO_LAT = {"Avg": "avg", "Min": "min", "Max": "max", "90th": "p90", "95th": "p95", "99th": "p99"}
 
 
@@ -376,8 +383,16 @@ def _go(text: str) -> dict:
     blocks: list[list[dict]] = []  # interval blocks, then the final block after "Run finished"
     finished_s = None
     final: list[dict] = []
+    cancelled, exceptions = 0, []
     for raw in text.splitlines():
         line = raw.strip()
+        e = _GO_ERR.match(line)
+        if e:
+            if e.group("e").strip() == _GO_CANCELLED:
+                cancelled += 1
+            elif e.group("e") not in exceptions:
+                exceptions.append(e.group("e"))
+            continue
         m = _GO_LINE.match(line)
         if m:
             rec = _go_record(m.group("op"), m.group("rest"))
@@ -396,7 +411,10 @@ def _go(text: str) -> dict:
         if p and finished_s is None and not blocks:
             k = p.group("k")
             props[k] = "***" if _SECRET.search(k) else p.group("v")
-    return {"props": props, "blocks": blocks, "finished_s": finished_s, "final": final}
+    return {
+        "props": props, "blocks": blocks, "finished_s": finished_s, "final": final,
+        "cancelled": cancelled, "exceptions": exceptions,
+    }  # fmt: skip
 
 
 def _go_intervals(blocks: list[list[dict]]) -> list[dict]:
@@ -479,7 +497,8 @@ def _go_summary(info: dict) -> dict:
         "latency_ms": latency,
         "intervals": len(blocks),
         "properties": props,
-        "exceptions": [],
+        "exceptions": info["exceptions"],
+        "cancelled": info["cancelled"],
         "overall_latency_ms": (
             {k: _clean(total.get(k)) for k in LATENCY_KEYS} if total is not None else None
         ),

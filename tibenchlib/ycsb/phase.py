@@ -308,6 +308,12 @@ def combine(
     return ops, lat, f"{tool} summary (no histogram to merge)"
 
 
+def cancelled_calls(summaries: list[dict]) -> int:
+    """Calls go-ycsb measured as errors because tibench's SIGINT ended the run while they were
+    in flight (its ``context canceled`` lines): the deadline's, not the server's."""
+    return sum(int(s.get("cancelled") or 0) for s in summaries)
+
+
 def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None):
     """The run's status: each client's by the one status rule
     (:func:`~tibenchlib.record.outcome_status`), the first failed one naming the run's failure;
@@ -319,7 +325,7 @@ def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None
         if status != "ok":
             return "failed", f"client {i}: {error}" if len(summaries) > 1 else error, warnings
     calls = sum(v["count"] for op, v in ops.items() if hdr.is_call(op))
-    errors = sum(v["errors"] for v in ops.values())
+    errors = max(0, sum(v["errors"] for v in ops.values()) - cancelled_calls(summaries))
     if calls <= 0:
         return "degenerate", "zero throughput: no operation completed", warnings
     if errors:
@@ -432,7 +438,8 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     ok = status != "failed"
     tps = sum(s.get("throughput_ops_s") or 0 for s in summaries) if ok else None
     calls = sum(v["count"] for op, v in ops.items() if hdr.is_call(op))
-    errors = sum(v["errors"] for v in ops.values())
+    cancelled = cancelled_calls(summaries)
+    errors = max(0, sum(v["errors"] for v in ops.values()) - cancelled)
     a = lat.get(ALL) or {}
     iv = _intervals(results, outcomes, spec.threads * len(conns))
     runtimes = [s.get("runtime_s") for s in summaries if s.get("runtime_s") is not None]
@@ -472,6 +479,7 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
                 "threads_per_client": spec.threads,
                 "recordcount": w.recordcount,
                 "latency_source": source,
+                "cancelled_at_deadline": cancelled,
                 "operations": ops,
                 "latency_ms": lat,
                 "client_logs": [str(p) for p in logs],

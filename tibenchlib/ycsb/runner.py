@@ -245,6 +245,9 @@ def go_ycsb_command(
             "mysql.db": conn.database,
             "threadcount": str(threads),
             "measurement.interval": "1",
+            # each failed call's error in the log: why it failed, and the calls the deadline's
+            # SIGINT cut short ("context canceled"), which are not the server's errors
+            "silence": "false",
         }
     )
     cmd = ["go-ycsb", action, "mysql"]
