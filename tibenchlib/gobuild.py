@@ -7,8 +7,9 @@ both are built the same way: ``go mod download -json <module>@<version>`` (Go ch
 against the checksum database, and :func:`build` against the hash pinned here), the module's
 folder copied and made writable, ``go build`` of its command there, every dependency checked
 against the module's own ``go.sum``. go-ycsb keeps only its ``mysql`` binding (and ``basic``,
-its test database): its command imports every back end it has (TiKV, Spanner, RocksDB…), and
-building them all takes minutes more for a binary five times the size.
+its test database): its command imports every back end it has (TiKV, Spanner, RocksDB…); built
+cold (an empty Go build cache) on a busy 2-core machine, the trimmed build took 39 s of CPU and
+3 min of wall time for 15.5 MB, every back end 207 s of CPU and 15 min for 98.8 MB.
 
 The builds live in ``<cache>/<tool>-<version>[-<flavour>]/`` (:func:`cache_dir`:
 ``TIBENCH_TOOLS_CACHE``, else ``$XDG_CACHE_HOME/tibench/go``, else ``~/.cache/tibench/go``),
