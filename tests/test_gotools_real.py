@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tibenchlib import gobuild, phases
@@ -96,3 +97,29 @@ def test_a_study_of_go_ycsb_and_go_tpc_runs_every_run_ok(data_dir, go_tools):
     pw = embedded().conninfo().password
     assert pw and not any(pw in Path(p).read_text() for p in runs["log_path"])
     assert not any(pw in str(v) for v in runs.astype(str).to_numpy().ravel())
+
+
+def test_several_go_ycsb_clients_end_together_at_the_deadline(data_dir, go_tools):
+    """Two go-ycsb clients started together each get SIGINT at the deadline; their throughput
+    is summed, and no percentile is made up from two clients' (no histogram to merge)."""
+    s = parse_study(
+        {
+            "study": "gm",
+            "phases": ["ycsb"],
+            "ycsb": {
+                "tool": "go-ycsb",
+                "clients": 2,
+                "workloads": {"a": {"recordcount": 300, "maxexecutiontime_s": 2}},
+                "threads": [1],
+                "repeats": 1,
+            },
+        }
+    )
+    phases.run_phase(s, "ycsb", yes=False, arms=None, redo=False, progress=False)
+    (r,) = Store.for_study(s).runs("gm", phase="ycsb").itertuples()
+    assert r.status == "ok" and r.threads == 2 and r.wall_s < 2 + MARGIN_S, r
+    summary = json.loads(r.summary_json)
+    logs = [Path(p).read_text() for p in summary["client_logs"]]
+    assert len(logs) == 2 and all("Got signal [interrupt] to exit." in t for t in logs)
+    assert pd.isna(r.lat_p95_ms)  # empty, not averaged
+    assert r.tps > 0 and r.errors == 0
