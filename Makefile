@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PARAMS ?= params/demo.yaml
 
 .DEFAULT_GOAL := help
-.PHONY: help setup demo demo-hosts test test-fast lint format lab bench clean-data server-stop ycsb
+.PHONY: help setup demo demo-hosts test test-fast lint format lab bench clean-data server-stop ycsb go-tools
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -29,9 +29,14 @@ $(STAMP): pyproject.toml
 		>/dev/null; rc=$$?; wait; exit $$rc
 	@touch $(STAMP)
 
-setup: ## install what is missing: system packages (apt), a .venv with tibench, the YCSB binding, the notebooks' output filter
+setup: ## install what is missing: system packages (apt), a .venv with tibench, the YCSB binding, go-ycsb and go-tpc, the notebooks' output filter
 	@bash scripts/setup-system.sh
-	@$(MAKE) -s $(STAMP)
+	@# go-ycsb and go-tpc (pinned, from the Go module proxy) build beside the .venv, into a cache
+	@# outside the clone that every clone shares (tibenchlib/gobuild.py; stdlib only, so the
+	@# system Python runs it); without the go command, one line says what to install
+	@$(PY) -m tibenchlib.gobuild & gopid=$$!; $(MAKE) -s $(STAMP); rc=$$?; \
+		wait $$gopid || echo "tibench setup: go-ycsb/go-tpc not built (above: why); the tests that run them will fail" >&2; \
+		exit $$rc
 	@$(BIN)/python -c "from tibenchlib.ycsb import build_binding; build_binding()" >/dev/null \
 		|| echo "tibench setup: the YCSB binding was not built; it is built on first use" >&2
 	@# committed notebooks carry no outputs: git strips them on commit (the exception, committed
@@ -93,6 +98,9 @@ lab: setup ## JupyterLab at the project root, opened on notebooks/ (127.0.0.1; -
 ycsb: setup ## build tibench's YCSB binding with Maven (jars under data/ycsb/m2, not ~/.m2)
 	$(BIN)/python -c "from tibenchlib.ycsb import build_binding; build_binding()" >/dev/null
 	@echo "YCSB 0.17.0 with tibench's JDBC binding: built under data/ycsb/"
+
+go-tools: ## build go-ycsb and go-tpc at their pinned versions with the go command (cached in ~/.cache/tibench/go)
+	$(PY) -m tibenchlib.gobuild
 
 server-stop: ## stop the embedded MariaDB
 	-$(BIN)/tibench server stop

@@ -24,7 +24,7 @@ CONTRIBUTING = PKG.parent / "CONTRIBUTING.md"
 LAYERS: dict[str, tuple[str, ...]] = {
     "foundation": (
         "paths", "phasenames", "texttable", "cpulist", "ycsb_workload", "lock", "db", "record",
-        "store", "tools", "safety", "terminal", "server", "parse", "params", "runorder",
+        "store", "tools", "gobuild", "safety", "terminal", "server", "parse", "params", "runorder",
         "httpclient", "hosts", "hosts.spec", "attempts", "kube.kubectl", "kube.resources",
         "kube.job",
     ),

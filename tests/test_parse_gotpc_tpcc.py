@@ -30,7 +30,7 @@ def parse(name: str):
 
 def test_every_fixture_parses_and_every_transaction_line_is_read():
     files = sorted(FIXTURES.glob("*.txt"))
-    assert len(files) == 5
+    assert len(files) == 7
     for f in files:
         text = f.read_text()
         r = parse_tpcc_output(text, file=f.name)
@@ -165,3 +165,32 @@ def test_cli_parse_tpcc_json_per_file_status(tmp_path):
     assert rows[0]["tpmc"] == 1577.2 and rows[0]["file"] == files[0]
     assert rows[2]["error"] == "no go-tpc TPC-C lines in the output"
     assert "no such file" in r.stderr
+
+
+# -- go-tpc v1.0.7, recorded on the embedded server (fixtures/go-tpc-tpcc/SOURCES.md) ----------
+V107 = "go-tpc-v1.0.7-tpcc-run-10s-interval1s.txt"
+V107_WAIT = "go-tpc-v1.0.7-tpcc-run-wait-10s-interval1s.txt"
+
+
+def test_go_tpc_v1_0_7_run_and_its_per_second_series():
+    from tibenchlib.tpcc.phase import series_of
+
+    r = parse_tpcc_output((FIXTURES / V107).read_text(), V107)
+    s = r.summary
+    assert s["status"] == "ok" and s["finished"] and s["tpmc"] == 11618.9
+    assert s["efficiency_pct"] == pytest.approx(90348.9) and s["intervals"] == 10
+    assert s["errors"]["NEW_ORDER"] == 3 and s["transactions"]["NEW_ORDER"] == 1933
+    iv = series_of(r, 4)
+    assert list(iv["t"]) == [float(t) for t in range(1, 11)] and (iv["threads"] == 4).all()
+    # the first block's TPM (NEW_ORDER, ORDER_STATUS, PAYMENT, STOCK_LEVEL, DELIVERY) ÷ 60
+    first = r.lines[(r.lines["section"] == "current") & (r.lines["block"] == 0)]
+    assert iv["tps"].iloc[0] == pytest.approx(first["tpm"].sum() / 60)
+    # per-second rates average to the summary's: the committed total over the run's 10 s
+    assert iv["tps"].mean() == pytest.approx(s["tpm_total"] / 60, rel=0.02)
+
+
+def test_go_tpc_v1_0_7_wait_run_keying_lines_are_not_transactions():
+    r = parse_tpcc_output((FIXTURES / V107_WAIT).read_text(), V107_WAIT)
+    s = r.summary
+    assert s["transactions"] == {"PAYMENT": 1} and s["tpmc"] is None
+    assert not r.lines["transaction"].str.contains("TIME").any()

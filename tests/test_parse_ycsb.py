@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 from helpers import tibench
 
-from tibenchlib.parse.ycsb import INTERVAL_COLUMNS, LATENCY_KEYS, parse_ycsb, parse_ycsb_file
+from tibenchlib.parse.ycsb import (
+    INTERVAL_COLUMNS,
+    LATENCY_KEYS,
+    go_duration_s,
+    parse_ycsb,
+    parse_ycsb_file,
+)
 
 FIX = Path(__file__).parent / "fixtures"
 YCSB = FIX / "ycsb"
@@ -273,3 +279,85 @@ def test_any_prefix_or_binary_noise_parses_to_plain_json(path):
     noise = bytes(rng.randrange(256) for _ in range(4000)).decode("utf-8", errors="replace")
     s = parse_ycsb(noise + text[:200]).summary
     json.dumps(s, allow_nan=False)
+
+
+# -- go-ycsb v1.0.3, recorded on the embedded server (fixtures/go-ycsb/SOURCES.md) -------------
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("1h2m3.5s", 3723.5),
+        ("10m10.498337683s", 610.498337683),
+        ("850ms", 0.85),
+        ("12.5µs", 12.5e-6),
+        ("3us", 3e-6),
+        ("40ns", 40e-9),
+        ("0s", 0.0),
+        ("2m", 120.0),
+        ("-1.5s", -1.5),
+    ],
+)
+def test_go_durations_parse_as_go_prints_them(text, seconds):
+    assert go_duration_s(text) == pytest.approx(seconds, rel=1e-12)
+
+
+@pytest.mark.parametrize("text", ["", "1.5", "s", "10 s", "1x", "1h2", "ms5"])
+def test_not_a_go_duration_is_none(text):
+    assert go_duration_s(text) is None
+
+
+def test_a_run_of_minutes_parses_its_duration():
+    """A 'Run finished' of Go's minute form (a 10-minute run) is read, not taken as truncated."""
+    text = (GO / "go-ycsb-v1.0.3-run-timed-sigint.txt").read_text()
+    longer = text.replace("Run finished, takes 4.988724464s", "Run finished, takes 10m10.4983s")
+    s = parse_ycsb(longer).summary
+    assert s["status"] == "ok" and s["runtime_s"] == pytest.approx(610.4983)
+
+
+def test_go_ycsb_v1_0_3_timed_run_ended_by_sigint():
+    r = parse_ycsb_file(GO / "go-ycsb-v1.0.3-run-timed-sigint.txt")
+    s = r.summary
+    assert s["status"] == "ok" and s["tool"] == "go-ycsb" and s["phase"] == "run"
+    assert s["runtime_s"] == pytest.approx(4.988724464)
+    assert s["throughput_ops_s"] == pytest.approx(7659.8)  # the final TOTAL line's OPS
+    assert s["operations"] == {"READ": 36268, "READ_ERROR": 1, "UPDATE": 1899, "UPDATE_ERROR": 3}
+    assert s["errors"] == {"READ": 1, "UPDATE": 3}
+    # TOTAL: every successful operation, from go-ycsb's own histogram (us → ms)
+    assert s["overall_latency_ms"] == {
+        "avg": 0.518, "min": 0.032, "max": 44.639, "p95": 1.608, "p99": 6.475
+    }  # fmt: skip
+    assert s["latency_ms"]["UPDATE"]["p99"] == pytest.approx(16.671)
+    assert s["properties"]["mysql.password"] == "***"
+    # four 1-s interval blocks; each TOTAL interval's count is the difference of cumulatives
+    total = r.intervals[r.intervals["operation"] == "TOTAL"]
+    assert list(total["t_s"]) == [1.0, 2.0, 3.0, 4.0]
+    assert list(total["count"]) == [8962, 16463 - 8962, 24426 - 16463, 32255 - 24426]
+
+
+def test_go_ycsb_v1_0_3_load_and_count_run():
+    load = parse_ycsb_file(GO / "go-ycsb-v1.0.3-load.txt").summary
+    assert load["phase"] == "load" and load["runtime_s"] == pytest.approx(0.983459449)
+    assert load["operations"] == {"INSERT": 1000} and load["overall_latency_ms"]["p99"] == 16.279
+    run = parse_ycsb_file(GO / "go-ycsb-v1.0.3-run-count.txt").summary
+    assert run["runtime_s"] == pytest.approx(0.299787297)
+    assert run["operations"]["READ"] + run["operations"]["UPDATE"] == 2000
+
+
+def test_the_java_ycsb_has_no_overall_line():
+    s = parse_ycsb_file(sorted(YCSB.glob("*.txt"))[0]).summary
+    assert s["overall_latency_ms"] is None
+
+
+def test_calls_cut_short_by_the_interrupt_are_counted_apart():
+    """With silence=false go-ycsb prints each failed call's error: the 8 calls in flight at the
+    deadline's SIGINT (one per thread) say 'context canceled', and are exactly its _ERROR counts."""
+    s = parse_ycsb_file(GO / "go-ycsb-v1.0.3-run-timed-sigint-silence-false.txt").summary
+    assert s["status"] == "ok" and s["cancelled"] == 8
+    assert s["errors"] == {"READ": 3, "UPDATE": 5} and s["exceptions"] == []
+    assert s["runtime_s"] == pytest.approx(2.98656659)
+
+
+def test_a_go_ycsb_error_other_than_the_cancel_is_kept_as_an_exception():
+    text = (GO / "go-ycsb-v1.0.3-run-timed-sigint-silence-false.txt").read_text()
+    err = "operation err: Error 1213 (40001): Deadlock found when trying to get lock"
+    s = parse_ycsb(text.replace("Got signal [interrupt] to exit.", f"{err}\n{err}", 1)).summary
+    assert s["cancelled"] == 8 and s["exceptions"] == [err.removeprefix("operation err: ")]

@@ -13,6 +13,7 @@ import pytest
 from helpers import sysbench_seed
 from scipy import stats as sps
 
+from tibenchlib import gobuild
 from tibenchlib.params import ParamsError, parse_study
 from tibenchlib.parse.sysbench import histogram_percentiles, parse_sysbench_file
 from tibenchlib.phase import RunContext
@@ -158,6 +159,8 @@ def test_client_endpoints_replace_host_and_port_only():
 
 def test_url_target_without_go_tpc_fails_in_one_line(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # neither go-tpc nor tiup
+    monkeypatch.setenv("TIBENCH_TOOLS_CACHE", str(tmp_path))  # nor a build of tibench's own
+    monkeypatch.setattr(gobuild, "_GO_DEFAULT", tmp_path / "go")  # nor go to build one
     s = parse_study(
         {"study": "t", "target": {"kind": "url", "url": "mysql+pymysql://root@10.0.0.9:4000/x"}}
     )

@@ -152,9 +152,10 @@ def test_password_go_ycsb_prints_back_is_masked_in_the_log(tmp_path):
     assert SECRET not in log.read_text() and '"mysql.user"="root"' in log.read_text()
 
 
-def test_the_embedded_server_always_gets_the_java_ycsb(monkeypatch):
+def test_the_embedded_server_always_gets_the_java_ycsb(monkeypatch, tmp_path):
     embedded = ConnInfo("127.0.0.1", 3306, "tibench", "sbtest", embedded=True)
     monkeypatch.setenv("PATH", str(Path(shutil.which("java") or "/usr/bin/java").parent))
+    monkeypatch.setenv("TIBENCH_TOOLS_CACHE", str(tmp_path))  # no build of tibench's own
     assert choose_tool(embedded) == "ycsb"
     assert choose_tool(CLUSTER) == "ycsb"  # go-ycsb is not on this PATH
 
@@ -286,6 +287,7 @@ def test_clients_started_together_keep_a_missing_go_ycsb_as_an_outcome(tmp_path,
     from tibenchlib.ycsb import run_together
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("TIBENCH_TOOLS_CACHE", str(tmp_path / "empty"))
     secrets = tmp_path / "private"
     logs = [tmp_path / "c0.log", tmp_path / "c1.log"]
     runs = run_together(

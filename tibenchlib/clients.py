@@ -24,6 +24,7 @@ def execute_together(
     *,
     timeout_s: float | None = None,
     env: dict | None = None,
+    interrupt_after_s: float | None = None,
 ) -> list[Outcome]:
     """Run ``commands`` at the same time, each writing to its ``log_paths`` entry, and return
     their :class:`~tibenchlib.tools.Outcome` in the same order once all have ended.
@@ -31,7 +32,8 @@ def execute_together(
     Each command is started by its own thread right after a barrier, so they start within a
     few milliseconds of each other; ``Outcome.started_at`` records each one's actual start
     (what :func:`tibenchlib.multiclient.align_series` aligns on). A missing executable is an
-    outcome with ``missing`` set, as for one client.
+    outcome with ``missing`` set, as for one client. ``interrupt_after_s``: each command gets
+    SIGINT once it has run that long (:func:`tibenchlib.tools.execute`).
     """
     if len(commands) != len(log_paths):
         raise ValueError(
@@ -46,7 +48,10 @@ def execute_together(
     def one(i: int) -> None:
         try:
             barrier.wait()
-            outcomes[i] = execute(commands[i], log_paths[i], timeout_s=timeout_s, env=env)
+            outcomes[i] = execute(
+                commands[i], log_paths[i], timeout_s=timeout_s, env=env,
+                interrupt_after_s=interrupt_after_s,
+            )  # fmt: skip
         except BaseException as e:  # re-raised in the caller's thread
             errors.append(e)
 

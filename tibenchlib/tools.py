@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import gobuild
 from .db import child_env
 
 
@@ -36,14 +37,42 @@ class Outcome:
     finished_at: float
     timed_out: bool = False
     missing: str | None = None
+    interrupted: bool = False  # sent SIGINT at ``interrupt_after_s`` (a timed go-ycsb run)
 
     @property
     def wall_s(self) -> float:
         return self.finished_at - self.started_at
 
 
+def which(tool: str) -> str | None:
+    """The executable that runs ``tool``: tibench's own pinned build for go-ycsb and go-tpc
+    (:mod:`tibenchlib.gobuild`, found without the user touching PATH), else PATH's."""
+    own = gobuild.built(tool)
+    return str(own) if own else shutil.which(tool)
+
+
+def origin(tool: str) -> dict | None:
+    """Where ``tool`` comes from: its path and, for tibench's own build, the module, version
+    and hash it was built from (``source``); None when it is not installed."""
+    path = which(tool)
+    if path is None:
+        return None
+    src = gobuild.source_of(path) if gobuild.built(tool) else None
+    return {"path": path, "source": src or "PATH"}
+
+
 def require(tool: str) -> str:
-    path = shutil.which(tool)
+    """The executable of ``tool``; go-ycsb and go-tpc are built on first use where the ``go``
+    command is installed (minutes, once per user). Raises :class:`ToolMissing` naming what to
+    install."""
+    path = which(tool)
+    if not path and tool in gobuild.TOOLS:
+        if gobuild.find_go() is None:
+            raise ToolMissing(f"{tool} is not installed and cannot be built: {gobuild.GO_HINT}")
+        try:
+            return str(gobuild.build(tool))
+        except gobuild.GoBuildError as e:
+            raise ToolMissing(str(e)) from None
     if not path:
         raise ToolMissing(
             f"{tool} is not installed: make setup installs it here "
@@ -89,16 +118,19 @@ def execute(
     timeout_s: float | None = None,
     on_start: Callable[[int], None] | None = None,
     env: dict | None = None,
+    interrupt_after_s: float | None = None,
 ) -> Outcome:
     """Run ``cmd``, writing stdout and stderr to ``log_path`` as they are produced.
 
     A missing executable is an :class:`Outcome` with ``missing`` set, not an exception, so a sweep
-    records the failure and goes on.
+    records the failure and goes on. ``interrupt_after_s``: send SIGINT once the command has
+    run that long (a tool that ends its run and prints its figures on SIGINT, as go-ycsb,
+    whose timed runs have no duration of their own); ``timeout_s`` still counts from the start.
     """
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    exe = shutil.which(cmd[0])
+    exe = which(cmd[0])
     if exe is None:
         log_path.write_text(f"FATAL: {cmd[0]} is not installed\n")
         return Outcome(None, log_path, started, time.time(), missing=cmd[0])
@@ -114,9 +146,16 @@ def execute(
         )
         if on_start:
             on_start(proc.pid)
-        timed_out = False
+        timed_out = interrupted = False
         try:
-            proc.wait(timeout=timeout_s)
+            if interrupt_after_s is not None:
+                try:
+                    proc.wait(timeout=interrupt_after_s)
+                except subprocess.TimeoutExpired:
+                    proc.send_signal(signal.SIGINT)
+                    interrupted = True
+            left = None if timeout_s is None else max(0.0, started + timeout_s - time.time())
+            proc.wait(timeout=left)
         except subprocess.TimeoutExpired:
             timed_out = True
             proc.terminate()
@@ -130,4 +169,6 @@ def execute(
             proc.kill()
             proc.wait()
             raise
-    return Outcome(proc.returncode, log_path, started, time.time(), timed_out)
+    return Outcome(
+        proc.returncode, log_path, started, time.time(), timed_out, interrupted=interrupted
+    )

@@ -11,7 +11,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import socket
 import sys
 from collections.abc import Callable, Mapping
@@ -21,6 +20,7 @@ from typing import Any
 import psutil
 
 from ..cpulist import format_cpulist, parse_cpulist
+from ..tools import which as tool_which
 from .disks import _collect_disks
 from .record import SCHEMA_VERSION, _now, is_unavailable, unavailable
 from .redaction import redact
@@ -283,7 +283,7 @@ def capture_host(
     data_dir: str | Path | None = None,
     proc_root: str | Path = "/proc",
     sys_root: str | Path = "/sys",
-    which: Callable[[str], str | None] = shutil.which,
+    which: Callable[[str], str | None] = tool_which,
     *,
     os_release: str | Path = "/etc/os-release",
 ) -> dict:
@@ -298,7 +298,8 @@ def capture_host(
         Where ``/proc``, ``/sys`` and ``/etc/os-release`` are read; tests point them at a fake
         tree. Memory and disk usage come from psutil, which reads the real system.
     which
-        Finds a tool on PATH (``shutil.which``); a stub returning None simulates none installed.
+        Finds a tool (:func:`tibenchlib.tools.which`: tibench's own go-ycsb and go-tpc builds,
+        else PATH); a stub returning None simulates none installed.
 
     Returns
     -------

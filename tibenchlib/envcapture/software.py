@@ -7,6 +7,7 @@ import importlib.metadata
 import re
 from typing import Any
 
+from ..gobuild import source_of
 from .record import is_unavailable, unavailable
 from .sources import _Host, _run
 
@@ -47,6 +48,10 @@ def _collect_tools(h: _Host) -> dict:
         path = h.which(name)
         if not path:
             tools[name] = unavailable(f"{name} not found on PATH")
+            continue
+        built = source_of(path)
+        if built:  # tibench's own build: its version (go-tpc prints "dev", go-ycsb none)
+            tools[name] = {"path": path, "version": built["version"], "source": built}
             continue
         if args is None:
             tools[name] = {"path": path, "version": unavailable(f"{name} prints no version")}

@@ -30,12 +30,23 @@ go-ycsb (2018 … 2023)
       Avg(us): 2282, Min(us): 544, Max(us): 12510, 95th(us): …, 99th(us): …``, with counts and
       rates *cumulative* since the start; newer versions add ``50th/90th/99.9th/99.99th`` and a
       ``TOTAL`` line; failed calls are measured under ``<OP>_ERROR``;
-    - ``Run finished, takes 20.236090571s``, then the final lines in the same form.
+    - ``Run finished, takes 20.236090571s`` (Go's duration format: ``10m10.498337683s``,
+      ``1h2m3.5s``, ``850ms``, ``12.5µs``), then the final lines in the same form; v1.0.3's
+      ``TOTAL`` line (every successful operation, from its own histogram) gives the run's
+      overall latency (``overall_latency_ms``); ``Got signal [interrupt] to exit.`` precedes
+      them when the run was ended by SIGINT (a timed run: go-ycsb ignores
+      ``maxexecutiontime``);
+    - with ``silence=false``, one ``operation err: <error>`` line per failed call: the calls in
+      flight when SIGINT cancelled go-ycsb's context say ``context canceled`` (counted in
+      ``cancelled``; go-ycsb measures them under ``<OP>_ERROR`` too), the others are kept, each
+      distinct message once, in ``exceptions``.
 
 The per-run record (:attr:`YcsbResult.summary`) holds, whatever the tool, ``throughput_ops_s``,
 ``operations`` (name → count, ``TOTAL`` excluded), ``errors`` (name → calls that did not return
-OK), ``latency_ms`` (name → ``avg``, ``min``, ``max``, ``p95``, ``p99`` in milliseconds
-whatever unit the tool printed; None where it printed no such figure) and ``intervals``.
+OK; go-ycsb's include the ``cancelled`` calls its SIGINT cut short), ``latency_ms`` (name →
+``avg``, ``min``, ``max``, ``p95``, ``p99`` in milliseconds whatever unit the tool printed; None
+where it printed no such figure), ``intervals`` and ``overall_latency_ms`` (the same keys over
+every operation where the tool printed them, go-ycsb's ``TOTAL`` line, else None).
 """
 
 from __future__ import annotations
@@ -57,6 +68,7 @@ __all__ = [
     "LATENCY_KEYS",
     "YcsbParseError",
     "YcsbResult",
+    "go_duration_s",
     "parse_ycsb",
     "parse_ycsb_file",
 ]
@@ -315,22 +327,46 @@ def _java_summary(info: dict) -> dict:
         "intervals": info["status_lines"],
         "properties": {},
         "exceptions": info["exceptions"],
+        "overall_latency_ms": None,  # the HdrHistogram logs give it (ycsb.hdr)
     }
 
 
 # -- go-ycsb ------------------------------------------------------------------------------------
 _GO_LINE = re.compile(r"^(?P<op>[A-Z][A-Z0-9_]*)\s+-\s+Takes\(s\):\s*(?P<rest>.*)$")
 _GO_FIELD = re.compile(r"(?P<name>[A-Za-z0-9.]+)(?:\((?P<unit>ns|us|µs|ms|s)\))?:\s*(?P<v>[\d.]+)")
-_GO_FINISHED = re.compile(r"^Run finished, takes (?P<d>[\d.]+)(?P<unit>ns|us|µs|ms|s|m)\s*$")
+_GO_FINISHED = re.compile(r"^Run finished, takes (?P<d>\S+)\s*$")
+_GO_DURATION = re.compile(r"(?P<v>\d+(?:\.\d*)?|\.\d+)(?P<unit>h|ms|m|s|us|µs|μs|ns)")
+_GO_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6,
+              "ns": 1e-9}  # fmt: skip
 _GO_PROP = re.compile(r'^"(?P<k>[^"]*)"="(?P<v>[^"]*)"\s*$')
+_GO_ERR = re.compile(r"^operation err: (?P<e>.*)$")
+#: the error of a call cut short by the cancelled context (go-ycsb's answer to SIGINT)
+_GO_CANCELLED = "context canceled"
 _GO_LAT = {"Avg": "avg", "Min": "min", "Max": "max", "90th": "p90", "95th": "p95", "99th": "p99"}
+
+
+def go_duration_s(text: str) -> float | None:
+    """Seconds in a Go ``time.Duration`` as Go prints it (``1h2m3.5s``, ``10m10.49s``,
+    ``850ms``, ``12.5µs``, ``0s``, a leading ``-``), or None when ``text`` is not one."""
+    t = text.strip()
+    sign = -1.0 if t.startswith("-") else 1.0
+    t = t.lstrip("+-")
+    if t == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    for m in _GO_DURATION.finditer(t):
+        if m.start() != pos:
+            return None
+        total += float(m.group("v")) * _GO_UNIT_S[m.group("unit")]
+        pos = m.end()
+    return sign * total if pos == len(t) and pos > 0 else None
 
 
 def _go_record(op: str, rest: str) -> dict:
     rec: dict[str, Any] = {"operation": op}
-    parts = [p.strip() for p in rest.split(",")]
-    if parts:
-        rec["takes_s"] = _f(parts[0])
+    first = rest.split(",")[0].strip()
+    if re.fullmatch(r"[\d.]+", first) and first.count(".") <= 1 and first != ".":
+        rec["takes_s"] = _f(first)  # a line cut short by a truncated log has none
     for m in _GO_FIELD.finditer(rest):
         name, unit, v = m.group("name"), m.group("unit"), _f(m.group("v"))
         if name == "Count":
@@ -347,8 +383,16 @@ def _go(text: str) -> dict:
     blocks: list[list[dict]] = []  # interval blocks, then the final block after "Run finished"
     finished_s = None
     final: list[dict] = []
+    cancelled, exceptions = 0, []
     for raw in text.splitlines():
         line = raw.strip()
+        e = _GO_ERR.match(line)
+        if e:
+            if e.group("e").strip() == _GO_CANCELLED:
+                cancelled += 1
+            elif e.group("e") not in exceptions:
+                exceptions.append(e.group("e"))
+            continue
         m = _GO_LINE.match(line)
         if m:
             rec = _go_record(m.group("op"), m.group("rest"))
@@ -360,15 +404,17 @@ def _go(text: str) -> dict:
                 blocks[-1].append(rec)
             continue
         f = _GO_FINISHED.match(line)
-        if f:
-            unit = f.group("unit")
-            finished_s = _f(f.group("d")) * (60.0 if unit == "m" else _TO_MS[unit] / 1e3)
+        if f and go_duration_s(f.group("d")) is not None:
+            finished_s = go_duration_s(f.group("d"))
             continue
         p = _GO_PROP.match(line)
         if p and finished_s is None and not blocks:
             k = p.group("k")
             props[k] = "***" if _SECRET.search(k) else p.group("v")
-    return {"props": props, "blocks": blocks, "finished_s": finished_s, "final": final}
+    return {
+        "props": props, "blocks": blocks, "finished_s": finished_s, "final": final,
+        "cancelled": cancelled, "exceptions": exceptions,
+    }  # fmt: skip
 
 
 def _go_intervals(blocks: list[list[dict]]) -> list[dict]:
@@ -451,7 +497,11 @@ def _go_summary(info: dict) -> dict:
         "latency_ms": latency,
         "intervals": len(blocks),
         "properties": props,
-        "exceptions": [],
+        "exceptions": info["exceptions"],
+        "cancelled": info["cancelled"],
+        "overall_latency_ms": (
+            {k: _clean(total.get(k)) for k in LATENCY_KEYS} if total is not None else None
+        ),
     }
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -48,7 +47,7 @@ from ..hosts.ssh import call, remote_dir
 from ..parse.gotpc import TpccResult, parse_tpcc_output
 from ..parse.sysbench import SysbenchResult, histogram_percentiles, parse_sysbench_file
 from ..sysbench.command import seeded
-from ..tools import Outcome, execute
+from ..tools import Outcome, execute, which
 
 __all__ = [
     "LUA_DIR",
@@ -460,10 +459,11 @@ def run_lua_on_hosts(
 
 # -- go-tpc / tiup bench tpcc on a cluster -----------------------------------------------------
 def gotpc_tool() -> list[str] | None:
-    """``["go-tpc"]`` or ``["tiup", "bench"]``, whichever is installed (go-tpc first)."""
-    if shutil.which("go-tpc"):
+    """``["go-tpc"]`` or ``["tiup", "bench"]``, whichever is installed (go-tpc first: tibench's
+    own build, :mod:`tibenchlib.gobuild`, or PATH's)."""
+    if which("go-tpc"):
         return ["go-tpc"]
-    if shutil.which("tiup"):
+    if which("tiup"):
         return ["tiup", "bench"]
     return None
 
@@ -479,20 +479,28 @@ def gotpc_command(
     interval_s: int = 10,
     tool: Sequence[str] = ("go-tpc",),
     extra: Sequence[str] = (),
+    prepare_check: bool = True,
 ) -> list[str]:
-    """``go-tpc tpcc … prepare|run|check`` as report 001 runs it (``--warehouses 8 run --time
-    1m --threads 8 [--wait]``), password excluded (:func:`run_gotpc` adds it)."""
+    """``go-tpc tpcc … prepare|run|check`` as report 001 runs it (``--warehouses 8 run --wait
+    --time 1m --threads 8``), password excluded (:func:`run_gotpc` appends it).
+
+    The action's own flags follow it (go-tpc v1.0.7 refuses ``--wait`` and ``--no-check``
+    before it); ``prepare_check=False`` loads without go-tpc's consistency check
+    (``prepare --no-check``), for a caller that runs ``check`` itself afterwards.
+    """
     if action not in ("prepare", "run", "check", "cleanup"):
         raise ValueError(f"go-tpc tpcc action must be prepare, run, check or cleanup: {action!r}")
     cmd = [*tool, "tpcc", "-H", conn.host, "-P", str(conn.port), "-U", conn.user]
-    cmd += ["-D", conn.database, "--warehouses", str(warehouses), "-T", str(threads)]
+    cmd += ["-D", conn.database, "--warehouses", str(warehouses), action]
     if action == "run":
+        if wait:
+            cmd.append("--wait")
         if time_s is not None:
             cmd += ["--time", f"{time_s}s"]
         cmd += ["--interval", f"{interval_s}s"]
-        if wait:
-            cmd.append("--wait")
-    return [*cmd, *extra, action]
+    if action == "prepare" and not prepare_check:
+        cmd.append("--no-check")
+    return [*cmd, "-T", str(threads), *extra]
 
 
 def run_gotpc(
@@ -527,7 +535,7 @@ def run_gotpc(
         tool=tool,
     )
     if conn.password:
-        cmd = [*cmd[:-1], "-p", conn.password, cmd[-1]]
+        cmd = [*cmd, "-p", conn.password]
     outcome = execute(cmd, log_path, timeout_s=timeout_s)
     if action != "run":
         return outcome, None

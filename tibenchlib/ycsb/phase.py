@@ -14,9 +14,9 @@ not loaded again. The upstream Java YCSB with tibench's binding drives the embed
 Latency: the Java YCSB writes each operation's HdrHistogram log (``hdrhistogram.fileoutput``);
 the run's figures are read from those histograms, merged over the clients bucket by bucket
 (:mod:`.hdr`), so a run of several clients reports the percentiles of all their calls. go-ycsb
-writes no histogram: one go-ycsb client's per-operation figures are its own, and the run's
-overall p95/p99 is left empty when it ran several operations or clients (no percentile is
-averaged).
+writes no histogram: one go-ycsb client's figures are its own (its ``TOTAL`` line, over every
+successful operation, gives the run's overall p95/p99), and the run's overall p95/p99 is left
+empty when several go-ycsb clients ran (no percentile is averaged).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from ..runloop import stopped_answering
 from ..runorder import run_order
 from ..sysbench.prepare import record_step
 from ..target import open_arm
+from ..tools import which
 from . import hdr
 from .build import build_binding, is_built
 from .runner import (
@@ -68,6 +69,10 @@ RUN_OVERHEAD_S = 3.5
 #: Seconds a Maven build of the binding takes the first time (jars fetched), and loading speed.
 BUILD_S = 60.0
 LOAD_ROWS_PER_S = 2000.0
+#: go-ycsb's start, connections and its end after SIGINT: 0.08 s for 100 operations here
+GO_RUN_OVERHEAD_S = 0.5
+#: a first build of go-ycsb with every module to fetch (4 minutes on a busy 2-core machine)
+GO_BUILD_S = 300.0
 #: Share of failed calls above which a run is degenerate (below: a warning).
 ERROR_SHARE_LIMIT = 0.01
 #: Growth of the table by earlier runs' inserts past which a run carries a warning.
@@ -129,11 +134,13 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     and arm opening at most, the first Maven build), disk (logs and histograms)."""
     specs = plan(study, arms)
     y = study.ycsb
-    secs = sum(_expected_s(y.workloads[s.workload]) + RUN_OVERHEAD_S for s in specs)
+    go = y.tool == "go-ycsb" and not y.client_hosts  # auto: go-ycsb only on a cluster
+    start = GO_RUN_OVERHEAD_S if go else RUN_OVERHEAD_S
+    secs = sum(_expected_s(y.workloads[s.workload]) + start for s in specs)
     tables = {w.table: w.recordcount for w in y.workloads.values()}
-    secs += sum(n / LOAD_ROWS_PER_S + RUN_OVERHEAD_S for n in tables.values())
-    built = is_built()
-    secs += 0 if built else BUILD_S
+    secs += sum(n / LOAD_ROWS_PER_S + start for n in tables.values())
+    built = (which("go-ycsb") is not None) if go else is_built()
+    secs += 0 if built else (GO_BUILD_S if go else BUILD_S)
     secs += max(len(specs) - 1, 0) * study.cooldown_s
     secs += len(specs) * (y.clients_job.start_lead_s if y.clients_job else 0)  # the pods' barrier
     return {
@@ -147,7 +154,13 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
             for w in {w.table: w for w in y.workloads.values()}.values()
         ),
         "note": f"{len(specs)} YCSB runs, {len(tables)} data set(s) loaded once"
-        + ("" if built else "; the YCSB binding is built first (Maven)"),
+        + (
+            ""
+            if built
+            else "; go-ycsb is built first (go)"
+            if go
+            else "; the YCSB binding is built first (Maven)"
+        ),
         "specs": specs,
     }
 
@@ -288,8 +301,17 @@ def combine(
         if len(calls) == 1:  # one operation: its percentiles are the run's
             f = figs[0][0]
             all_["p95"], all_["p99"] = f.get("p95"), f.get("p99")
+        overall = summaries[0].get("overall_latency_ms") or {}
+        if overall.get("p95") is not None:  # go-ycsb's TOTAL: its histogram of every operation
+            all_ = {k: overall.get(k) for k in all_}
     lat[ALL] = all_
     return ops, lat, f"{tool} summary (no histogram to merge)"
+
+
+def cancelled_calls(summaries: list[dict]) -> int:
+    """Calls go-ycsb measured as errors because tibench's SIGINT ended the run while they were
+    in flight (its ``context canceled`` lines): the deadline's, not the server's."""
+    return sum(int(s.get("cancelled") or 0) for s in summaries)
 
 
 def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None):
@@ -303,7 +325,7 @@ def _status(ops: dict, summaries: list[dict], outcomes, expected_s: float | None
         if status != "ok":
             return "failed", f"client {i}: {error}" if len(summaries) > 1 else error, warnings
     calls = sum(v["count"] for op, v in ops.items() if hdr.is_call(op))
-    errors = sum(v["errors"] for v in ops.values())
+    errors = max(0, sum(v["errors"] for v in ops.values()) - cancelled_calls(summaries))
     if calls <= 0:
         return "degenerate", "zero throughput: no operation completed", warnings
     if errors:
@@ -416,7 +438,8 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
     ok = status != "failed"
     tps = sum(s.get("throughput_ops_s") or 0 for s in summaries) if ok else None
     calls = sum(v["count"] for op, v in ops.items() if hdr.is_call(op))
-    errors = sum(v["errors"] for v in ops.values())
+    cancelled = cancelled_calls(summaries)
+    errors = max(0, sum(v["errors"] for v in ops.values()) - cancelled)
     a = lat.get(ALL) or {}
     iv = _intervals(results, outcomes, spec.threads * len(conns))
     runtimes = [s.get("runtime_s") for s in summaries if s.get("runtime_s") is not None]
@@ -456,6 +479,7 @@ def run_one(ctx, spec: YcsbSpec) -> RunRecord:
                 "threads_per_client": spec.threads,
                 "recordcount": w.recordcount,
                 "latency_source": source,
+                "cancelled_at_deadline": cancelled,
                 "operations": ops,
                 "latency_ms": lat,
                 "client_logs": [str(p) for p in logs],

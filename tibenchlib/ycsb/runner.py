@@ -5,8 +5,13 @@ The password never reaches a command line, a log or a record: the Java binding r
 0600 file named by ``-p db.passwordfile=…``; go-ycsb reads it from a 0600 ``-P`` property file,
 and the properties banner go-ycsb prints back is masked in the log when the run ends.
 
-Which tool: :func:`choose_tool` picks go-ycsb for a cluster when it is on PATH (as report 001
-runs it), the Java YCSB otherwise (always on the embedded server).
+Which tool: :func:`choose_tool` picks go-ycsb for a cluster when it is installed (tibench's own
+build, :mod:`tibenchlib.gobuild`, or PATH's; as report 001 runs it), the Java YCSB otherwise
+(always on the embedded server).
+
+A timed run (``maxexecutiontime``): the Java YCSB ends it itself; go-ycsb (v1.0.3 included)
+defines the property but never reads it, so tibench sends it SIGINT at the deadline, on which
+it stops its workers and prints its final figures (:func:`go_deadline_s`).
 
 Client hosts (``ycsb.clients: [local, user@host…]``): :func:`run_on_hosts` runs the Java YCSB
 on each, with :mod:`tibenchlib.hosts`' mechanics (pre-flight of ``java``, the start barrier,
@@ -19,7 +24,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -36,7 +40,7 @@ from ..hosts.preflight import HostCheck
 from ..hosts.runs import open_hosts
 from ..hosts.spec import host_labels
 from ..hosts.ssh import call, remote_dir
-from ..tools import Outcome, execute, require
+from ..tools import Outcome, execute, require, which
 from ..ycsb_workload import IDENT as _IDENT
 from ..ycsb_workload import Workload
 from .build import BINDING_CLASS, CLIENT_CLASS, build_binding
@@ -89,9 +93,18 @@ class YcsbRun:
 
 
 def choose_tool(conn: ConnInfo) -> Tool:
-    """go-ycsb for a cluster when it is on PATH; the Java YCSB otherwise and on the embedded
+    """go-ycsb for a cluster when it is installed; the Java YCSB otherwise and on the embedded
     server (whose build tibench controls)."""
-    return "go-ycsb" if not conn.embedded and shutil.which("go-ycsb") else "ycsb"
+    return "go-ycsb" if not conn.embedded and which("go-ycsb") else "ycsb"
+
+
+def go_deadline_s(action: str, workload: Workload) -> float | None:
+    """When tibench ends a go-ycsb invocation with SIGINT: a timed run's ``maxexecutiontime``
+    (go-ycsb never reads it), whichever of it and ``operationcount`` comes first ending the
+    run as YCSB's rule has it; None for a load and a run of a count only."""
+    if action != "run":
+        return None
+    return float(workload.maxexecutiontime_s) if workload.maxexecutiontime_s else None
 
 
 # -- the table ----------------------------------------------------------------------------------
@@ -232,6 +245,9 @@ def go_ycsb_command(
             "mysql.db": conn.database,
             "threadcount": str(threads),
             "measurement.interval": "1",
+            # each failed call's error in the log: why it failed, and the calls the deadline's
+            # SIGINT cut short ("context canceled"), which are not the server's errors
+            "silence": "false",
         }
     )
     cmd = ["go-ycsb", action, "mysql"]
@@ -288,7 +304,10 @@ def _invoke(
             cmd = go_ycsb_command(
                 action, conn, workload, threads=threads, property_file=props, extra=extra
             )
-            out = execute(cmd, log_path, timeout_s=timeout_s)
+            out = execute(
+                cmd, log_path, timeout_s=timeout_s,
+                interrupt_after_s=go_deadline_s(action, workload),
+            )  # fmt: skip
         _mask_in_log(Path(log_path), conn.password)  # go-ycsb prints its properties back
     else:
         raise ValueError(f"tool: 'ycsb' or 'go-ycsb', got {tool!r}")
@@ -426,7 +445,10 @@ def run_together(
                         "run", conn, workload, threads=threads, property_file=props, extra=extra
                     )
                 )
-        outs = execute_together(cmds, log_paths, timeout_s=timeout_s)
+        outs = execute_together(
+            cmds, log_paths, timeout_s=timeout_s,
+            interrupt_after_s=go_deadline_s("run", workload) if tool == "go-ycsb" else None,
+        )  # fmt: skip
     if tool == "go-ycsb":
         for conn, p in zip(conns, log_paths, strict=True):
             _mask_in_log(Path(p), conn.password)
