@@ -1,6 +1,6 @@
 """The TPC-H scaling phase's findings, per mode and arm against the base arm.
 
-Power mode: how many queries got faster or slower (moderated paired t over the rounds, Holm
+Power mode: how many queries got faster or slower (paired t over the rounds, Holm
 across the queries) and the time saved over all queries, the geometric mean per whole pass
 compared pass by pass (the pass is the unit of replication). Throughput mode: queries per hour
 per pass (streams × queries / elapsed), never a query's time under different numbers of

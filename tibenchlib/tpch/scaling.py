@@ -9,9 +9,9 @@ repeat; the repeats are the sample (n = repeats in both modes).
 Report 002's figure is the *improvement* ``(t_base − t_arm) / t_base × 100`` against the first
 arm (positive = faster). When the arms' passes alternated within rounds (the phase's design
 wherever arms can switch, see :mod:`.passes`), a query's ratio ``t_arm / t_base`` is the
-geometric mean of its within-round ratios, tested with the moderated paired t of
-:func:`.passes.query_tests` (df from the rounds, the variance borrowed from the other queries)
-and Holm's step-down across the queries of one mode (22 queries are 22 tests). When they ran
+geometric mean of its within-round ratios, tested with the paired t of
+:func:`.passes.query_tests` (df = rounds − 1) and Holm's step-down across the queries of
+one mode (22 queries are 22 tests). When they ran
 as blocks, it comes from :func:`tibenchlib.stats.compare_arms` with the cell keys query × mode
 × arm: the Fieller interval of the ratio of mean times (Welch–Satterthwaite df), Welch's p and
 Holm. In throughput mode, arms that ran different numbers of streams are not compared query by
@@ -272,7 +272,7 @@ def _tests(obs: pd.DataFrame, order: list[str], level: float, streams: dict | No
     """Per (mode, query, arm) against the base: p, Holm p across the mode's queries, the
     three-way verdict; only queries whose every repeat was ok in both arms are in a family.
 
-    Alternated passes: the moderated paired t of :func:`.passes.query_tests` (the ratio and
+    Alternated passes: the paired t of :func:`.passes.query_tests` (the ratio and
     its interval come with it). Blocks: Welch against every base pass. A throughput mode
     whose arms ran different numbers of streams gets no per-query test (``skip``)."""
     base, out = order[0], {}
