@@ -67,6 +67,16 @@ def test_drift_decides_the_old_order_and_not_the_alternated_one():
     assert blocks["overall"] <= 0.125 and blocks["any_query"] <= 0.125
 
 
+def test_the_quick_verdicts_are_the_findings_verdicts():
+    """The script's quick path reads the same functions as the findings: same conclusions."""
+    rng = np.random.default_rng(5)
+    for design, effect in (("arm_after_arm", 1.0), ("alternated", 1.1), ("blocks", 1.1)):
+        runs = B.simulate_runs(rng, B.order(3, design), effect={"unbound": effect})
+        full, quick = B.verdicts(runs), B.quick_verdicts(runs)
+        assert full["overall"] == quick["overall"] and full["longer"] == quick["longer"]
+        assert full["queries"].sort_index().equals(quick["queries"].sort_index())
+
+
 def test_a_real_change_is_still_found_under_drift():
     assert B.detection_rate("alternated", 3, 10, 1.10) >= 0.8
     assert B.detection_rate("alternated", 3, 6, 1 / 1.10) >= 0.8
