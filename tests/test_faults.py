@@ -1352,7 +1352,7 @@ def test_server_killed_during_a_ycsb_run_fails_that_run_only(tmp_path, short_dat
 
 
 @pytest.mark.slow
-def test_server_killed_during_a_tpch_block_fails_that_block_only(tmp_path, short_data):
+def test_server_killed_during_a_tpch_pass_fails_that_pass_only(tmp_path, short_data):
     from tibenchlib import phases
     from tibenchlib.params import load_study
 
@@ -1374,11 +1374,14 @@ def test_server_killed_during_a_tpch_block_fails_that_block_only(tmp_path, short
         phases.run_phase(study, "tpch_scaling", progress=False)
         t.join(timeout=5)
         runs = Store.for_study(study).runs("tpchkill").sort_values("seq")
-        err = _one_failed_run(runs, killed, data, 2)
-        assert runs["status"].tolist() == ["failed", "ok"], runs[["run_key", "status", "error"]]
+        # one pass per mode and round: the first (power, pass 1) killed, the others measured
+        err = _one_failed_run(runs, killed, data, 4)
+        assert runs["status"].tolist() == ["failed", "ok", "ok", "ok"], runs[
+            ["run_key", "status", "error"]
+        ]
         assert "stopped answering" in err, err
         before = _counts(db)
-        phases.run_phase(study, "tpch_scaling", progress=False)  # the failed block again
+        phases.run_phase(study, "tpch_scaling", progress=False)  # the failed pass again
         assert _embedded_pid(data) is not None
         runs = Store.for_study(study).runs("tpchkill")
         assert (runs["status"] == "ok").all(), runs[["run_key", "status", "error"]]

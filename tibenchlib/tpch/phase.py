@@ -161,7 +161,7 @@ def run_tpch_phase(
             load.prepare(ctx.engine(), p.scale_factor, progress=progress, guard=ctx.guard)
             state["prepared"] = True
         state["settings"] = dict(p.session_settings)
-        state["warm"] = set()  # modes warmed up on this opening of the arm
+        state["warm"], state["ctx"] = set(), None  # modes warmed up on this opening
         if ctx.info.is_tidb:
             state["settings"].update(_tiflash_arm(ctx, study, label, qs, progress))
         return ctx
@@ -171,7 +171,9 @@ def run_tpch_phase(
         _clear_pass(store, study, block)
         streams = (arm_cores(label) if embedded else p.streams) if mode == "throughput" else None
         started = time.time()
-        warm = mode not in state.setdefault("warm", set())
+        if ctx is not state.get("ctx"):  # opened now, or restarted after the server died
+            state["warm"], state["ctx"] = set(), ctx
+        warm = mode not in state["warm"]
         try:
             got = run_queries(
                 ctx.engine(),
