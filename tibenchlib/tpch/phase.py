@@ -404,27 +404,31 @@ DB_BYTES_PER_SF = 1_500_000_000
 
 def estimate(study: Study, arms: list[str] | None = None) -> dict:
     """Dry-run entry of the tpch_scaling phase: data generation and load once, then every
-    arm × mode × query × repeat (and stream), plus one warm-up pass per arm and mode.
+    planned pass (query × stream), plus one warm-up pass per mode each time an arm is opened
+    (:func:`plan`: alternated arms are opened in most rounds; blocks once each, the first arm
+    twice).
 
     ``eta_max_s`` bounds the time by the query timeout.
     """
     p = study.tpch_scaling
     embedded = study.target.kind == "embedded"
-    labels = [parse_policy(a).label for a in p.arms] if embedded else list(p.arms)
-    if arms:
-        labels = [a for a in labels if a in arms]
+    blocks = plan(study, arms)
+    labels = list(dict.fromkeys(b.arm for b in blocks))
     n_q = len(p.queries)
     executions, wall, wall_max = 0, 0.0, 0.0
     per_query = QUERY_S_PER_SF * p.scale_factor + EXECUTION_OVERHEAD_S
-    for label in labels:
-        streams = arm_cores(label) if embedded else p.streams
-        for mode in p.modes:
-            k = streams if mode == "throughput" else 1
-            n = n_q + p.repeats * k * n_q  # warm-up pass + measured executions
-            executions += n
-            # concurrent streams share the wall clock
-            wall += n * per_query / k
-            wall_max += n * p.query_timeout_s / k
+    current, warm = None, set()
+    for b in blocks:
+        if b.arm != current:
+            current, warm = b.arm, set()
+        streams = arm_cores(b.arm) if embedded else p.streams
+        k = streams if b.mode == "throughput" else 1
+        n = k * n_q + (0 if b.mode in warm else n_q)  # measured (+ a warm-up pass)
+        warm.add(b.mode)
+        executions += n
+        # concurrent streams share the wall clock
+        wall += n * per_query / k
+        wall_max += n * p.query_timeout_s / k
     load_s = ROWS_PER_SF * p.scale_factor / LOAD_ROWS_PER_S if labels else 0.0
     return {
         "phase": "tpch_scaling",
