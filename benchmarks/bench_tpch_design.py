@@ -114,8 +114,9 @@ def quick_verdicts(runs: pd.DataFrame) -> dict:
     module checks that both paths agree."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        c = passes.compare_passes(passes.pass_table(runs, ARMS), ARMS).iloc[0]
-        tests = scaling._tests(runs, ARMS, 0.95)
+        table = passes.pass_table(runs, ARMS)
+        c = passes.compare_passes(table, ARMS).iloc[0]
+        tests = scaling._tests(runs, ARMS, 0.95, in_rounds=passes.rounds_ordered(table))
     lo, hi = c["ci_low"], c["ci_high"]
     bounded = pd.notna(lo) and pd.notna(hi)
     drifted = bool(c["within_drift"]) if pd.notna(c["within_drift"]) else False

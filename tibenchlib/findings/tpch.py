@@ -135,7 +135,10 @@ def _estimator(c: dict | None, what: str) -> str:
 
 
 def _within_drift(c: dict | None) -> bool:
-    return bool(c is not None and c.get("design") == "blocks" and c.get("within_drift"))
+    if c is None or c.get("design") != "blocks":
+        return False
+    w = c.get("within_drift")
+    return bool(w) if w is not None and not pd.isna(w) else False
 
 
 def _throughput(c: dict, base: str, arm: str, caveats) -> Finding:

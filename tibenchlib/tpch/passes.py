@@ -134,6 +134,21 @@ def blocks_of(passes: pd.DataFrame, base: str) -> dict | None:
     return {"first": sorted(int(x) for x in b if x <= r), "last": last}
 
 
+def rounds_ordered(passes: pd.DataFrame) -> bool:
+    """Whether the passes ran in rounds: in each mode, by start time, every pass of round r
+    before any of round r + 1 (an alternated plan), and every round holding every arm. Block
+    orders (A1 A2 A3 B1 B2 B3) fail; so does a table without start times."""
+    if not len(passes) or passes["started_at"].isna().any():
+        return False
+    for _, m in passes.groupby("mode", sort=False):
+        reps = m.sort_values("started_at")["rep"].to_numpy()
+        if (np.diff(reps) < 0).any():
+            return False
+        if (m.groupby("rep")["arm"].nunique() != m["arm"].nunique()).any():
+            return False
+    return True
+
+
 def _metric(mode: str) -> tuple[str, bool]:
     """The pass figure of ``mode`` and whether higher is better."""
     return ("qph", True) if mode == "throughput" else ("geomean_s", False)
@@ -151,9 +166,11 @@ def compare_passes(
         change_pct, ci_low_pct, ci_high_pct, drift_pct, drift_ci_low_pct, drift_ci_high_pct,
         within_drift, streams, base_streams``. ``ratio`` is arm / base of the mode's figure
         (``geomean_s`` in power mode, ``qph`` in throughput mode); ``change_pct`` = (ratio − 1)
-        × 100 with its interval. ``design`` is ``alternated`` (paired by round) or ``blocks``
-        (against the mean of the two base blocks, with the base's drift from its first block to
-        its last; ``within_drift`` is True when the change is no larger than that drift).
+        × 100 with its interval. ``design`` is ``alternated`` (the passes ran in rounds,
+        :func:`rounds_ordered`: paired by round) or ``blocks``: against the mean of the two
+        base blocks where the base returned at the end, with the base's drift from its first
+        block to its last (``within_drift`` is True when the change is no larger than that
+        drift); else unpaired, with no drift measured.
         ``metric`` names another column of :func:`pass_table` to compare in every mode.
     """
     base = arms[0]
@@ -161,6 +178,7 @@ def compare_passes(
     for mode, m in passes.groupby("mode", sort=False):
         col = metric or _metric(mode)[0]
         blocks = blocks_of(m, base)
+        paired = blocks is None and rounds_ordered(m)
         b = m[m["arm"] == base].set_index("rep")
         for arm in arms[1:]:
             a = m[m["arm"] == arm].set_index("rep")
@@ -169,7 +187,11 @@ def compare_passes(
             row = {"mode": mode, "arm": arm, "base": base, "metric": col,
                    "streams": int(a["streams"].max()),
                    "base_streams": int(b["streams"].max())}  # fmt: skip
-            if blocks is None:
+            if blocks is None and not paired:
+                # blocks without a return (an earlier plan, or arms measured in any order):
+                # unpaired, and no drift can be measured
+                row.update(design="blocks", **_unpaired(a[col], b[col], level))
+            elif blocks is None:
                 reps = sorted(set(a.index) & set(b.index))
                 x, y = a.loc[reps, col].to_numpy(float), b.loc[reps, col].to_numpy(float)
                 keep = np.isfinite(x) & np.isfinite(y)
@@ -223,6 +245,19 @@ def _bracketed(arm_vals, base: pd.DataFrame, blocks: dict, metric: str, level: f
         drift_ci_high_pct=(math.exp(d + dhalf) - 1) * 100,
         within_drift=bool(abs(est) <= abs(d)),
     )  # fmt: skip
+    return out
+
+
+def _unpaired(arm_vals, base_vals, level: float) -> dict:
+    """An arm against the base's passes, unpaired (Welch on the log scale)."""
+    x, y = _log_values(arm_vals), _log_values(base_vals)
+    out: dict = {"n": int(min(x.size, y.size))}
+    if min(x.size, y.size) < 2:
+        return out
+    est, half, df = _welch([(1.0, x), (-1.0, y)], level)
+    p = 2 * st.t.sf(abs(est) / (half / st.t.ppf(0.5 + level / 2, df)), df) if half else 0.0
+    out.update(ratio=math.exp(est), ci_low=math.exp(est - half), ci_high=math.exp(est + half),
+               df=df, p_value=float(p))  # fmt: skip
     return out
 
 

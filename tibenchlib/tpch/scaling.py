@@ -205,7 +205,8 @@ def query_summary(
     base = order[0]
     unit = arm_units(order, units)
     obs = observations(runs)
-    tests = _tests(obs, order, level, _streams(runs))
+    in_rounds = "started_at" in runs and P.rounds_ordered(P.pass_table(runs, order))
+    tests = _tests(obs, order, level, _streams(runs), in_rounds=in_rounds)
     rows = []
     for (mode, query), cell in obs.groupby(["mode", "query"], sort=True):
         times = {a: g for a, g in cell.groupby("arm")}
@@ -268,12 +269,20 @@ def alternated(obs: pd.DataFrame, base: str, arm: str) -> bool:
     return bool(a) and a == b
 
 
-def _tests(obs: pd.DataFrame, order: list[str], level: float, streams: dict | None = None) -> dict:
+def _tests(
+    obs: pd.DataFrame,
+    order: list[str],
+    level: float,
+    streams: dict | None = None,
+    *,
+    in_rounds: bool = True,
+) -> dict:
     """Per (mode, query, arm) against the base: p, Holm p across the mode's queries, the
     three-way verdict; only queries whose every repeat was ok in both arms are in a family.
 
-    Alternated passes: the paired t of :func:`.passes.query_tests` (the ratio and
-    its interval come with it). Blocks: Welch against every base pass. A throughput mode
+    Passes that ran in rounds (``in_rounds``, :func:`.passes.rounds_ordered`): the paired t
+    of :func:`.passes.query_tests` (the ratio and its interval come with it). Otherwise
+    (blocks, or an order not known): Welch against every base pass. A throughput mode
     whose arms ran different numbers of streams gets no per-query test (``skip``)."""
     base, out = order[0], {}
     streams = streams or {}
@@ -290,7 +299,7 @@ def _tests(obs: pd.DataFrame, order: list[str], level: float, streams: dict | No
                 for q in mp["query"].unique():
                     out[(mode, int(q), a)] = {"skip": STREAMS_DIFFER}
                 continue
-            if alternated(mp, base, a):
+            if in_rounds and alternated(mp, base, a):
                 out.update(_paired_tests(mp, base, a, mode, level))
             else:
                 out.update(_welch_tests(mp, base, a, level))
