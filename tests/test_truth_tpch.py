@@ -237,3 +237,15 @@ def test_real_phase_records_alternated_passes_and_resumes_a_lost_one(data_dir):
     changed = {k[:1] + k[4:] for k in after.index if after[k] != before.get(k)}
     assert changed <= {("unbound", 1), ("unbound", 0)}
     assert ("unbound", 1) in changed
+
+
+def test_passes_pair_by_round_only_when_they_ran_in_rounds():
+    rng = np.random.default_rng(2)
+    for design, paired in (("alternated", True), ("arm_after_arm", False)):
+        runs = B.simulate_runs(rng, B.order(3, design))
+        table = passes.pass_table(runs, B.ARMS)
+        assert passes.rounds_ordered(table) is paired
+        c = passes.compare_passes(table, B.ARMS).iloc[0]
+        assert c["design"] == ("alternated" if paired else "blocks")
+        assert pd.isna(c["drift_pct"])  # no return to the first arm: no drift measured
+    assert not passes.rounds_ordered(table.assign(started_at=np.nan))
