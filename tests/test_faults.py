@@ -1475,11 +1475,11 @@ def test_server_killed_during_a_ycsb_run_fails_that_run_only(tmp_path, short_dat
 
 
 @pytest.mark.slow
-def test_server_killed_during_a_tpch_block_fails_that_block_only(tmp_path, short_data):
-    """Measured through the phase's notebook, as ``tibench run`` does: the killed block is 1 of
-    2, past the limit, and the phase fails with the failed-runs line and the command that
+def test_server_killed_during_a_tpch_pass_fails_that_pass_only(tmp_path, short_data):
+    """Measured through the phase's notebook, as ``tibench run`` does: the killed pass is 1 of
+    4, past the limit, and the phase fails with the failed-runs line and the command that
     retries it (the notebook's own count of query rows failed first; in process no rule held
-    the phase's blocks)."""
+    the phase's passes)."""
     from tibenchlib import phases
     from tibenchlib.params import load_study
 
@@ -1502,17 +1502,19 @@ def test_server_killed_during_a_tpch_block_fails_that_block_only(tmp_path, short
         t.join(timeout=5)
         assert r.returncode == 1, r.stderr
         assert (
-            "tpch_scaling: 1 of 2 runs failed or were degenerate; first: "
-            "tpch_scaling/unbound/power: the server stopped answering"
-        ) in r.stderr, r.stderr
+            "tpch_scaling: 1 of 4 runs failed or were degenerate; first: tpch_scaling/"
+        ) in r.stderr and "the server stopped answering" in r.stderr, r.stderr
         assert f"retry them with: tibench run {p} --phase tpch_scaling" in r.stderr
         assert "AssertionError" not in r.stderr and "rows, " not in r.stderr
         runs = Store.for_study(study).runs("tpchkill").sort_values("seq")
-        err = _one_failed_run(runs, killed, data, 2)
-        assert runs["status"].tolist() == ["failed", "ok"], runs[["run_key", "status", "error"]]
+        # one pass per mode and round: the first (power, pass 1) killed, the others measured
+        err = _one_failed_run(runs, killed, data, 4)
+        assert runs["status"].tolist() == ["failed", "ok", "ok", "ok"], runs[
+            ["run_key", "status", "error"]
+        ]
         assert "stopped answering" in err, err
         before = _counts(db)
-        phases.run_phase(study, "tpch_scaling", progress=False)  # the failed block again
+        phases.run_phase(study, "tpch_scaling", progress=False)  # the failed pass again
         assert _embedded_pid(data) is not None
         runs = Store.for_study(study).runs("tpchkill")
         assert (runs["status"] == "ok").all(), runs[["run_key", "status", "error"]]

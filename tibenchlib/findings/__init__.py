@@ -33,7 +33,7 @@ from ..stats import _valid_mask, summarize_cells
 from ..store import Store
 from ..sweep import SWEEP
 from ..tpcc.phase import TPCC, summarize
-from ..tpch import scaling
+from ..tpch import passes, scaling
 from ..tpch.phase import TPCH_SCALING, arm_cores, arm_labels, runs_frame
 from ..ycsb.phase import YCSB
 from . import caveats as C
@@ -176,7 +176,8 @@ def _tpch(study, store: Store) -> list[Finding]:
     r = runs[~runs["warmup"]]
     summary = _quiet(scaling.query_summary, r, order, units=units)
     overall = _quiet(scaling.overall_summary, r, order, units=units)
-    return tpch_findings(summary, overall, order[0])
+    compared = _quiet(passes.compare_passes, passes.pass_table(r, order), order)
+    return tpch_findings(summary, overall, order[0], compared, stand_in=units is not None)
 
 
 def _dm(study, store: Store) -> list[Finding]:

@@ -1,7 +1,8 @@
 """TPC-H scaling verdicts for people: faster / slower / no detectable change per query, en and zh.
 
-The figures come from :func:`tibenchlib.tpch.scaling.query_summary` (Fieller interval, Welch p,
-Holm across the queries of a mode); nothing here computes a statistic. "No detectable change" is
+The figures come from :func:`tibenchlib.tpch.scaling.query_summary` (a paired t over the rounds
+where the arms' passes alternated, Fieller and Welch where they ran as blocks; Holm across the
+queries of a mode); nothing here computes a statistic. "No detectable change" is
 always worded as what it is - these repeats cannot tell - and never as proof of no change.
 """
 

@@ -642,6 +642,12 @@ SENTENCES: dict[str, dict[str, str]] = {
         "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的耗时(几何平均)增加 {fig},"
         "但单条查询差异均不显著。",
     },
+    "f_tpch_qph": {
+        "en": "TPC-H throughput, {base} ({base_streams} streams) → {arm} ({streams} streams): "
+        "queries per hour {fig}.",
+        "zh": "TPC-H 多流并发 (Throughput)，{base}（{base_streams} 个流）→ "
+        "{arm}（{streams} 个流）：每小时查询数变化 {fig}。",
+    },
     "f_dm_within": {
         "en": "DM {dm_what}: {knob} = {smallest} is within 5% of the best setting "
         "({best}): {fig}.",
@@ -726,6 +732,11 @@ SENTENCES: dict[str, dict[str, str]] = {
     "r_too_few_runs": {
         "en": "n = {n}: at least 2 runs per arm are needed",
         "zh": "n = {n}:每组至少需要 2 次测试",
+    },
+    "r_within_drift": {
+        "en": "the change is no larger than the base arm's own drift between its two blocks "
+        "({drift_pct}%)",
+        "zh": "变化未超过基准测试组自身在前后两组之间的漂移（{drift_pct}%）",
     },
     "r_no_query_shown": {
         "en": "no query shown faster or slower",

@@ -244,6 +244,7 @@ def run_queries(
     queries: Sequence[Query | int] | None = None,
     *,
     repeats: int = 3,
+    first_rep: int = 1,
     timeout_s: float | None = 60.0,
     mode: Mode = "power",
     streams: int | None = None,
@@ -268,6 +269,9 @@ def run_queries(
         :class:`~.queries.Query` objects or numbers (default all 22 with validation values).
     repeats
         Measured passes per stream, after the warm-up pass.
+    first_rep
+        Number of the first measured pass (``rep`` in the rows): a phase that runs one pass
+        per call numbers them by round.
     timeout_s
         Per-query limit; past it the query is stopped and recorded as ``timeout``.
     mode
@@ -332,7 +336,9 @@ def run_queries(
         if warmup:
             run.warm_up()
         threads = [
-            threading.Thread(target=run.stream, args=(s, repeats, seed), name=f"tpch-stream-{s}")
+            threading.Thread(
+                target=run.stream, args=(s, repeats, seed, first_rep), name=f"tpch-stream-{s}"
+            )
             for s in range(n_streams)
         ]
         for t in threads:
@@ -428,7 +434,7 @@ class _Execution:
         finally:
             session.close()
 
-    def stream(self, stream: int, repeats: int, seed: int) -> None:
+    def stream(self, stream: int, repeats: int, seed: int, first_rep: int = 1) -> None:
         """One stream's measured passes, in its own query order, the streams' passes in step."""
         session = self.session()
         by_number = {q.number: q for q in self.queries}
@@ -437,7 +443,7 @@ class _Execution:
             for n in stream_order([q.number for q in self.queries], stream, seed)
         ]
         try:
-            for rep in range(1, repeats + 1):
+            for rep in range(first_rep, first_rep + repeats):
                 if self.barrier is not None:
                     self.barrier.wait()
                 for q in order:

@@ -8,9 +8,22 @@ TiFlash. On the embedded MariaDB the arms are CPU sets (the binding machinery of
 MariaDB runs each query on one thread, so *power* times (one query at a time) are not expected to
 change between arms, while *throughput* (one concurrent stream per core) is.
 
-Every execution lands in the catalog's ``tpch_queries`` as it finishes; each (arm, mode) block is
-one run of the run loop (:mod:`tibenchlib.runloop`), so an interrupted phase resumes at the first
-block not complete.
+Every execution lands in the catalog's ``tpch_queries`` as it finishes. The unit of
+replication is the whole pass (every query once; in throughput mode every stream's run of the
+set, started together), and each pass is one run of the run loop (:mod:`tibenchlib.runloop`,
+run key ``tpch_scaling/<arm>/<mode>/<pass>``), so an interrupted phase resumes at the first
+pass not complete. The passes' order is the design (:func:`plan`):
+
+* **alternated** where an arm switch is cheap (the embedded server's CPU sets): round r runs
+  pass r of every arm, in the order :func:`tibenchlib.runorder.arm_order` gives round r (the
+  sweep's rounds; for two arms A B, B A, B A, A B, ...), so drift over the phase falls on both
+  arms alike and the comparison pairs the arms within rounds (:mod:`.passes`);
+* **blocks with a return** where a switch means scaling a real cluster: every pass of an arm
+  in one block, arm after arm, then the first arm again (A B … A); the drift between the two A
+  blocks is measured and stated beside every verdict, and a change within it is not claimed.
+
+An arm is warmed up (one unrecorded pass) each time it is opened, so every measured pass follows
+a warm-up on its own arm whichever arm ran before it.
 """
 
 from __future__ import annotations
@@ -30,12 +43,13 @@ from ..params import Arm, Study
 from ..phase import Phase, RunContext
 from ..record import RunRecord
 from ..runloop import stopped_answering
+from ..runorder import arm_order
 from ..safety import guard_destructive
-from ..stats import fieller_ratio, t_interval
+from ..stats import t_interval
 from ..store import Store, tpch_queries
 from ..target import open_arm
 from ..tools import execute
-from . import datagen, load, scaling, tiflash
+from . import datagen, load, passes, scaling, tiflash
 from .execute import run_queries
 from .queries import query
 
@@ -67,35 +81,68 @@ def _arm_study(study: Study, label: str, embedded: bool) -> Study:
 
 @dataclass(frozen=True)
 class Block:
-    """One planned block of the phase: every query × stream × repeat of one arm and mode."""
+    """One planned pass of the phase: every query (× stream) once on one arm in one mode.
+
+    ``rep`` is the pass's number, the round it belongs to when the arms alternate; in the
+    block design the return block's passes of the first arm number on from the others'."""
 
     arm: str
     mode: str
     seq: int = 0
+    rep: int = 1
 
     @property
     def run_key(self) -> str:
-        return f"tpch_scaling/{self.arm}/{self.mode}"
+        return f"tpch_scaling/{self.arm}/{self.mode}/{self.rep}"
 
 
-def plan(study: Study, arms: list[str] | None = None) -> list[Block]:
-    """The phase's blocks in execution order: every mode of an arm, arm after arm."""
+def design(study: Study) -> str:
+    """``alternated`` on the embedded server (CPU sets switch in seconds), ``blocks`` on a
+    real cluster (an arm is a cluster scaled to it)."""
+    return "alternated" if study.target.kind == "embedded" else "blocks"
+
+
+def plan(study: Study, arms: list[str] | None = None, done: set[str] | None = None) -> list[Block]:
+    """The phase's passes in execution order (see the module's docstring for the designs).
+
+    ``arms`` restricts the plan to those arms (a real cluster measured one arm per call). In the
+    block design the return to the first arm is planned only once every other selected arm's
+    passes are ``done`` (run keys recorded ok), or when every arm is run in this call.
+    """
     labels = arm_labels(study)
     embedded = study.target.kind == "embedded"
+    selected = labels
     if arms:
-        labels = [a for a in labels if a in arms or (embedded and parse_policy(a).label in arms)]
-    blocks = [(a, m) for a in labels for m in study.tpch_scaling.modes]
-    return [Block(a, m, i) for i, (a, m) in enumerate(blocks)]
+        selected = [a for a in labels if a in arms or (embedded and parse_policy(a).label in arms)]
+    p = study.tpch_scaling
+    out: list[tuple[str, str, int]] = []
+    if design(study) == "alternated":
+        for r in range(1, p.repeats + 1):
+            # an arm's modes run in one visit: one switch (and one warm-up) per arm and round
+            out += [(a, m, r) for a in arm_order(labels, r) if a in selected for m in p.modes]
+    else:
+        out = [(a, m, r) for a in selected for m in p.modes for r in range(1, p.repeats + 1)]
+        if len(labels) > 1 and labels[0] in selected:
+            others = [
+                Block(a, m, 0, r).run_key
+                for a in labels[1:]
+                for m in p.modes
+                for r in range(1, p.repeats + 1)
+            ]
+            if set(labels) <= set(selected) or set(others) <= (done or set()):
+                back = range(p.repeats + 1, 2 * p.repeats + 1)
+                out += [(labels[0], m, r) for m in p.modes for r in back]
+    return [Block(a, m, i, r) for i, (a, m, r) in enumerate(out)]
 
 
 def run_tpch_phase(
     context: RunContext, *, arms: list[str] | None = None, redo: bool = False
 ) -> pd.DataFrame:
-    """Prepare the TPC-H data, run every arm × mode block, and return the §5 rows.
+    """Prepare the TPC-H data, run every planned pass, and return the §5 rows.
 
-    Each block is one run of :func:`tibenchlib.runloop.run_plan` (catalog ``runs``, key
-    ``tpch_scaling/<arm>/<mode>``): a block cut short is cleared and run again, a complete one
-    is skipped unless ``redo``; its executions are in ``tpch_queries``.
+    Each pass is one run of :func:`tibenchlib.runloop.run_plan` (catalog ``runs``, key
+    ``tpch_scaling/<arm>/<mode>/<pass>``): a pass cut short is cleared and run again, a
+    complete one is skipped unless ``redo``; its executions are in ``tpch_queries``.
     """
     study, store, yes, progress = context.study, context.store, context.yes, context.progress
     p = study.tpch_scaling
@@ -114,20 +161,26 @@ def run_tpch_phase(
             load.prepare(ctx.engine(), p.scale_factor, progress=progress, guard=ctx.guard)
             state["prepared"] = True
         state["settings"] = dict(p.session_settings)
+        state["warm"], state["ctx"] = set(), None  # modes warmed up on this opening
         if ctx.info.is_tidb:
             state["settings"].update(_tiflash_arm(ctx, study, label, qs, progress))
         return ctx
 
     def run_block(ctx, block: Block) -> RunRecord:
         label, mode = block.arm, block.mode
-        _clear_block(store, study, label, mode)
+        _clear_pass(store, study, block)
         streams = (arm_cores(label) if embedded else p.streams) if mode == "throughput" else None
         started = time.time()
+        if ctx is not state.get("ctx"):  # opened now, or restarted after the server died
+            state["warm"], state["ctx"] = set(), ctx
+        warm = mode not in state["warm"]
         try:
             got = run_queries(
                 ctx.engine(),
                 qs,
-                repeats=p.repeats,
+                repeats=1,
+                first_rep=block.rep,
+                warmup=warm,
                 timeout_s=p.query_timeout_s,
                 mode=mode,
                 streams=streams,
@@ -137,25 +190,31 @@ def run_tpch_phase(
                 ),
                 scale_factor=p.scale_factor,
                 arm=label,
+                progress=False,  # the run loop's bar counts the passes
             )
         except Exception:
-            gone = stopped_answering(ctx)  # a server killed mid-block fails the block only
+            gone = stopped_answering(ctx)  # a server killed mid-pass fails the pass only
             if gone is None:
                 raise
             got = None
         else:
             gone = stopped_answering(ctx)
+            state["warm"].add(mode)
         return _block_record(study, block, got, started, time.time(), store, gone)
 
     context.run_plan(
-        plan(study, arms),
+        plan(study, arms, done=_done_keys(store, study)),
         open=open_block,
         run=run_block,
         redo=redo,
-        progress=False,  # run_queries shows its own bar per block
         desc="tpch_scaling",
+        describe=lambda b: f"{b.arm} {b.mode} pass {b.rep}",
     )
     return summarize(study, store)
+
+
+def _done_keys(store: Store, study: Study) -> set[str]:
+    return {k for k, v in store.run_status(study.study).items() if v == "ok"}
 
 
 def _block_record(
@@ -184,6 +243,7 @@ def _block_record(
         arm=block.arm,
         workload=f"tpch_{block.mode}",
         seq=block.seq,
+        repeat=block.rep,
         status="ok" if len(measured) and not gone else "failed",
         error=gone or (None if len(measured) else "no query execution recorded"),
         events=float(len(measured)),
@@ -214,12 +274,17 @@ def _catalog_row(study: Study, arm: str, mode: str, r: dict) -> dict:
     }
 
 
-def _clear_block(store: Store, study: Study, arm: str, mode: str) -> None:
+def _clear_pass(store: Store, study: Study, block: Block) -> None:
+    """Drop a pass's executions before it is measured (again): a pass cut short leaves some."""
     t = tpch_queries
+    where = sa.and_(
+        t.c.study == study.study,
+        t.c.arm == block.arm,
+        t.c.mode == block.mode,
+        t.c.repeat == block.rep,
+    )
     with store.engine.begin() as c:
-        c.execute(
-            t.delete().where(sa.and_(t.c.study == study.study, t.c.arm == arm, t.c.mode == mode))
-        )
+        c.execute(t.delete().where(where))
 
 
 def _scale_out(study: Study, label: str, yes: bool) -> None:
@@ -265,19 +330,21 @@ def runs_frame(store: Store, study: Study) -> pd.DataFrame:
 
 
 def elapsed_summary(runs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
-    """Throughput of each arm and mode over whole query sets.
+    """Throughput of each arm and mode over whole passes.
 
-    Per repeat: the wall time of its whole set of streams (first start to last finish) and its
-    rate, queries per hour = 3600 × queries / wall time; the unit of replication is the repeat.
-    Per arm: mean wall time and mean rate with t intervals, and the rate against the first arm,
-    (mean rate_arm / mean rate_base − 1) × 100 with the Fieller interval of that ratio. Rates, not
-    wall times, are compared because arms may run different numbers of streams (one per core).
+    Per pass: the wall time of its whole set of streams (first start to last finish) and its
+    rate, queries per hour = 3600 × queries / wall time; the unit of replication is the pass.
+    Per arm: mean wall time and mean rate with t intervals, and the rate against the first arm
+    from :func:`.passes.compare_passes` (paired by round where the passes alternated; against
+    both blocks of the first arm, with their drift, where they ran as blocks). Rates, not wall
+    times, are compared because arms may run different numbers of streams (one per core).
     """
     el = scaling.run_elapsed(runs)
     el = el.assign(qph=3600 * el["queries"] / el["elapsed_s"])
+    cmp = passes.compare_passes(passes.pass_table(runs, order), order, metric="qph")
+    cmp = cmp.set_index(["mode", "arm"]) if len(cmp) else cmp
     rows = []
     for mode, g in el.groupby("mode", sort=False):
-        base = g.loc[g["arm"] == order[0], "qph"].to_numpy() if order else []
         for arm in [a for a in order if a in set(g["arm"])]:
             sel = g[g["arm"] == arm]
             t, q = t_interval(sel["elapsed_s"]), t_interval(sel["qph"])
@@ -288,14 +355,17 @@ def elapsed_summary(runs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
                 "qph_ci_low": q["ci_low"], "qph_ci_high": q["ci_high"],
                 "qph_improvement_pct": None, "ci_low_pct": None, "ci_high_pct": None,
             }  # fmt: skip
-            if arm != order[0] and len(base):
-                f = fieller_ratio(sel["qph"].to_numpy(), base)
-                row["qph_improvement_pct"] = (f["ratio"] - 1) * 100
-                if f["ci_low"] is not None and f["ci_high"] is not None:
-                    row["ci_low_pct"] = (f["ci_low"] - 1) * 100
-                    row["ci_high_pct"] = (f["ci_high"] - 1) * 100
+            if arm != order[0] and (mode, arm) in getattr(cmp, "index", ()):
+                c = cmp.loc[(mode, arm)]
+                row["qph_improvement_pct"] = _num(c["change_pct"])
+                row["ci_low_pct"] = _num(c["ci_low_pct"])
+                row["ci_high_pct"] = _num(c["ci_high_pct"])
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _num(x) -> float | None:
+    return None if x is None or pd.isna(x) else float(x)
 
 
 def summarize(study: Study, store: Store | None = None) -> pd.DataFrame:
@@ -334,27 +404,31 @@ DB_BYTES_PER_SF = 1_500_000_000
 
 def estimate(study: Study, arms: list[str] | None = None) -> dict:
     """Dry-run entry of the tpch_scaling phase: data generation and load once, then every
-    arm × mode × query × repeat (and stream), plus one warm-up pass per arm and mode.
+    planned pass (query × stream), plus one warm-up pass per mode each time an arm is opened
+    (:func:`plan`: alternated arms are opened in most rounds; blocks once each, the first arm
+    twice).
 
     ``eta_max_s`` bounds the time by the query timeout.
     """
     p = study.tpch_scaling
     embedded = study.target.kind == "embedded"
-    labels = [parse_policy(a).label for a in p.arms] if embedded else list(p.arms)
-    if arms:
-        labels = [a for a in labels if a in arms]
+    blocks = plan(study, arms)
+    labels = list(dict.fromkeys(b.arm for b in blocks))
     n_q = len(p.queries)
     executions, wall, wall_max = 0, 0.0, 0.0
     per_query = QUERY_S_PER_SF * p.scale_factor + EXECUTION_OVERHEAD_S
-    for label in labels:
-        streams = arm_cores(label) if embedded else p.streams
-        for mode in p.modes:
-            k = streams if mode == "throughput" else 1
-            n = n_q + p.repeats * k * n_q  # warm-up pass + measured executions
-            executions += n
-            # concurrent streams share the wall clock
-            wall += n * per_query / k
-            wall_max += n * p.query_timeout_s / k
+    current, warm = None, set()
+    for b in blocks:
+        if b.arm != current:
+            current, warm = b.arm, set()
+        streams = arm_cores(b.arm) if embedded else p.streams
+        k = streams if b.mode == "throughput" else 1
+        n = k * n_q + (0 if b.mode in warm else n_q)  # measured (+ a warm-up pass)
+        warm.add(b.mode)
+        executions += n
+        # concurrent streams share the wall clock
+        wall += n * per_query / k
+        wall_max += n * p.query_timeout_s / k
     load_s = ROWS_PER_SF * p.scale_factor / LOAD_ROWS_PER_S if labels else 0.0
     return {
         "phase": "tpch_scaling",

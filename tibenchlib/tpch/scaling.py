@@ -7,16 +7,21 @@ repeat ran at the same time and are not independent, so their mean is one observ
 repeat; the repeats are the sample (n = repeats in both modes).
 
 Report 002's figure is the *improvement* ``(t_base − t_arm) / t_base × 100`` against the first
-arm (positive = faster). Here it comes from the same comparison as the sweep's A/B tables,
-:func:`tibenchlib.stats.compare_arms` with the cell keys query × mode × arm: the Fieller interval
-of the ratio of mean times ``t_arm / t_base`` (Welch–Satterthwaite df), mapped through
-``(1 − ratio) × 100``, Welch's p and Holm's step-down across the queries of one mode (22
-queries are 22 tests: without a correction, a study in which nothing changed would call some
-query changed more often than not). Speedup is ``t_base / t_arm`` with the reciprocal interval,
-and parallel efficiency is the speedup divided by the ideal linear speedup ``units_arm /
-units_base`` (instances or cores). Each query gets one of three verdicts (:data:`SCALING`):
-"faster" or "slower" when the Holm p < 0.05 and the bounded interval lies on that side of 0,
-else "no detectable change" - which is not evidence that nothing changed, only that these
+arm (positive = faster). When the arms' passes alternated within rounds (the phase's design
+wherever arms can switch, see :mod:`.passes`), a query's ratio ``t_arm / t_base`` is the
+geometric mean of its within-round ratios, tested with the paired t of
+:func:`.passes.query_tests` (df = rounds − 1) and Holm's step-down across the queries of
+one mode (22 queries are 22 tests). When they ran
+as blocks, it comes from :func:`tibenchlib.stats.compare_arms` with the cell keys query × mode
+× arm: the Fieller interval of the ratio of mean times (Welch–Satterthwaite df), Welch's p and
+Holm. In throughput mode, arms that ran different numbers of streams are not compared query by
+query (a query's time under two streams is not the same measure as under one): their
+comparison is queries per hour (:func:`.passes.compare_passes`). Speedup is ``t_base / t_arm``
+with the reciprocal interval, and parallel efficiency is the speedup divided by the ideal
+linear speedup ``units_arm / units_base`` (instances or cores). Each query gets one of three
+verdicts (:data:`SCALING`): "faster" or "slower" when the Holm p < 0.05 and the bounded
+interval lies on that side of 0, else "no detectable change" - which is not evidence that
+nothing changed, only that these
 repeats cannot tell. With one repeat (n = 1, as in the report) every interval is None.
 """
 
@@ -31,6 +36,7 @@ import pandas as pd
 
 from .. import paths
 from ..stats import compare_arms, geomean_interval, log_mean_moments, log_ratio, t_interval
+from . import passes as P
 
 #: The per-query verdicts against the base arm, in this order.
 SCALING = ("faster", "slower", "no detectable change")
@@ -199,7 +205,8 @@ def query_summary(
     base = order[0]
     unit = arm_units(order, units)
     obs = observations(runs)
-    tests = _tests(obs, order, level)
+    in_rounds = "started_at" in runs and P.rounds_ordered(P.pass_table(runs, order))
+    tests = _tests(obs, order, level, _streams(runs), in_rounds=in_rounds)
     rows = []
     for (mode, query), cell in obs.groupby(["mode", "query"], sort=True):
         times = {a: g for a, g in cell.groupby("arm")}
@@ -209,7 +216,21 @@ def query_summary(
             if g is None:
                 continue
             row = _summary_row(query, mode, a, g, base_obs, a == base, unit, base, level)
-            test = tests.get((mode, int(query), a)) if row["ratio_ci_low"] is not None else None
+            test = dict(tests.get((mode, int(query), a)) or {}) or None
+            if test and test.get("skip"):
+                # per-query times under different numbers of streams are not compared
+                row.update(_no_comparison())
+                row["warnings"] = "; ".join(filter(None, [row["warnings"], test["skip"]]))
+                test = None
+            elif test and "ratio" in test:
+                r, lo, hi = test.pop("ratio"), test.pop("ratio_ci_low"), test.pop("ratio_ci_high")
+                if lo is not None and hi is not None:
+                    # alternated passes: the figure is the within-round one its verdict reads
+                    row.update(_scaling_fields(r, lo, hi, row["ideal_speedup"]))
+                else:
+                    test = None
+            elif row["ratio_ci_low"] is None:
+                test = None
             if test:
                 row.update(test, not_scaled=test["scaling"] != "faster")
             rows.append(row)
@@ -221,10 +242,50 @@ def query_summary(
     return out.reset_index(drop=True)
 
 
-def _tests(obs: pd.DataFrame, order: list[str], level: float) -> dict:
-    """Per (mode, query, arm) against the base: Welch p, Holm p across the mode's queries, the
-    three-way verdict; only queries whose every repeat was ok in both arms are in a family."""
+def _streams(runs: pd.DataFrame) -> dict:
+    """Streams per (arm, mode) among the measured executions."""
+    if "stream" not in runs:
+        return {}
+    df = runs[~runs["warmup"].fillna(False).astype(bool)] if "warmup" in runs else runs
+    return df.groupby([df["arm"].astype(str), "mode"])["stream"].nunique().to_dict()
+
+
+#: The warning on a throughput row whose arms ran different numbers of streams.
+STREAMS_DIFFER = "streams differ between the arms: compared by queries per hour, not per query"
+
+
+def _no_comparison() -> dict:
+    keys = ("improvement_pct", "ci_low_pct", "ci_high_pct", "ratio", "ratio_ci_low",
+            "ratio_ci_high", "speedup", "speedup_ci_low", "speedup_ci_high", "efficiency",
+            "efficiency_ci_low", "efficiency_ci_high", "not_scaled")  # fmt: skip
+    return dict.fromkeys(keys)
+
+
+def alternated(obs: pd.DataFrame, base: str, arm: str) -> bool:
+    """Whether ``arm`` and ``base`` ran the same passes (rounds), so they pair by round; the
+    block design's return to the base adds passes only the base has."""
+    a = set(obs.loc[obs["arm"] == arm, "rep"])
+    b = set(obs.loc[obs["arm"] == base, "rep"])
+    return bool(a) and a == b
+
+
+def _tests(
+    obs: pd.DataFrame,
+    order: list[str],
+    level: float,
+    streams: dict | None = None,
+    *,
+    in_rounds: bool = True,
+) -> dict:
+    """Per (mode, query, arm) against the base: p, Holm p across the mode's queries, the
+    three-way verdict; only queries whose every repeat was ok in both arms are in a family.
+
+    Passes that ran in rounds (``in_rounds``, :func:`.passes.rounds_ordered`): the paired t
+    of :func:`.passes.query_tests` (the ratio and its interval come with it). Otherwise
+    (blocks, or an order not known): Welch against every base pass. A throughput mode
+    whose arms ran different numbers of streams gets no per-query test (``skip``)."""
     base, out = order[0], {}
+    streams = streams or {}
     for a in order[1:]:
         pair = obs[obs["arm"].isin([base, a])]
         all_ok = pair.groupby(["mode", "query"])["status"].agg(lambda s: set(s) == {"ok"})
@@ -233,25 +294,57 @@ def _tests(obs: pd.DataFrame, order: list[str], level: float) -> dict:
         pair = pair.set_index(["mode", "query"]).loc[keep[keep].index].reset_index()
         if not len(pair):
             continue
-        cmp = compare_arms(
-            pair,
-            base,
-            a,
-            metric="seconds",
-            higher_is_better=False,
-            level=level,
-            alpha=ALPHA,
-            family="workload",  # Holm within each mode (the first key)
-            paired=False,
-            keys=["mode", "query", "arm"],
-        )
-        for r in cmp.itertuples(index=False):
-            p, padj = _opt(r.p_value), _opt(r.p_adjusted)
-            out[(r.mode, int(r.query), a)] = {
-                "p_value": p,
-                "p_adjusted": padj,
-                "scaling": _scaling(padj, _opt(r.ratio_ci_low), _opt(r.ratio_ci_high)),
-            }
+        for mode, mp in pair.groupby("mode", sort=False):
+            if mode == "throughput" and streams.get((a, mode)) != streams.get((base, mode)):
+                for q in mp["query"].unique():
+                    out[(mode, int(q), a)] = {"skip": STREAMS_DIFFER}
+                continue
+            if in_rounds and alternated(mp, base, a):
+                out.update(_paired_tests(mp, base, a, mode, level))
+            else:
+                out.update(_welch_tests(mp, base, a, level))
+    return out
+
+
+def _paired_tests(mp: pd.DataFrame, base: str, arm: str, mode: str, level: float) -> dict:
+    d = P.round_log_ratios(mp, base, arm)
+    res = P.query_tests(d, level)
+    out = {}
+    for r in res.itertuples(index=False):
+        lo, hi = _opt(r.ratio_ci_low), _opt(r.ratio_ci_high)
+        padj = _opt(r.p_adjusted)
+        out[(mode, int(r.query), arm)] = {
+            "p_value": _opt(r.p_value),
+            "p_adjusted": padj,
+            "scaling": _scaling(padj, lo, hi),
+            "ratio": _opt(r.ratio),
+            "ratio_ci_low": lo,
+            "ratio_ci_high": hi,
+        }
+    return out
+
+
+def _welch_tests(pair: pd.DataFrame, base: str, a: str, level: float) -> dict:
+    out = {}
+    cmp = compare_arms(
+        pair,
+        base,
+        a,
+        metric="seconds",
+        higher_is_better=False,
+        level=level,
+        alpha=ALPHA,
+        family="workload",  # Holm within each mode (the first key)
+        paired=False,
+        keys=["mode", "query", "arm"],
+    )
+    for r in cmp.itertuples(index=False):
+        p, padj = _opt(r.p_value), _opt(r.p_adjusted)
+        out[(r.mode, int(r.query), a)] = {
+            "p_value": p,
+            "p_adjusted": padj,
+            "scaling": _scaling(padj, _opt(r.ratio_ci_low), _opt(r.ratio_ci_high)),
+        }
     return out
 
 
@@ -397,6 +490,7 @@ def overall_summary(
     base = order[0]
     unit = arm_units(order, units)
     obs = observations(runs)
+    by_pass = _pass_figures(runs, order, level)
     rows = []
     for mode, mobs in obs.groupby("mode", sort=True):
         status = mobs.groupby(["query", "arm"])["status"].agg(lambda s: set(s) == {"ok"})
@@ -409,10 +503,48 @@ def overall_summary(
         }
         base_moments = {q: log_mean_moments(cells[(q, base)]) for q in good}
         for a in order:
-            rows.append(
-                _overall_row(mode, a, base, good, excluded, cells, base_moments, mobs, unit, level)
+            row = _overall_row(
+                mode, a, base, good, excluded, cells, base_moments, mobs, unit, level
             )
+            if a != base and (mode, a) in by_pass:
+                row.update(_from_passes(by_pass[(mode, a)], unit, a, base))
+            rows.append(row)
     return pd.DataFrame(rows).reindex(columns=OVERALL_COLUMNS)
+
+
+def _pass_figures(runs: pd.DataFrame, order: list[str], level: float) -> dict:
+    """Per (mode, arm): the pass-by-pass comparisons of the geometric mean and the total (the
+    unit of replication is the pass; the queries of one pass shared its drift), when the
+    runs carry the pass columns (``started_at``, ``stream``)."""
+    if not {"started_at", "stream"} <= set(runs.columns) or len(order) < 2:
+        return {}
+    passes = P.pass_table(runs, order)
+    if not len(passes):
+        return {}
+    g = P.compare_passes(passes, order, level, metric="geomean_s").set_index(["mode", "arm"])
+    t = P.compare_passes(passes, order, level, metric="total_s").set_index(["mode", "arm"])
+    return {k: {"geomean": g.loc[k], "total": t.loc[k]} for k in g.index}
+
+
+def _from_passes(cmp: dict, unit: dict, arm: str, base: str) -> dict:
+    """The overall row's ratio fields from the pass comparisons (None where they have none;
+    none at all in a throughput mode whose arms ran different numbers of streams)."""
+    g, t = cmp["geomean"], cmp["total"]
+    if g["streams"] != g["base_streams"]:
+        return {**_no_comparison(), "geomean_ratio": None, "total_ratio": None,
+                "total_ratio_ci_low": None, "total_ratio_ci_high": None,
+                "total_improvement_pct": None, "total_ci_low_pct": None,
+                "total_ci_high_pct": None}  # fmt: skip
+    ideal = unit.get(arm, math.nan) / unit.get(base, math.nan)
+    ideal = None if math.isnan(ideal) else ideal
+    fields = _scaling_fields(_opt(g["ratio"]), _opt(g["ci_low"]), _opt(g["ci_high"]), ideal)
+    out = {("geomean_ratio" if k == "ratio" else k): v for k, v in fields.items()}
+    tr, tlo, thi = _opt(t["ratio"]), _opt(t["ci_low"]), _opt(t["ci_high"])
+    out.update(total_ratio=tr, total_ratio_ci_low=tlo, total_ratio_ci_high=thi,
+               total_improvement_pct=None if tr is None else (1 - tr) * 100,
+               total_ci_low_pct=None if thi is None else (1 - thi) * 100,
+               total_ci_high_pct=None if tlo is None else (1 - tlo) * 100)  # fmt: skip
+    return out
 
 
 def _overall_row(mode, arm, base, good, excluded, cells, base_moments, mobs, unit, level):
