@@ -304,7 +304,7 @@ def test_zh_punct_converts_the_sentence_and_keeps_figures_names_and_code():
     assert "最佳取值为 8\uff1a2,646" in said
     assert "unbound\uff1a22 个" in W.say(
         "f_tpch_counts", "zh", mode="power", base="cpus:0", arm="unbound", faster=0, n=22,
-        slower=0, same=22, fig="+1%", unresolved="",
+        slower=0, same=22, fig_abs="1%", unresolved="",
     )  # fmt: skip
     # a figure passed to say() keeps its own punctuation: an arm named cpus:0, an interval
     s = W.say("f_pair", "zh", cand="cpus:0", base="node(0)")

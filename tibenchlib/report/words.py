@@ -613,14 +613,14 @@ SENTENCES: dict[str, dict[str, str]] = {
         "{same} without a detectable change{unresolved}; time saved over all queries (geometric "
         "mean) {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化{unresolved};全部查询的耗时(几何平均)减少 {fig}。",
+        "{same} 个未检测到变化{unresolved};全部查询的耗时(几何平均)减少 {fig_abs}。",
     },
     "f_tpch_counts_longer": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
         "{same} without a detectable change{unresolved}; time over all queries (geometric mean) "
         "longer by {fig}.",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
-        "{same} 个未检测到变化{unresolved};全部查询的耗时(几何平均)增加 {fig}。",
+        "{same} 个未检测到变化{unresolved};全部查询的耗时(几何平均)增加 {fig_abs}。",
     },
     "f_tpch_counts_nochange": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
@@ -633,13 +633,13 @@ SENTENCES: dict[str, dict[str, str]] = {
     "f_tpch_counts_pooled": {
         "en": "TPC-H {mode}, {base} → {arm}: time saved over all {n} queries (geometric mean) "
         "{fig}, though no single query is shown faster or slower on its own.",
-        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的耗时(几何平均)减少 {fig},"
+        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的耗时(几何平均)减少 {fig_abs},"
         "但单条查询差异均不显著。",
     },
     "f_tpch_counts_longer_pooled": {
         "en": "TPC-H {mode}, {base} → {arm}: time over all {n} queries (geometric mean) longer by "
         "{fig}, though no single query is shown faster or slower on its own.",
-        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的耗时(几何平均)增加 {fig},"
+        "zh": "TPC-H {mode},{base} → {arm}:全部 {n} 个查询的耗时(几何平均)增加 {fig_abs},"
         "但单条查询差异均不显著。",
     },
     "f_tpch_qph": {
@@ -740,7 +740,7 @@ SENTENCES: dict[str, dict[str, str]] = {
     },
     "r_no_query_shown": {
         "en": "no query shown faster or slower",
-        "zh": "没有查询被确认更快或更慢",
+        "zh": "单条查询差异均不显著",
     },
     "r_overlap": {
         "en": "their intervals overlap the best's",
