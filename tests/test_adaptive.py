@@ -172,7 +172,7 @@ def _simulate(rng, reps, mu, sigma, *, max_rounds, phi=0.0, drift=0.0):
     (lognormal figures) or AR(1) with coefficient ``phi`` over the runs in execution order;
     ``drift``: a trend per run in execution order (a shift shared by a whole round cancels
     exactly in the log ratio; a trend inside the round does not). The arms run in the sweep's
-    own order, :func:`tibenchlib.runorder.arm_order` (AB, BA, BA, AB, ...)."""
+    own order, :func:`tibenchlib.runorder.arm_order` over ``max_rounds`` (AB, BA, AB, BA, ...)."""
     n = 2 * max_rounds
     z = rng.normal(size=(reps, n)) * sigma
     e = np.empty_like(z)
@@ -180,7 +180,7 @@ def _simulate(rng, reps, mu, sigma, *, max_rounds, phi=0.0, drift=0.0):
     for i in range(1, n):
         e[:, i] = phi * e[:, i - 1] + z[:, i]
     trend = drift * np.arange(n)
-    order = [arm_order(["a", "b"], r + 1) for r in range(max_rounds)]
+    order = [arm_order(["a", "b"], r + 1, max_rounds) for r in range(max_rounds)]
     a = np.array([2 * r + o.index("a") for r, o in enumerate(order)])
     b = np.array([2 * r + o.index("b") for r, o in enumerate(order)])
     return (e[:, b] + trend[b] + mu) - (e[:, a] + trend[a])
@@ -192,7 +192,7 @@ def test_the_simulation_runs_the_arms_in_the_sweeps_order():
     # pure drift of 1 per run: each round's log ratio is seq(b) - seq(a) of the plan
     d = _simulate(np.random.default_rng(0), 1, 0.0, 0.0, max_rounds=6, drift=1.0)[0]
     assert d.tolist() == [seq[("b", r)] - seq[("a", r)] for r in range(1, 7)]
-    assert d.tolist() == [1, -1, -1, 1, 1, -1]  # AB, BA, BA, AB: no two rounds join like runs
+    assert d.tolist() == [1, -1, 1, -1, 1, -1]  # AB, BA, AB, BA: balanced for carry-over
 
 
 def _rates(ratio, lo, hi, p, mu, delta_pct=2.0):
@@ -373,7 +373,7 @@ def test_rounds_after_stage_one_hold_only_the_open_cells_in_the_full_plans_order
     assert {(x.workload, x.threads) for x in r4} == {("oltp_point_select", 4)}
     full = {x.run_key: x.seq for x in plan(s)}
     assert [x.seq for x in r4] == [full[x.run_key] for x in r4]
-    assert [x.arm for x in r4] == arm_order(["a", "b"], 4) == ["a", "b"]
+    assert [x.arm for x in r4] == arm_order(["a", "b"], 4, s.max_rounds) == ["b", "a"]
     dec = cell_decisions(s, runs)
     assert open_cells(dec) == [("oltp_point_select", 4)]
     quiet_row = dec[dec["threads"] == 1].iloc[0]
@@ -408,7 +408,8 @@ def test_round_series_pairs_one_run_of_each_arm_per_round_and_skips_failures():
 
 def test_dry_run_states_the_rule_and_the_range_of_runs():
     est = phase_estimate(_study(duration_s=10))
-    assert est["runs_min"] == 2 * 2 * 2 * 3 and est["runs"] == 2 * 2 * 2 * 6
+    # and the pre-period's one run
+    assert est["runs_min"] == 2 * 2 * 2 * 3 + 1 and est["runs"] == 2 * 2 * 2 * 6 + 1
     assert est["eta_min_s"] < est["eta_s"]
     assert est["rule"].startswith("at most 6 rounds; from round 3 on, each cell stops")
     assert "±2%" in est["rule"] and "O'Brien-Fleming" in est["rule"]
@@ -421,11 +422,11 @@ def test_tibench_dry_run_prints_the_range_and_the_rule(tmp_path, data_dir):
 
     f = _real_params(tmp_path)
     text = tibench("run", str(f), "--phase", "sweep", "--dry-run").stdout
-    assert "8–16" in text and "sweep: at most 4 rounds; from round 2 on" in text
+    assert "9–17" in text and "sweep: at most 4 rounds; from round 2 on" in text
     assert "sweep runs, in order (the most it may run):" in text
     entry = json.loads(tibench("run", str(f), "--phase", "sweep", "--dry-run", "--json").stdout)
     sweep = entry["phases"][0]
-    assert (sweep["runs_min"], sweep["runs"]) == (8, 16) and sweep["eta_min_s"] < sweep["eta_s"]
+    assert (sweep["runs_min"], sweep["runs"]) == (9, 17) and sweep["eta_min_s"] < sweep["eta_s"]
     assert not (data_dir / "adapt").exists(), "a dry run writes nothing"
 
 
