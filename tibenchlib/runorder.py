@@ -50,15 +50,32 @@ class Design:
     position: tuple[tuple[int, ...], ...]
 
     @property
-    def carry_balanced(self) -> bool:
-        """Each arm is preceded by each arm equally often (the counts per predecessor agree)."""
-        return all(len(set(row)) == 1 for row in self.carry)
+    def carry_spread(self) -> int:
+        """The largest difference between two arms' counts of following the same third arm:
+        0 when each arm is preceded by each other arm equally often."""
+        k = len(self.carry)
+        return max(
+            (max(row[x] for x in range(k) if x != z) - min(row[x] for x in range(k) if x != z))
+            for z, row in enumerate(self.carry)
+        )
 
     @property
-    def carry_spread(self) -> int:
-        """The largest difference, over predecessors, between two arms' counts of following
-        it: 0 when balanced, 1 when as close as a round count that allows no balance gets."""
-        return max(max(row) - min(row) for row in self.carry)
+    def carry_balanced(self) -> bool:
+        """No first-order carry-over can bias a comparison of two arms that are the same:
+        each arm is preceded by each other arm equally often, x follows y as often as y
+        follows x, and every arm follows itself (re-opened) equally often."""
+        k = len(self.carry)
+        c = self.carry
+        return (
+            self.carry_spread == 0
+            and all(c[x][y] == c[y][x] for x in range(k) for y in range(k))
+            and len({c[x][x] for x in range(k)}) == 1
+        )
+
+    @property
+    def serially_balanced(self) -> bool:
+        """Each arm is preceded by each arm, itself included, equally often."""
+        return len({x for row in self.carry for x in row}) == 1
 
 
 def _counts(seq: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -69,14 +86,32 @@ def _counts(seq: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return carry, pos
 
 
+def _costs(carry: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Departures from balance of designs' counts (``carry``, ``pos``: designs x k x k).
+
+    First (weighted 1000): per predecessor, the spread of its counts over the other arms (a
+    third arm inherited unequally biases any pair), the asymmetry of each pair's counts (x
+    after y against y after x) and the spread of the arms' counts after themselves: zero
+    together means no pair of arms that are the same (an A-vs-A pair) can be biased by any
+    first-order carry-over. Then (weighted 30) each predecessor's counts over all arms, itself
+    included; last the arms' positions. Each as a sum of squared departures from the mean.
+    """
+    k = carry.shape[-1]
+    off = ~np.eye(k, dtype=bool)
+    offc = np.where(off, carry, 0).astype(float)
+    off_mean = offc.sum(axis=2, keepdims=True) / (k - 1)
+    c1 = (np.where(off, offc - off_mean, 0.0) ** 2).sum(axis=(1, 2))
+    c2 = ((carry - np.swapaxes(carry, 1, 2)) ** 2).sum(axis=(1, 2)) / 2
+    diag = np.diagonal(carry, axis1=1, axis2=2)
+    c3 = ((diag - diag.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    c4 = ((carry - carry.mean(axis=2, keepdims=True)) ** 2).sum(axis=(1, 2))
+    p = ((pos - pos.mean(axis=1, keepdims=True)) ** 2).sum(axis=(1, 2))
+    return np.round(_CARRY_WEIGHT * (c1 + c2 + c3) + 30.0 * c4 + p, 6)
+
+
 def _cost(seq: np.ndarray, k: int) -> float:
-    """Squared departures from balance: per predecessor, of its successors' counts from their
-    mean (zero when every arm follows it equally often), weighted above the same for
-    positions."""
     carry, pos = _counts(seq, k)
-    c = ((carry - carry.mean(axis=1, keepdims=True)) ** 2).sum()
-    p = ((pos - pos.mean(axis=0, keepdims=True)) ** 2).sum()
-    return _CARRY_WEIGHT * c + p
+    return float(_costs(carry[None], pos[None])[0])
 
 
 def _exhaustive(k: int, n: int) -> np.ndarray:
@@ -85,19 +120,14 @@ def _exhaustive(k: int, n: int) -> np.ndarray:
     perms = np.array(list(itertools.permutations(range(k))))
     idx = np.array(list(itertools.product(range(len(perms)), repeat=n)))
     seqs = perms[idx]  # sequences x rounds x arms
-    flat = np.concatenate([np.zeros((len(seqs), 1), int), seqs.reshape(len(seqs), -1)], axis=1)
-    pair = flat[:, :-1] * k + flat[:, 1:]
-    carry = np.zeros((len(seqs), k * k), int)
-    np.add.at(carry, (np.arange(len(seqs))[:, None], pair), 1)
-    carry = carry.reshape(-1, k, k)
-    pos = np.zeros((len(seqs), k * k), int)
-    np.add.at(
-        pos, (np.arange(len(seqs))[:, None], (seqs * k + np.arange(k)).reshape(len(seqs), -1)), 1
-    )
-    pos = pos.reshape(-1, k, k)
-    c = ((carry - carry.mean(axis=2, keepdims=True)) ** 2).sum(axis=(1, 2))
-    p = ((pos - pos.mean(axis=1, keepdims=True)) ** 2).sum(axis=(1, 2))
-    cost = np.round(_CARRY_WEIGHT * c + p, 6)
+    m = len(seqs)
+    flat = np.concatenate([np.zeros((m, 1), int), seqs.reshape(m, -1)], axis=1)
+    rows = np.arange(m)[:, None]
+    carry = np.zeros((m, k * k), int)
+    np.add.at(carry, (rows, flat[:, :-1] * k + flat[:, 1:]), 1)
+    pos = np.zeros((m, k * k), int)
+    np.add.at(pos, (rows, (seqs * k + np.arange(k)).reshape(m, -1)), 1)
+    cost = _costs(carry.reshape(m, k, k), pos.reshape(m, k, k))
     return seqs[int(np.argmin(cost))]
 
 
@@ -141,18 +171,20 @@ def round_design(labels: Sequence[str], rounds: int) -> Design:
     """The arms' order in each of ``rounds`` rounds, after a pre-period run of ``labels[0]``.
 
     Design: among all sequences of ``rounds`` permutations of the arms (exhaustively where
-    there are at most 60,000, else by seeded simulated annealing), the one that first makes the
-    arms following each arm, the pre-period and round boundaries included, as even as possible
-    (squared departures from equal counts), then each arm's positions in the round. Every
-    round re-opens its arms (switch and warm-up), so an arm that ends one round and starts the
-    next counts as preceded by itself, like any other predecessor.
+    there are at most 60,000, else by seeded simulated annealing), the one that first makes
+    what precedes each arm, the pre-period and round boundaries included, as even as possible,
+    then the arms' positions in the round (the costs: :func:`_costs`). Every round re-opens its
+    arms (switch and warm-up), so an arm that ends one round and begins the next counts as
+    preceded by itself.
 
-    Exact balance for carry-over (every arm preceded by every arm equally often) needs the
-    number of rounds to be a multiple of the number of arms: 3 arms over 6 rounds give
-    ``pre a; abc, cab, bac, cba, acb, bca`` up to relabelling, each ordered pair twice. Other
-    round counts get the least imbalance possible: over 5 rounds of 3 arms no two arms'
-    counts of following any arm differ by more than one. The same labels and rounds always
-    give the same design.
+    What it gives: with 2 or 3 arms, from 4 rounds on, each arm is preceded by each other
+    arm equally often, x follows y as often as y follows x, and each arm follows itself
+    equally often (:attr:`Design.carry_balanced`), so no first-order carry-over can bias an
+    A-vs-A pair: 3 arms over 4 rounds ``pre a; bac abc acb cba`` (each arm after each other
+    twice, never after itself), over 5 ``pre a; abc acb bac cab cba``, over 6 the serially
+    balanced ``pre a; abc cab bac cba acb bca`` (each ordered pair, itself included, twice).
+    3 arms over 3 rounds, and 4 arms or more, get the least imbalance found: counts that
+    differ by one or two runs. The same labels and rounds always give the same design.
 
     Parameters
     ----------
