@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tibenchlib.carryover import DEMO_ARMS, MODELS, executed, log_offsets, simulate
+from tibenchlib.carryover import DEMO_ARMS, DEMO_PAIRS, MODELS, executed, log_offsets, simulate
 from tibenchlib.params import parse_study
 from tibenchlib.stats import compare_arms
 
@@ -45,7 +45,8 @@ TRUTH = {"flush1": 1.0, "flush1_again": 1.0, "flush2": 1.5}
     ],
 )
 def test_the_balanced_design_removes_the_a_vs_a_lean(model, rounds, rotated_pct):
-    kw = {"base": "flush1", "cand": "flush1_again", "truth": TRUTH, **MODELS[model]}
+    kw = {"base": "flush1", "cand": "flush1_again", "truth": TRUTH, "pairs": DEMO_PAIRS}
+    kw |= MODELS[model]
     rotated = simulate(DEMO_ARMS, rounds, "rotated", studies=1000, seed=3, **kw)
     balanced = simulate(DEMO_ARMS, rounds, "balanced", studies=1000, seed=3, **kw)
     # the former order leans by what its effects alone give, and the simulation sees it
@@ -60,7 +61,7 @@ def test_the_balanced_design_removes_the_a_vs_a_lean(model, rounds, rotated_pct)
 def test_the_simulation_compares_as_the_sweep_does():
     """The simulation's paired ratio is the comparison the sweep's compare phase makes from the
     catalog's rows (round = repeat, execution order = seq)."""
-    runs = executed(DEMO_ARMS, 5, "balanced")
+    runs = executed(DEMO_ARMS, 5, "balanced", DEMO_PAIRS)
     mu = log_offsets(runs, TRUTH, **MODELS["both"])
     rng = np.random.default_rng(5)
     for _ in range(3):

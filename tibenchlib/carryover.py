@@ -39,13 +39,19 @@ class Run:
     after: str | None  # the arm of the run before it
 
 
-def executed(labels: Sequence[str], rounds: int, order: str) -> list[Run]:
+def executed(
+    labels: Sequence[str],
+    rounds: int,
+    order: str,
+    pairs: Sequence[tuple[str, str]] | None = None,
+) -> list[Run]:
     """The runs of one cell per arm and round as the run loop executes ``order`` (``rotated`` or
-    ``balanced``, see the module's docstring)."""
+    ``balanced``, see the module's docstring; ``pairs``: the compared pairs the balanced design
+    balances first)."""
     if order == "rotated":
         plan = [(a, r) for r in range(1, rounds + 1) for a in arm_order(list(labels), r)]
     elif order == "balanced":
-        d = round_design(labels, rounds)
+        d = round_design(labels, rounds, pairs)
         plan = [(d.pre, 0)] + [(a, r) for r, o in enumerate(d.rounds, start=1) for a in o]
     else:
         raise ValueError(f"order must be one of {ORDERS}, not {order!r}")
@@ -104,6 +110,7 @@ def simulate(
     carry: Mapping[str, float] | None = None,
     studies: int = 10_000,
     seed: int = 0,
+    pairs: Sequence[tuple[str, str]] | None = None,
 ) -> dict:
     """``studies`` simulated studies of ``labels`` over ``rounds`` rounds run in ``order``;
     the pair ``cand`` against ``base`` compared within rounds in each.
@@ -115,7 +122,7 @@ def simulate(
     and ``claims``, the share of studies whose 95% interval excludes no difference.
     """
     truth = truth or {a: 1.0 for a in labels}
-    runs = executed(labels, rounds, order)
+    runs = executed(labels, rounds, order, pairs)
     mu = log_offsets(runs, truth, continuation, carry)
     sigma = np.sqrt(np.log1p(cv**2))
     rng = np.random.default_rng(seed)
@@ -145,6 +152,7 @@ def simulate(
 #: into the next round gains 5% (``continuation``); an arm opened after flush2, which leaves
 #: the most dirty pages, loses 5% (``flush2``).
 DEMO_ARMS = ("flush1", "flush1_again", "flush2")
+DEMO_PAIRS = (("flush1", "flush2"), ("flush1", "flush1_again"))
 MODELS: dict[str, dict] = {
     "continuation +5%": {"continuation": 0.05},
     "after flush2 -5%": {"carry": {"flush2": -0.05}},
@@ -164,7 +172,7 @@ def aa_lean_table(
             for order in ORDERS:
                 r = simulate(
                     DEMO_ARMS, n, order, base="flush1", cand="flush1_again", truth=truth, cv=cv,
-                    studies=studies, seed=seed, **effects,
+                    studies=studies, seed=seed, pairs=DEMO_PAIRS, **effects,
                 )  # fmt: skip
                 rows.append({"model": model, **r})
     return pd.DataFrame(rows)

@@ -72,7 +72,7 @@ def plan(study: Study, only: list[str] | None = None) -> list[RunSpec]:
     labels = [p for p in policies(study) if not only or p in only]
     out: list[RunSpec] = []
 
-    design = round_design(labels, n.repeats)
+    design = round_design(labels, n.repeats, [(BASELINE, p) for p in labels if p != BASELINE])
     if len(labels) > 1:
         # one run of the first predecessor's last cell, the one the first round inherits
         out.append(RunSpec(design.pre, n.workloads[-1], n.threads[-1], 0, 0, PHASE + PRE_SUFFIX))

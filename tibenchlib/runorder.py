@@ -32,18 +32,20 @@ PRE_SUFFIX = "-pre"
 
 #: Designs searched exhaustively below this many candidate sequences, by seeded annealing above.
 _EXHAUSTIVE = 60_000
-#: Weight of carry-over imbalance against position imbalance: carry-over is decided first.
-_CARRY_WEIGHT = 1000.0
+#: Weight of the compared pairs' imbalance: it is decided first.
+_CARRY_WEIGHT = 10_000.0
 
 
 @dataclass(frozen=True)
 class Design:
     """An arm order over ``len(rounds)`` rounds, after one pre-period run of arm ``pre``.
 
-    ``carry[i][j]`` counts the runs of arm ``j`` that follow a run of arm ``i`` (the pre-period
-    included); ``position[i][p]`` the rounds in which arm ``i`` runs in position ``p``.
+    ``carry[i][j]`` counts the runs of arm ``labels[j]`` that follow a run of arm
+    ``labels[i]`` (the pre-period included); ``position[i][p]`` the rounds in which arm
+    ``labels[i]`` runs in position ``p``.
     """
 
+    labels: tuple[str, ...]
     pre: str
     rounds: tuple[tuple[str, ...], ...]
     carry: tuple[tuple[int, ...], ...]
@@ -86,35 +88,53 @@ def _counts(seq: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return carry, pos
 
 
-def _costs(carry: np.ndarray, pos: np.ndarray) -> np.ndarray:
+def _pair_terms(carry: np.ndarray, moment: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Per design, the summed squared imbalances that could bias a comparison of each pair
+    (x, y) of ``pairs`` were x and y the same arm: a third arm z preceding x and y unequally,
+    x after y against y after x, x after itself against y after itself, and x's mean position
+    in the round against y's (a drift within rounds)."""
+    x, y = pairs[:, 0], pairs[:, 1]
+    k = carry.shape[-1]
+    third = np.ones((len(pairs), k), bool)
+    third[np.arange(len(pairs)), x] = False
+    third[np.arange(len(pairs)), y] = False
+    d = carry[:, :, x] - carry[:, :, y]  # designs x predecessors x pairs
+    t1 = (np.where(third.T[None], d, 0) ** 2).sum(axis=(1, 2))
+    t2 = ((carry[:, x, y] - carry[:, y, x]) ** 2).sum(axis=1)
+    t3 = ((carry[:, x, x] - carry[:, y, y]) ** 2).sum(axis=1)
+    t4 = ((moment[:, x] - moment[:, y]) ** 2).sum(axis=1)
+    return t1 + t2 + t3 + t4
+
+
+def _costs(carry: np.ndarray, pos: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """Departures from balance of designs' counts (``carry``, ``pos``: designs x k x k).
 
-    First (weighted 1000): per predecessor, the spread of its counts over the other arms (a
-    third arm inherited unequally biases any pair), the asymmetry of each pair's counts (x
-    after y against y after x) and the spread of the arms' counts after themselves: zero
-    together means no pair of arms that are the same (an A-vs-A pair) can be biased by any
-    first-order carry-over. Then (weighted 30) each predecessor's counts over all arms, itself
-    included; last the arms' positions. Each as a sum of squared departures from the mean.
+    First (weighted 10,000) :func:`_pair_terms` over the pairs the study compares, then
+    (weighted 100) the same over every pair of arms, then (weighted 3) each predecessor's
+    counts over all arms, itself included, last the arms' counts per position; each a sum of
+    squared departures. Zero in the first means no first-order carry-over and no linear drift
+    within rounds can bias a compared pair of arms that are the same (an A-vs-A pair).
     """
     k = carry.shape[-1]
-    off = ~np.eye(k, dtype=bool)
-    offc = np.where(off, carry, 0).astype(float)
-    off_mean = offc.sum(axis=2, keepdims=True) / (k - 1)
-    c1 = (np.where(off, offc - off_mean, 0.0) ** 2).sum(axis=(1, 2))
-    c2 = ((carry - np.swapaxes(carry, 1, 2)) ** 2).sum(axis=(1, 2)) / 2
-    diag = np.diagonal(carry, axis1=1, axis2=2)
-    c3 = ((diag - diag.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    moment = (pos * np.arange(k)).sum(axis=2)
+    every = np.array(list(itertools.combinations(range(k), 2)))
     c4 = ((carry - carry.mean(axis=2, keepdims=True)) ** 2).sum(axis=(1, 2))
     p = ((pos - pos.mean(axis=1, keepdims=True)) ** 2).sum(axis=(1, 2))
-    return np.round(_CARRY_WEIGHT * (c1 + c2 + c3) + 30.0 * c4 + p, 6)
+    cost = (
+        _CARRY_WEIGHT * _pair_terms(carry, moment, pairs)
+        + 100.0 * _pair_terms(carry, moment, every)
+        + 3.0 * c4
+        + p
+    )
+    return np.round(cost, 6)
 
 
-def _cost(seq: np.ndarray, k: int) -> float:
+def _cost(seq: np.ndarray, k: int, pairs: np.ndarray) -> float:
     carry, pos = _counts(seq, k)
-    return float(_costs(carry[None], pos[None])[0])
+    return float(_costs(carry[None], pos[None], pairs)[0])
 
 
-def _exhaustive(k: int, n: int) -> np.ndarray:
+def _exhaustive(k: int, n: int, pairs: np.ndarray) -> np.ndarray:
     """The least-cost sequence of ``n`` permutations of ``k`` arms, every sequence scored at
     once (the first of equal cost in lexicographic order)."""
     perms = np.array(list(itertools.permutations(range(k))))
@@ -127,25 +147,27 @@ def _exhaustive(k: int, n: int) -> np.ndarray:
     np.add.at(carry, (rows, flat[:, :-1] * k + flat[:, 1:]), 1)
     pos = np.zeros((m, k * k), int)
     np.add.at(pos, (rows, (seqs * k + np.arange(k)).reshape(m, -1)), 1)
-    cost = _costs(carry.reshape(m, k, k), pos.reshape(m, k, k))
+    cost = _costs(carry.reshape(m, k, k), pos.reshape(m, k, k), pairs)
     return seqs[int(np.argmin(cost))]
 
 
-def _anneal(k: int, n: int, *, steps: int = 12000, seed: int = 20261128) -> np.ndarray:
+def _anneal(
+    k: int, n: int, pairs: np.ndarray, *, steps: int = 12000, seed: int = 20261128
+) -> np.ndarray:
     """Seeded simulated annealing over the rounds' permutations (moves: swap two arms within a
     round); starts from the rotated-and-reversed orders, keeps the best seen."""
     rng = random.Random(seed)
     seq = np.array([_rotation(list(range(k)), r) for r in range(1, n + 1)])
-    cost = _cost(seq, k)
+    cost = _cost(seq, k, pairs)
     best, best_cost = seq.copy(), cost
-    temp0 = 2.0 * _CARRY_WEIGHT
+    temp0 = 0.2 * _CARRY_WEIGHT
     for step in range(steps):
         r = int(rng.random() * n)
         i, j = int(rng.random() * k), int(rng.random() * k)
         if i == j:
             continue
         seq[r, i], seq[r, j] = seq[r, j], seq[r, i]
-        new = _cost(seq, k)
+        new = _cost(seq, k, pairs)
         temp = temp0 * (1 - step / steps) + 1e-6
         if new <= cost or rng.random() < math.exp((cost - new) / temp):
             cost = new
@@ -159,32 +181,40 @@ def _anneal(k: int, n: int, *, steps: int = 12000, seed: int = 20261128) -> np.n
 
 
 @lru_cache(maxsize=256)
-def _index_design(k: int, n: int) -> tuple[tuple[int, ...], ...]:
+def _index_design(
+    k: int, n: int, pairs: tuple[tuple[int, int], ...]
+) -> tuple[tuple[int, ...], ...]:
     if k == 1:
         return ((0,),) * n
+    pp = np.array(pairs, dtype=int).reshape(-1, 2)
     space = math.factorial(k) ** n
-    seq = _exhaustive(k, n) if space <= _EXHAUSTIVE else _anneal(k, n)
+    seq = _exhaustive(k, n, pp) if space <= _EXHAUSTIVE else _anneal(k, n, pp)
     return tuple(tuple(int(x) for x in row) for row in seq)
 
 
-def round_design(labels: Sequence[str], rounds: int) -> Design:
+def round_design(
+    labels: Sequence[str], rounds: int, pairs: Sequence[tuple[str, str]] | None = None
+) -> Design:
     """The arms' order in each of ``rounds`` rounds, after a pre-period run of ``labels[0]``.
 
     Design: among all sequences of ``rounds`` permutations of the arms (exhaustively where
-    there are at most 60,000, else by seeded simulated annealing), the one that first makes
-    what precedes each arm, the pre-period and round boundaries included, as even as possible,
-    then the arms' positions in the round (the costs: :func:`_costs`). Every round re-opens its
-    arms (switch and warm-up), so an arm that ends one round and begins the next counts as
-    preceded by itself.
+    there are at most 60,000, else by seeded simulated annealing), the one that first balances
+    each compared pair (x, y) of ``pairs`` (default: every pair) for what precedes it, the
+    pre-period and round boundaries included, and for its mean position in the round: every
+    third arm precedes x as often as y, x follows y as often as y follows x, x follows itself
+    as often as y does, and x's positions add up to y's (:func:`_pair_terms`). Then the same
+    for every pair of arms, then what precedes each arm over all arms, then the positions
+    (the costs: :func:`_costs`). Every round re-opens its arms (switch and warm-up), so an
+    arm that ends one round and begins the next counts as preceded by itself.
 
-    What it gives: with 2 or 3 arms, from 4 rounds on, each arm is preceded by each other
-    arm equally often, x follows y as often as y follows x, and each arm follows itself
-    equally often (:attr:`Design.carry_balanced`), so no first-order carry-over can bias an
-    A-vs-A pair: 3 arms over 4 rounds ``pre a; bac abc acb cba`` (each arm after each other
-    twice, never after itself), over 5 ``pre a; abc acb bac cab cba``, over 6 the serially
-    balanced ``pre a; abc cab bac cba acb bca`` (each ordered pair, itself included, twice).
-    3 arms over 3 rounds, and 4 arms or more, get the least imbalance found: counts that
-    differ by one or two runs. The same labels and rounds always give the same design.
+    Where the first criterion is met, neither a first-order carry-over of any size from any
+    arm nor a linear drift within rounds can bias the pair when its two arms are the same (an
+    A-vs-A pair). 2 arms: AB, BA, AB, BA, ... 3 arms over 4 rounds ``pre a; abc cba cab bac``
+    and over 5 ``pre a; bac acb cab cba bac`` balance two of the three pairs, (a, b) and (b,
+    c), exactly; over 6 rounds the serially balanced ``pre a; abc cab bac cba acb bca`` (each
+    ordered pair, itself included, twice; every position twice) balances all three. Other
+    sizes get the least imbalance found (:attr:`Design.carry_spread`). The same labels,
+    rounds and pairs always give the same design.
 
     Parameters
     ----------
@@ -192,6 +222,9 @@ def round_design(labels: Sequence[str], rounds: int) -> Design:
         The arms, in the params' order; the first is the pre-period's arm.
     rounds : int
         Number of rounds (at least 1).
+    pairs : sequence of (str, str), optional
+        The pairs of arms the study compares, balanced first; pairs naming an arm not in
+        ``labels`` are left out. None: every pair alike.
 
     Returns
     -------
@@ -200,10 +233,16 @@ def round_design(labels: Sequence[str], rounds: int) -> Design:
     labels = list(labels)
     if not labels or rounds < 1:
         raise ValueError("a round design needs at least one arm and one round")
-    idx = _index_design(len(labels), rounds)
+    at = {a: i for i, a in enumerate(labels)}
+    chosen = [(at[x], at[y]) for x, y in pairs or () if x in at and y in at and x != y]
+    if not chosen:
+        chosen = list(itertools.combinations(range(len(labels)), 2))
+    key = tuple(sorted({(min(p), max(p)) for p in chosen}))
+    idx = _index_design(len(labels), rounds, key)
     seq = np.array(idx)
     carry, pos = _counts(seq, len(labels))
     return Design(
+        labels=tuple(labels),
         pre=labels[0],
         rounds=tuple(tuple(labels[i] for i in row) for row in idx),
         carry=tuple(tuple(int(x) for x in row) for row in carry),
@@ -239,12 +278,13 @@ def run_order(
     repeats: int,
     *,
     pre: bool = False,
+    pairs: Sequence[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str, int, int]]:
     """``(arm, workload, threads, repeat)`` in execution order, as ``study.order`` asks.
 
     ``interleaved``: rounds in :func:`round_design`'s orders, after, with ``pre`` and two arms
     or more, the pre-period (repeat 0: one run of the design's ``pre`` arm, its last cell, the
-    one whose aftermath the first round's first arm inherits);
+    one whose aftermath the first round's first arm inherits), balanced first for ``pairs``;
     ``random``: rounds with the arms and the cells within each arm shuffled (seeded);
     ``sequential``: each cell's repeats back to back.
     """
@@ -266,7 +306,7 @@ def run_order(
                 rng.shuffle(c)
                 out += c
         return out
-    design = round_design(arms, repeats)
+    design = round_design(arms, repeats, pairs)
     if pre and len(arms) > 1:
         out += cells(design.pre, 0)[-1:]
     for r, in_round in enumerate(design.rounds, start=1):

@@ -56,6 +56,7 @@ def plan(
         lambda w: threads or study.threads_for(w),
         repeats or study.max_rounds,
         pre=True,
+        pairs=list(study.compare.pairs) or None,
     )
     pre = SWEEP_PHASE + PRE_SUFFIX
     return [
