@@ -58,7 +58,7 @@ def test_small_designs_are_balanced_for_carry_over_where_possible(k, n):
     assert spread <= (2 if k < 4 else 3)
 
 
-def test_three_arms_designs_the_issue_names():
+def test_three_arm_designs_over_5_and_6_rounds():
     d = round_design(["a", "b", "c"], 6)
     assert d.pre == "a" and ["".join(r) for r in d.rounds] == [
         "abc", "cab", "bac", "cba", "acb", "bca",

@@ -148,7 +148,7 @@ def simulate(
     }
 
 
-#: The demo's arms and the effects issue-style models give them: an arm carried on unopened
+#: The demo's arms and the effects the models give them: an arm carried on unopened
 #: into the next round gains 5% (``continuation``); an arm opened after flush2, which leaves
 #: the most dirty pages, loses 5% (``flush2``).
 DEMO_ARMS = ("flush1", "flush1_again", "flush2")
