@@ -18,7 +18,7 @@ from helpers import tibench
 
 from tibenchlib.params import parse_study
 from tibenchlib.store import Store
-from tibenchlib.sweep import estimate, plan
+from tibenchlib.sweep import estimate, plan, pre_only_first
 from tibenchlib.sysbench.record import check_run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +47,17 @@ def test_plan_interleaved_spreads_repeats_over_the_ladder():
     assert reps == sorted(reps)
     assert [s.arm for s in specs[1:9]] == ["a"] * 4 + ["b"] * 4
     assert len({s.run_key for s in specs}) == 17
+
+
+def test_a_pre_period_run_is_never_made_after_the_rounds_began():
+    """A study resumed after round 1 began (or measured before runs had a pre-period) does not
+    run the pre-period after its rounds; one already measured stays in the plan."""
+    specs = plan(_study())
+    pre, first = specs[0], specs[1]
+    assert pre_only_first(specs, {}) == specs
+    assert pre_only_first(specs, {first.run_key: "ok"}) == specs[1:]
+    assert pre_only_first(specs, {pre.run_key: "ok", first.run_key: "failed"}) == specs
+    assert pre_only_first(specs, {first.run_key: "ok"}, redo=True) == specs
 
 
 def test_plan_interleaved_balances_the_arm_order_over_rounds():

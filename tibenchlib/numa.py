@@ -35,7 +35,7 @@ from .stability import cpu_vs_throughput, stability_by_run
 from .stats import compare_arms
 from .store import Store
 from .sweep import estimate as runs_estimate
-from .sweep import openings, round_of
+from .sweep import openings, pre_only_first, round_of
 from .sysbench.prepare import ensure_ready
 from .sysbench.runner import RunSpec, describe, run_one
 from .target import open_arm
@@ -124,7 +124,7 @@ def run_numa_phase(
     for label in only or policies(study):
         if embedded:
             check_policy(parse_policy(label))  # before any run: a clear error, nothing wasted
-    specs = plan(study, only)
+    specs = pre_only_first(plan(study, only), store.run_status(study.study), redo=redo)
     several = len({s.arm for s in specs}) > 1
 
     def open_block(spec: RunSpec, _previous):

@@ -70,6 +70,19 @@ def compared(specs: list[RunSpec]) -> list[RunSpec]:
     return [s for s in specs if s.phase == SWEEP_PHASE]
 
 
+def pre_only_first(specs: list, done: dict[str, str], *, redo: bool = False) -> list:
+    """``specs`` without a pre-period run that would come too late: its place is before the
+    first round, so once a compared run of the plan is in the catalog (``done``: run key to
+    status; a study resumed, or measured before it had one) and the pre-period run is not, it
+    is left out rather than run after them. ``redo`` re-measures the whole plan."""
+    if redo:
+        return specs
+    begun = any(s.run_key in done for s in specs if not s.phase.endswith(PRE_SUFFIX))
+    return [
+        s for s in specs if not (begun and s.phase.endswith(PRE_SUFFIX) and s.run_key not in done)
+    ]
+
+
 def round_of(spec: RunSpec) -> int:
     """A run's round for the run loop, which re-opens the arm at each round's start."""
     return spec.repeat
@@ -176,7 +189,7 @@ def sweep(
     :func:`tibenchlib.runloop.run_plan`).
     """
     study, store, yes = context.study, context.store, context.yes
-    specs = plan(study, arms=arms)
+    specs = pre_only_first(plan(study, arms=arms), store.run_status(study.study), redo=redo)
     several = len({s.arm for s in specs}) > 1
 
     def open_ready(spec: RunSpec, previous):
