@@ -11,12 +11,22 @@ Each repetition is a whole demo sweep as ``tibench run params/demo.yaml --phase 
 compare`` runs it: a fresh private MariaDB under a temporary ``TIBENCH_DATA`` (so a server start
 and a cold buffer pool every time), ``prepare``, the sweep with its measured warm-ups, then the
 compare phase's table. The same runs are also compared unpaired (``paired=False``, the Fieller
-interval) to show what the paired design buys. Prints one line per repetition and the rates.
+interval) to show what the paired design buys. Prints one line per repetition and the rates,
+and the A-vs-A pair's lean: how many of its cells came out below and above 0, and the mean of
+its estimates with a t 95% interval over the sweeps (each sweep's mean over its cells, the
+sweeps independent), which a design that favours neither arm centres on 0.
+
+``--order rotated`` runs the sweep in the former order, for a before-and-after on the same host:
+rounds rotated and reversed (abc, cba, bca, acb, cab), no pre-period run, an arm opened only
+when the plan moves to another one (so an arm that ends a round carries on unopened into the
+next). ``balanced`` (the default) is the product's order
+(:func:`tibenchlib.runorder.round_design`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -27,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_overhead import header, loadavg, open_prepared, private_data, private_server  # noqa: E402
 
 from tibenchlib.params import load_study  # noqa: E402
+from tibenchlib.stats import t_interval  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,6 +60,7 @@ def judge(cmp, study) -> dict:
             f"{r.verdict}"
             for r in real.itertuples()
         ),
+        "aa_pct": [float(r.improvement_pct) for r in aa.itertuples()],
         "aa": "  ".join(
             f"t{r.threads} {r.improvement_pct:+.1f}% [{r.ci_low_pct:+.1f}, {r.ci_high_pct:+.1f}] "
             f"{r.verdict}"
@@ -57,18 +69,39 @@ def judge(cmp, study) -> dict:
     }
 
 
-def one(study_file: Path, k: int) -> dict:
+def rotated_plan(study, **kw):
+    """The former sweep plan: rounds in :func:`tibenchlib.runorder.arm_order`'s rotated and
+    reversed orders, no pre-period run."""
+    from tibenchlib.runorder import arm_order
+    from tibenchlib.sysbench.runner import RunSpec
+
+    arms = [a.label for a in study.arms]
+    order = [
+        (a, w, t, r)
+        for r in range(1, study.max_rounds + 1)
+        for a in arm_order(arms, r)
+        for w in study.workloads
+        for t in study.threads_for(w)
+    ]
+    return [RunSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(order)]
+
+
+def one(study_file: Path, k: int, order: str = "balanced") -> dict:
+    from unittest import mock
+
+    from tibenchlib import sweep as sweep_module
     from tibenchlib.compare import compare_arms_table
     from tibenchlib.phase import RunContext
     from tibenchlib.store import Store
-    from tibenchlib.sweep import sweep
 
     study = load_study(study_file, {"study": f"demo-ab-{k}"})
     with private_data(), private_server(study):
         open_prepared(study)
         store = Store.for_study(study, record=True)
         t0 = time.monotonic()
-        runs = sweep(RunContext.open(study, progress=False, store=store))
+        former = mock.patch.multiple(sweep_module, plan=rotated_plan, round_of=None)
+        with former if order == "rotated" else contextlib.nullcontext():
+            runs = sweep_module.sweep(RunContext.open(study, progress=False, store=store))
         wall = time.monotonic() - t0
         warm = store.read("warmups", study.study)
     paired = compare_arms_table(runs, study)
@@ -91,12 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("-k", type=int, default=3, help="demo sweeps to run")
     ap.add_argument("--params", default=str(ROOT / "params" / "demo.yaml"), help="study file")
+    ap.add_argument("--order", choices=["balanced", "rotated"], default="balanced")
     a = ap.parse_args(argv)
-    header(f"bench_demo_ab: the demo's sweep + compare, {a.k} times ({a.params})")
+    header(f"bench_demo_ab: the demo's sweep + compare, {a.k} times ({a.params}, {a.order})")
     os.environ.setdefault("TQDM_DISABLE", "1")
     res = []
     for k in range(1, a.k + 1):
-        r = one(Path(a.params), k)
+        r = one(Path(a.params), k, a.order)
         res.append(r)
         p, u = r["paired"], r["unpaired"]
         print(
@@ -120,6 +154,18 @@ def main(argv: list[str] | None = None) -> int:
         f"\nright verdicts {right}/{n}, A-vs-A false claims {aa}/{n}, both right {good}/{n}"
         f" (unpaired on the same runs: right {u_right}/{n}, A-vs-A claims {u_aa}/{n});"
         f" sweep {min(walls):.0f}-{max(walls):.0f} s; load average now {loadavg()}"
+    )
+    cells = [x for r in res for x in r["paired"]["aa_pct"]]
+    means = [sum(r["paired"]["aa_pct"]) / len(r["paired"]["aa_pct"]) for r in res]
+    lean = t_interval(means)
+    print(
+        f"A-vs-A lean ({a.order} order): {sum(x < 0 for x in cells)} of {len(cells)} cells below "
+        f"0, {sum(x > 0 for x in cells)} above; mean {lean['mean']:+.2f}%"
+        + (
+            f" [{lean['ci_low']:+.2f}, {lean['ci_high']:+.2f}] (t 95% over {n} sweeps)"
+            if lean["ci_low"] is not None
+            else f" ({n} sweep: no interval)"
+        )
     )
     ok = good >= 0.9 * n
     print(f"goal (>= 9 in 10 both right): {'met' if ok else 'NOT met'}")

@@ -29,14 +29,16 @@ def test_dry_run_prints_the_plan_eta_and_disk(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     plan = json.loads(r.stdout)
-    assert plan["study"] == "ci" and len(plan["runs"]) == 2 * 2 * 2 * 3
+    # the rounds' runs and the pre-period's one
+    assert plan["study"] == "ci" and len(plan["runs"]) == 2 * 2 * 2 * 3 + 1
     assert plan["eta_s"] > 0 and plan["disk_bytes"] > 0
-    assert plan["runs"][0]["run_key"] == "flush1/oltp_point_select/t1/r1"
+    assert plan["runs"][0]["run_key"] == "sweep-pre/flush1/oltp_update_non_index/t2/r0"
+    assert plan["runs"][1]["run_key"] == "flush1/oltp_point_select/t1/r1"
     assert [e["phase"] for e in plan["phases"]] == ["sweep"]
     assert not (tmp_path / "ci").exists(), "a dry run writes nothing"
     human = tibench("run", "params/seed-v514-vs-v600.yaml", "--dry-run", "--phase", "sweep")
-    assert "144 runs" in human.stdout and "ETA" in human.stdout
-    # 144 runs of 600 s with 300 s cooldowns: 36 hours, said in hours
+    assert "145 runs" in human.stdout and "ETA" in human.stdout
+    # 144 runs of 600 s and the pre-period's one, with 300 s cooldowns: 36 hours, in hours
     assert "ETA 35 h" in human.stdout or "ETA 36 h" in human.stdout
 
 

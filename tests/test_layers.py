@@ -30,7 +30,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "statistics": (
         "stats", "steady", "warmup", "rounds", "saturation", "stability", "adaptive",
-        "multiclient",
+        "multiclient", "carryover",
     ),
     "tools": (
         "sysbench", "ycsb", "tpcc", "tpch", "dm", "envcapture", "binding", "clients",

@@ -42,10 +42,13 @@ def test_plan_alternates_policies_and_puts_unbound_first():
     s = _study(policies=["cpus:0", "node:0"], repeats=2)
     assert numa.policies(s) == ["unbound", "cpus:0", "node:0"]
     keys = [x.run_key for x in numa.plan(s)]
-    assert keys[:3] == [
-        f"numa/{p}/oltp_point_select/t2/r1" for p in ("unbound", "cpus:0", "node:0")
-    ]
-    assert len(keys) == 6 and len(set(keys)) == 6
+    # a pre-period run of unbound (never compared), then rounds of every policy once each, in
+    # orders balanced for what precedes each
+    assert keys[0] == "numa-pre/unbound/oltp_point_select/t2/r0"
+    for r in (1, 2):
+        assert {x.arm for x in numa.plan(s) if x.repeat == r} == set(numa.policies(s))
+    assert len(keys) == 7 and len(set(keys)) == 7
+    assert [x.run_key for x in numa.compared_plan(s)] == keys[1:]
 
 
 @pytest.mark.slow

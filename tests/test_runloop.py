@@ -89,6 +89,28 @@ def test_resume_retry_redo_and_arm_switches(study, tmp_path, monkeypatch):
     assert store.run_status("loop") == {s.run_key: "ok" for s in specs}
 
 
+def test_a_new_round_re_opens_its_arm_even_when_it_is_the_same(study, tmp_path, monkeypatch):
+    """With ``round_of`` an arm that ends one round and begins the next is opened again (its
+    switch and warm-up), and a resumed plan still opens at its first run left."""
+    monkeypatch.setattr("tibenchlib.runloop.AliveCheck.check", lambda self, ctx, *a, **k: ctx)
+    store = Store(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    # rounds: pre (0) a | 1: a b | 2: b a; n // 2 stands for the round
+    specs = [Spec(a, i) for a, i in [("a", 0), ("a", 2), ("b", 3), ("b", 4), ("a", 5)]]
+    ph = Phase(store, fail={"x/b/4"})
+    _loop(study, store, ph, specs, round_of=lambda s: s.n // 2)
+    assert [e for e in ph.events if e[0] == "open"] == [
+        ("open", "a"), ("open", "a"), ("open", "b"), ("open", "b"), ("open", "a"),
+    ]  # fmt: skip
+    again = Phase(store)
+    _loop(study, store, again, specs, round_of=lambda s: s.n // 2)
+    assert again.events == [("open", "b"), ("run", "x/b/4"), ("close", "b")]
+    without = Phase(store)
+    _loop(study, store, without, specs, redo=True)
+    assert [e for e in without.events if e[0] == "open"] == [
+        ("open", "a"), ("open", "b"), ("open", "a"),
+    ]  # fmt: skip
+
+
 def test_cooldown_is_counted_from_the_end_of_the_previous_run(study, tmp_path, monkeypatch):
     monkeypatch.setattr("tibenchlib.runloop.AliveCheck.check", lambda self, ctx, *a, **k: ctx)
     store = Store(f"sqlite:///{tmp_path / 'c.sqlite'}")

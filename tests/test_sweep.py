@@ -18,7 +18,7 @@ from helpers import tibench
 
 from tibenchlib.params import parse_study
 from tibenchlib.store import Store
-from tibenchlib.sweep import estimate, plan
+from tibenchlib.sweep import estimate, plan, pre_only_first
 from tibenchlib.sysbench.record import check_run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,27 +37,41 @@ def _study(**kw):
 
 def test_plan_interleaved_spreads_repeats_over_the_ladder():
     specs = plan(_study())
-    assert len(specs) == 2 * 2 * 2 * 2
-    assert [s.seq for s in specs] == list(range(16))
+    assert len(specs) == 1 + 2 * 2 * 2 * 2
+    assert [s.seq for s in specs] == list(range(17))
+    # the pre-period: one run of the first arm's last cell, recorded apart, never compared
+    assert specs[0].run_key == "sweep-pre/a/oltp_update_non_index/t2/r0"
+    assert [s.phase for s in specs[1:]] == ["sweep"] * 16
     # every cell of repeat 1 (both arms) before any of repeat 2
     reps = [s.repeat for s in specs]
     assert reps == sorted(reps)
-    assert [s.arm for s in specs[:8]] == ["a"] * 4 + ["b"] * 4
-    assert len({s.run_key for s in specs}) == 16
+    assert [s.arm for s in specs[1:9]] == ["a"] * 4 + ["b"] * 4
+    assert len({s.run_key for s in specs}) == 17
+
+
+def test_a_pre_period_run_is_never_made_after_the_rounds_began():
+    """A study resumed after round 1 began (or measured before runs had a pre-period) does not
+    run the pre-period after its rounds; one already measured stays in the plan."""
+    specs = plan(_study())
+    pre, first = specs[0], specs[1]
+    assert pre_only_first(specs, {}) == specs
+    assert pre_only_first(specs, {first.run_key: "ok"}) == specs[1:]
+    assert pre_only_first(specs, {pre.run_key: "ok", first.run_key: "failed"}) == specs
+    assert pre_only_first(specs, {first.run_key: "ok"}, redo=True) == specs
 
 
 def test_plan_interleaved_balances_the_arm_order_over_rounds():
     s = _study(arms=[{"label": x} for x in "abc"], repeats=6, workloads=["oltp_point_select"])
     orders = ["".join([x.arm for x in plan(s) if x.repeat == r][::2]) for r in range(1, 7)]
-    assert orders == ["abc", "cba", "bca", "acb", "cab", "bac"]
-    # Williams design: each arm in each position twice, each ordered neighbour pair twice
+    assert orders == ["abc", "cab", "bac", "cba", "acb", "bca"]
+    # serially balanced after the pre-period run of a: each arm in each position twice, and
+    # each arm preceded by each arm (itself included, across rounds) twice
     assert all(sorted(o[i] for o in orders) == sorted("aabbcc") for i in range(3))
-    pairs = [o[i : i + 2] for o in orders for i in range(2)]
-    assert {p: pairs.count(p) for p in pairs} == {
-        p: 2 for p in ["ab", "bc", "ca", "ba", "cb", "ac"]
-    }
+    seq = "a" + "".join(orders)
+    pairs = [seq[i : i + 2] for i in range(len(seq) - 1)]
+    assert {p: pairs.count(p) for p in pairs} == {x + y: 2 for x in "abc" for y in "abc"}
     two = _study(repeats=4, workloads=["oltp_point_select"], threads=[1])
-    assert [x.arm for x in plan(two)] == list("abbabaab")
+    assert [x.arm for x in plan(two)] == list("aabbaabba")
 
 
 def test_plan_sequential_and_random():
@@ -76,8 +90,8 @@ def test_threads_by_workload_and_estimate():
     specs = plan(s)
     assert {x.threads for x in specs if x.workload == "oltp_update_non_index"} == {8}
     est = estimate(s, specs)
-    assert est["runs"] == len(specs) == 12
-    assert est["eta_s"] == pytest.approx(12 * 11 + 11 * 5)
+    assert est["runs"] == len(specs) == 13
+    assert est["eta_s"] == pytest.approx(13 * 11 + 12 * 5)
 
 
 def _iv(tps, lat=None):
@@ -314,8 +328,8 @@ def test_estimate_counts_warmup_runs_and_dataset_growth_is_accepted():
     from tibenchlib.sysbench.prepare import matches
 
     s = _study(warmup_s=3, duration_s=10, cooldown_s=0)
-    specs = plan(s)  # interleaved, balanced: arms a, b | b, a -> 3 openings × 2 workloads
-    assert estimate(s, specs)["eta_s"] == pytest.approx(16 * 11 + 3 * 2 * 2 * 4)
+    specs = plan(s)  # pre a | a, b | b, a: each round re-opens its arms -> 5 openings
+    assert estimate(s, specs)["eta_s"] == pytest.approx(17 * 11 + 5 * 2 * 2 * 4)
     state = pd.DataFrame(
         {"table": ["sbtest1"], "exists": [True], "rows": [1005], "k_index": [True]}
     )

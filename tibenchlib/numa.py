@@ -30,10 +30,12 @@ from .binding import (
 from .params import Arm, Study
 from .phase import Phase, RunContext
 from .resources import numastat_per_node
+from .runorder import PRE_SUFFIX, round_design
 from .stability import cpu_vs_throughput, stability_by_run
 from .stats import compare_arms
 from .store import Store
 from .sweep import estimate as runs_estimate
+from .sweep import openings, pre_only_first, round_of
 from .sysbench.prepare import ensure_ready
 from .sysbench.runner import RunSpec, describe, run_one
 from .target import open_arm
@@ -41,6 +43,7 @@ from .target import open_arm
 log = logging.getLogger(__name__)
 
 BASELINE = "unbound"
+PHASE = "numa"
 ROW_COLUMNS = [
     "workload", "threads", "baseline_policy", "candidate_policy", "n_baseline", "n_candidate",
     "baseline_tps", "candidate_tps", "improvement_pct", "ci_low_pct", "ci_high_pct", "p_value",
@@ -60,16 +63,30 @@ def policies(study: Study) -> list[str]:
 
 
 def plan(study: Study, only: list[str] | None = None) -> list[RunSpec]:
-    """Policies alternate per repeat, so drift spreads over all of them."""
+    """Every policy once per repeat (a round), in the balanced orders of
+    :func:`tibenchlib.runorder.round_design`, so drift spreads over all of them and no policy
+    always runs first or after the same one; with two policies or more a pre-period run (repeat
+    0, phase ``numa-pre``) of the design's first predecessor comes first, measured, never
+    compared."""
     n = study.numa
     labels = [p for p in policies(study) if not only or p in only]
-    out = []
-    for r in range(1, n.repeats + 1):
-        for pol in labels:
+    out: list[RunSpec] = []
+
+    design = round_design(labels, n.repeats, [(BASELINE, p) for p in labels if p != BASELINE])
+    if len(labels) > 1:
+        # one run of the first predecessor's last cell, the one the first round inherits
+        out.append(RunSpec(design.pre, n.workloads[-1], n.threads[-1], 0, 0, PHASE + PRE_SUFFIX))
+    for r, in_round in enumerate(design.rounds, start=1):
+        for pol in in_round:
             for w in n.workloads:
                 for t in n.threads:
-                    out.append(RunSpec(pol, w, t, r, len(out), phase="numa"))
+                    out.append(RunSpec(pol, w, t, r, len(out), phase=PHASE))
     return out
+
+
+def compared_plan(study: Study, only: list[str] | None = None) -> list[RunSpec]:
+    """The runs of :func:`plan` that enter comparisons: all but the pre-period's."""
+    return [s for s in plan(study, only) if s.phase == PHASE]
 
 
 def _phase_study(study: Study, label: str) -> Study:
@@ -107,7 +124,8 @@ def run_numa_phase(
     for label in only or policies(study):
         if embedded:
             check_policy(parse_policy(label))  # before any run: a clear error, nothing wasted
-    specs = plan(study, only)
+    specs = pre_only_first(plan(study, only), store.run_status(study.study), redo=redo)
+    several = len({s.arm for s in specs}) > 1
 
     def open_block(spec: RunSpec, _previous):
         ctx = open_arm(_phase_study(study, spec.arm), spec.arm, yes=yes, store=store)
@@ -137,6 +155,7 @@ def run_numa_phase(
         requires=("sysbench",),
         desc="numa",
         describe=describe,
+        round_of=round_of if several else None,
     )
     return analyze(study, store)
 
@@ -274,8 +293,7 @@ def estimate(study: Study, arms: list[str] | None = None) -> dict:
     specs = plan(study, only)
     bare = study.model_copy(update={"warmup_s": 0, "cooldown_s": 0})
     est = runs_estimate(bare, specs, duration_s=study.numa.duration_s)
-    blocks = sum(1 for i, s in enumerate(specs) if i == 0 or s.arm != specs[i - 1].arm)
-    restarts = blocks if study.target.kind == "embedded" else 0
+    restarts = openings(specs) if study.target.kind == "embedded" else 0
     return {
         "phase": "numa",
         "runs": len(specs),
@@ -295,7 +313,7 @@ class Numa(Phase):
     runs_given_arms = True
     arms = staticmethod(policies)
     estimate = staticmethod(estimate)
-    plan_runs = staticmethod(plan)
+    plan_runs = staticmethod(compared_plan)
     measure_runs = staticmethod(run_numa_phase)
 
     def results(self, study, store, arms) -> pd.DataFrame:

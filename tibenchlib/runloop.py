@@ -10,7 +10,10 @@ owns the rest:
 * **resume**: under the study's lock, runs already in the catalog as ``ok`` are skipped; failed
   and degenerate ones are run again (their logs kept as earlier attempts); ``redo`` re-measures
   every run. A study killed (SIGTERM, SIGKILL) resumes at the first run not recorded;
-* **arms**: the arm is opened when the plan moves to another one (``close`` runs on the old);
+* **arms**: the arm is opened when the plan moves to another one (``close`` runs on the old),
+  and, when the phase gives ``round_of``, again at every round's start even if the arm is the
+  same: an arm that ends one round and begins the next is switched to and warmed up like any
+  other, so no arm of a balanced order (:mod:`tibenchlib.runorder`) carries on unopened;
 * **cooldown** between runs, counted from the end of the previous run, across arm switches;
 * **alive check** before each run (:class:`AliveCheck`: one restart of a dead embedded server);
 * **progress**: one bar per plan on the terminal (:func:`tibenchlib.terminal.bar`), never in a
@@ -72,12 +75,15 @@ def run_plan(
     requires: Sequence[str] = (),
     desc: str = "runs",
     describe: Callable[[Spec], str] | None = None,
+    round_of: Callable[[Spec], object] | None = None,
 ) -> list[RunRecord]:
     """Run (or resume) ``specs`` in order; returns the records of the runs made now.
 
     ``open(spec, previous_ctx)`` returns the open arm's context for ``spec.arm``;
     ``run(ctx, spec)`` measures and records one run. ``requires`` names tools checked before
-    the first run (only when something is left to do).
+    the first run (only when something is left to do). ``round_of(spec)`` names a run's round
+    (the pre-period is a round of its own): a run whose round differs from the run before it
+    re-opens its arm.
     """
     name = study.study
     with study_lock(name):
@@ -91,9 +97,13 @@ def run_plan(
         bar = terminal.bar(len(todo), desc, "run", enabled=progress and bool(todo))
         try:
             last_end = None
+            last_round = None
             out: list[RunRecord] = []
             for k, spec in enumerate(todo, start=1):
-                if ctx is None or ctx.arm.label != spec.arm:
+                this_round = round_of(spec) if round_of is not None else None
+                new_round = round_of is not None and k > 1 and this_round != last_round
+                last_round = this_round
+                if ctx is None or ctx.arm.label != spec.arm or new_round:
                     if ctx is not None and close is not None:
                         close(ctx)
                     ctx = open(spec, ctx)

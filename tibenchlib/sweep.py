@@ -16,7 +16,7 @@ from .hosts.runs import check_arm
 from .params import WRITE_WORKLOADS, Study
 from .phase import Phase, RunContext, Tool
 from .record import result_rows
-from .runorder import run_order
+from .runorder import PRE_SUFFIX, run_order
 from .stats import summarize_cells
 from .sysbench.prepare import ensure_ready, prepare
 from .sysbench.runner import RunSpec, describe, run_one, warmup_runs
@@ -24,6 +24,8 @@ from .target import open_arm
 
 #: Seconds a run costs beyond its configured duration (connect, thread start, report).
 RUN_OVERHEAD_S = 1.0
+#: The phase's name, the ``phase`` of its compared runs in the catalog.
+SWEEP_PHASE = "sweep"
 
 
 def plan(
@@ -39,11 +41,13 @@ def plan(
     ``interleaved`` (default) runs the whole ladder once per repeat (a round), every arm in each
     round, so slow drift in the machine spreads over every thread count and arm instead of
     biasing one; the arms' order changes from round to round
-    (:func:`tibenchlib.runorder.arm_order`: rotated and reversed, balanced for position and for
-    the arm that ran just before), so no arm always runs first or always follows the same arm,
-    and the rounds can serve as blocks for a paired comparison. ``random`` shuffles the arms'
-    order and the workloads × threads within each round (seeded). ``sequential`` is the
-    reports' shell loop: each cell's repeats back to back.
+    (:func:`tibenchlib.runorder.round_design`: balanced for position and for the arm that ran
+    just before, across rounds too), so no arm always runs first or always follows the same
+    arm, and the rounds can serve as blocks for a paired comparison. With two arms or more it
+    begins with a pre-period (repeat 0, phase ``sweep-pre``): one run of the design's first
+    predecessor, measured and recorded, never compared. ``random`` shuffles the arms' order
+    and the workloads × threads within each round (seeded). ``sequential`` is the reports'
+    shell loop: each cell's repeats back to back.
     """
     order = run_order(
         study,
@@ -51,8 +55,37 @@ def plan(
         workloads or list(study.workloads),
         lambda w: threads or study.threads_for(w),
         repeats or study.max_rounds,
+        pre=True,
+        pairs=list(study.compare.pairs) or None,
     )
-    return [RunSpec(a, w, t, r, i) for i, (a, w, t, r) in enumerate(order)]
+    pre = SWEEP_PHASE + PRE_SUFFIX
+    return [
+        RunSpec(a, w, t, r, i, phase=SWEEP_PHASE if r else pre)
+        for i, (a, w, t, r) in enumerate(order)
+    ]
+
+
+def compared(specs: list[RunSpec]) -> list[RunSpec]:
+    """The runs of ``specs`` that enter comparisons: all but the pre-period's."""
+    return [s for s in specs if s.phase == SWEEP_PHASE]
+
+
+def pre_only_first(specs: list, done: dict[str, str], *, redo: bool = False) -> list:
+    """``specs`` without a pre-period run that would come too late: its place is before the
+    first round, so once a compared run of the plan is in the catalog (``done``: run key to
+    status; a study resumed, or measured before it had one) and the pre-period run is not, it
+    is left out rather than run after them. ``redo`` re-measures the whole plan."""
+    if redo:
+        return specs
+    begun = any(s.run_key in done for s in specs if not s.phase.endswith(PRE_SUFFIX))
+    return [
+        s for s in specs if not (begun and s.phase.endswith(PRE_SUFFIX) and s.run_key not in done)
+    ]
+
+
+def round_of(spec: RunSpec) -> int:
+    """A run's round for the run loop, which re-opens the arm at each round's start."""
+    return spec.repeat
 
 
 def adaptive_round(
@@ -64,7 +97,7 @@ def adaptive_round(
     (:func:`tibenchlib.adaptive.cell_decisions`), so a sweep resumed after a kill plans the same
     rounds; the runs keep the order and ``seq`` they have in the full plan of ``max`` rounds.
     """
-    full = [s for s in plan(study, arms=arms) if s.repeat == round_no]
+    full = [s for s in compared(plan(study, arms=arms)) if s.repeat == round_no]
     if round_no > study.adaptive.min:
         cells = list(dict.fromkeys((s.workload, s.threads) for s in full))
         dec = cell_decisions(study, runs, before_round=round_no, arms=arms, cells=cells)
@@ -90,6 +123,19 @@ def adaptive_specs(
     return out
 
 
+def openings(specs: list[RunSpec]) -> int:
+    """How many times the run loop opens an arm for ``specs``: at the first run, at every arm
+    switch and, with several arms, at every round's start."""
+    several = len({s.arm for s in specs}) > 1
+    return sum(
+        1
+        for i, s in enumerate(specs)
+        if i == 0
+        or s.arm != specs[i - 1].arm
+        or (several and round_of(s) != round_of(specs[i - 1]))
+    )
+
+
 def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None) -> dict:
     """ETA and disk estimate of a plan (logs: ~130 bytes a second, histogram ~40 KB a run)."""
     d = duration_s or study.duration_s
@@ -98,9 +144,8 @@ def estimate(study: Study, specs: list[RunSpec], duration_s: float | None = None
     if study.warmup_s:
         # unrecorded warm-up runs per workload each time an arm is (re)opened: at least two
         # short ones (they must agree), one of 20 s or more (MSER-5 can judge it alone)
-        switches = sum(1 for i, s in enumerate(specs) if i == 0 or s.arm != specs[i - 1].arm)
         per = 1 if study.warmup_s >= 20 else min(2, study.warmup_max_runs)
-        secs += switches * len(study.workloads) * per * (study.warmup_s + RUN_OVERHEAD_S)
+        secs += openings(specs) * len(study.workloads) * per * (study.warmup_s + RUN_OVERHEAD_S)
     per_log = 130 * d / study.report_interval_s + (40_000 if study.histogram else 2_000)
     return {"runs": len(specs), "eta_s": secs, "disk_bytes": int(len(specs) * per_log)}
 
@@ -144,20 +189,17 @@ def sweep(
     :func:`tibenchlib.runloop.run_plan`).
     """
     study, store, yes = context.study, context.store, context.yes
-    specs = plan(study, arms=arms)
-
-    opened: list = []  # the arm open at the end of the last round (adaptive repeats)
+    specs = pre_only_first(plan(study, arms=arms), store.run_status(study.study), redo=redo)
+    several = len({s.arm for s in specs}) > 1
 
     def open_ready(spec: RunSpec, previous):
-        if previous is None and opened and opened[-1].arm.label == spec.arm:
-            # the next round goes on with the arm the last one ended with, as a fixed plan would
-            return opened[-1]
+        # every round re-opens its arms, the same arm as the round before too: what an arm
+        # inherits is then balanced by the order's design, never a continuation of one arm
         ctx = open_arm(study, spec.arm, yes=yes, store=store)
         ensure_ready(ctx)
         check_arm(ctx)  # client hosts' pre-flight, before any warm-up or run
         if study.warmup_s:
             warmup_runs(ctx)
-        opened.append(ctx)
         return ctx
 
     def reprepare(ctx, spec: RunSpec) -> None:
@@ -175,11 +217,15 @@ def sweep(
             requires=("sysbench",),
             desc=desc,
             describe=describe,
+            round_of=round_of if several else None,
         )
 
     if study.adaptive is None:
         measure(specs, f"sweep {study.study}")
     else:
+        pre = [s for s in specs if s.phase != SWEEP_PHASE]
+        if pre:
+            measure(pre, f"sweep {study.study} pre-period")
         specs = []
         for r in range(1, study.max_rounds + 1):
             todo = adaptive_round(study, store.runs(study.study, phase="sweep"), r, arms=arms)
@@ -187,8 +233,8 @@ def sweep(
                 break
             specs += todo
             measure(todo, f"sweep {study.study} round {r}")
-    df = store.runs(study.study)
-    keys = {s.run_key for s in specs}
+    df = store.runs(study.study, phase=SWEEP_PHASE)
+    keys = {s.run_key for s in compared(specs)}
     return df[df["run_key"].isin(keys)].reset_index(drop=True) if len(df) else df
 
 
@@ -233,7 +279,7 @@ class Sweep(Phase):
         """The planned runs: with adaptive repeats, the rounds decided so far and the next."""
         if study.adaptive is not None:
             return adaptive_specs(study, store.runs(study.study, phase=self.name))
-        return plan(study)
+        return compared(plan(study))
 
     def run(self, ctx: RunContext, *, arms=None, redo=False) -> pd.DataFrame:
         ctx.runs = ctx.measure(sweep, arms=arms, redo=redo)

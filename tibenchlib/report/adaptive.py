@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..adaptive import describe_rule
 from ..store import Store
-from ..sweep import plan
+from ..sweep import compared, plan
 from . import tables as T
 from . import words
 from .display import say, show
@@ -110,7 +110,7 @@ def stopping_summary(cmp: pd.DataFrame, study, runs_made: int, lang: str = "en")
 
     rep = study.adaptive
     cells = len(cmp)
-    most = len(plan(study))
+    most = len(compared(plan(study)))
     counts = cmp["stop_reason"].value_counts() if cells else pd.Series(dtype=int)
     if lang == "zh":
         parts = "、".join(f"{n} 个{reason_text(r, study, lang)}" for r, n in counts.items())
