@@ -152,7 +152,7 @@ def render(f: Finding, lang: str = "en") -> str:
         # (oltp_insert), the mode before the unit
         unit, wl = vals["unit"], f.values["workload"]
         if lang == "zh":
-            vals["dm_what"] = f"全量{unit}" if wl == "full" else f"增量{unit}({wl})"
+            vals["dm_what"] = f"全量{unit}" if wl == "full" else f"增量{unit}（{wl}）"
         else:
             vals["dm_what"] = f"{unit} ({wl})"
     vals["fig_abs"] = figure_text(f.figure, lang, unsigned=True)

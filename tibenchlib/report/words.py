@@ -628,7 +628,7 @@ SENTENCES: dict[str, dict[str, str]] = {
         "change in time is shown (time saved {fig}).",
         "zh": "TPC-H {mode},{base} → {arm}:{n} 个查询中 {faster} 个更快,{slower} 个更慢,"
         "{same} 个未检测到变化{unresolved};全部查询的耗时(几何平均)未检测到变化"
-        "(耗时减少 {fig})。",
+        "(耗时节省的估计 {fig},区间包含 0)。",
     },
     "f_tpch_counts_pooled": {
         "en": "TPC-H {mode}, {base} → {arm}: time saved over all {n} queries (geometric mean) "
