@@ -13,8 +13,9 @@ log ratio, both centred on mean d:
   too wide (never too narrow).
 
 Picking one after looking (a pre-test on ``SS_B / SS_E``, or REML's boundary estimate of the
-round variance with Kenward-Roger's df) breaks the 95 %: with no round variance it claims
-7 % of A-vs-A comparisons at 3 rounds. Instead the interval is the *shorter* of the two, each
+round variance with Kenward-Roger's df, or the shorter of the two at their usual t values)
+breaks the 95 %: with no round variance it claims 7-8 % of A-vs-A comparisons at 3 and 5 rounds
+(``tests/test_blocks.py``). Instead the interval is the *shorter* of the two, each
 with its own critical value: ``q_pool = POOL_WIDEN x t(2k)``, a hair above the pooled t's, and
 ``q_pair`` calibrated so that the shorter one misses with probability exactly ``1 - level``
 when the rounds do not differ. That is the worst case: with no round variance,
@@ -23,8 +24,9 @@ when the rounds do not differ. That is the worst case: with no round variance,
 sqrt(2 (1 - R)))`` - a one-dimensional integral over R; a round variance only widens the pooled
 interval (its ``SS_B`` grows) and leaves the paired one exact, so the miss rate falls towards the
 paired interval's own share (``tests/test_blocks.py`` checks both by seeded simulation). The
-result nearly has the pooled t's power when the rounds are alike (32.7 % against 33.4 % for +5 %,
-CV 3 %, 3 rounds) and keeps much of the paired t's under round drift.
+result has the pooled t's power within sampling error when the rounds are alike (31.6 % against
+pyperf's 32.4 % for +5 %, CV 3 %, 3 rounds: ``benchmarks/bench_power.py``) and more than it under
+round drift (8.3 % against 6.7 %), though less there than the paired t alone (22.1 %).
 """
 
 from __future__ import annotations
