@@ -159,7 +159,8 @@ def round_effects(
     rounds.  Run noise may be autocorrelated in execution order (``seq``): the covariance is
     that of AR(1) noise, its lag-1 correlation estimated from the residuals by the method of
     moments and taken at that estimate plus 1.5/sqrt(n) (its sampling error: in a short sweep
-    the estimate alone lets AR(0.5) noise pass for a round effect), clipped to [0, 0.95]; the t on Bartlett's effective df, (residual df - 1)(1 - rho)/(1 + rho).  Without
+    the estimate alone lets AR(0.5) noise pass for a round effect), clipped to [0, 0.95]; the
+    t on Bartlett's effective df, (residual df - 1)(1 - rho)/(1 + rho).  Without
     ``seq`` the runs are taken as independent (ordinary least squares).  Step-down
     (Holm): the round with the smallest p is named when p < ``alpha`` / (rounds not yet named);
     the fit is then repeated without the named rounds, so the others are tested against each
