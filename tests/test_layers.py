@@ -29,7 +29,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "kube.job",
     ),
     "statistics": (
-        "stats", "steady", "warmup", "rounds", "saturation", "stability", "adaptive",
+        "stats", "blocks", "steady", "warmup", "rounds", "saturation", "stability", "adaptive",
         "multiclient", "carryover",
     ),
     "tools": (

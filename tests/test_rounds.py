@@ -36,34 +36,75 @@ def test_round_effect_known_answer_on_a_balanced_sweep():
     y = np.log(runs.pivot_table(index=["arm", "threads"], columns="repeat", values="tps"))
     d = y[1] - y[[2, 3, 4]].mean(axis=1)
     assert e.loc[1, "effect_pct"] == pytest.approx((np.exp(d.mean()) - 1) * 100)
-    # its standard error from the two-way residuals (df = 24 - 6 - 3 = 15)
-    res = y.sub(y.mean(axis=1), axis=0).sub(y.mean(axis=0) - y.to_numpy().mean(), axis=1)
-    s2 = (res.to_numpy() ** 2).sum() / 15
-    se = np.sqrt(s2 * (1 + 1 / 3) / 6)
-    q = stats.t.ppf(0.975, 15)
+    # its covariance for AR(1) noise in run order, recomputed plainly: the design in seq order,
+    # the correlation at the estimate plus 1.5/sqrt(n), sigma^2 from E[rss] = s2 tr(M R)
+    o = runs.sort_values("seq")
+    cells = pd.factorize(pd.Series(list(zip(o["arm"], o["threads"], strict=True))))[0]
+    x = np.column_stack(
+        [np.eye(6)[cells], *((o["repeat"] == r).to_numpy(float) for r in (2, 3, 4))]
+    )
+    ly = np.log(o["tps"].to_numpy())
+    pinv = np.linalg.pinv(x)
+    m = np.eye(24) - x @ pinv
+    rho = min(0.95, e.attrs["rho"] + 1.5 / np.sqrt(24))
+    r = rho ** np.abs(np.subtract.outer(np.arange(24), np.arange(24)))
+    resid = m @ ly
+    s2 = (resid**2).sum() / np.trace(m @ r)
+    lv = np.array([0.0] * 6 + [-1 / 3] * 3)
+    se = np.sqrt(s2 * lv @ pinv @ r @ pinv.T @ lv)
+    df = max(1.0, (24 - 6 - 3 - 1) * (1 - rho) / (1 + rho))
+    q = stats.t.ppf(0.975, df)
     assert e.loc[1, "ci_low_pct"] == pytest.approx((np.exp(d.mean() - q * se) - 1) * 100)
-    assert e.loc[1, "significant"] and e.attrs["f_p_value"] < 0.001
+    assert e.loc[1, "significant"] and e.loc[1, "p_adjusted"] < 0.01
     notes = round_notes(e.reset_index())
-    assert len(notes) == 1  # rounds 2-4 look fast only as round 1's mirror image
+    assert len(notes) == 1  # rounds 2-4, tested against each other once round 1 is named
+    assert not e.loc[[2, 3, 4], "significant"].any()
     assert notes[0].startswith("round 1 is -1") and "against rounds 2–4" in notes[0]
     lo, hi = (f"{x:+.0f}" for x in e.loc[1, ["ci_low_pct", "ci_high_pct"]])
     assert f"[{lo}, {hi}]" in notes[0]  # a signed interval around its signed estimate
     assert "warm-up or drift" in notes[0]
 
 
+def _ar_runs(rng, noise, shift=None, rounds=5, cv=0.03):
+    """A sweep of 2 arms x 3 thread counts in interleaved rounds, with run noise in execution
+    order: AR(1) at 0.5, Student t3 (scaled to sd 1) or independent normal."""
+    runs = _runs(rng, rounds=rounds, effects={shift[0]: shift[1]} if shift else None, cv=0)
+    n = len(runs)
+    if noise == "ar":
+        z = rng.standard_normal(n)
+        e = np.empty(n)
+        e[0] = z[0]
+        for i in range(1, n):
+            e[i] = 0.5 * e[i - 1] + np.sqrt(0.75) * z[i]
+    elif noise == "t3":
+        e = rng.standard_t(3, n) / np.sqrt(3)
+    else:
+        e = rng.standard_normal(n)
+    return runs.assign(tps=runs["tps"] * np.exp(cv * e[runs["seq"].to_numpy()]))
+
+
 @pytest.mark.slow  # Monte Carlo: several seconds of simulations
-def test_round_effect_interval_coverage_and_false_alarms():
+def test_round_effects_false_alarms_with_autocorrelated_and_heavy_tailed_runs():
+    """No round shift: a round is named in at most 5 % of sweeps whether the run noise is
+    AR(0.5) in execution order or t3 (the former least squares with independent errors named
+    one in 36 % and 6 % of these sweeps); a real -10 % round is named, once, and no mirror
+    image of it."""
     rng = np.random.default_rng(2)
-    cover, alarms, sims = 0, 0, 300
+    sims = 120
+    for noise in ("ar", "t3"):
+        alarms = sum(bool(round_notes(round_effects(_ar_runs(rng, noise)))) for _ in range(sims))
+        assert alarms / sims <= 0.05 + 0.02, (noise, alarms / sims)  # 5 % plus ~1 sampling sd
+    found, others, cover = 0, 0, 0
     for _ in range(sims):
-        runs = _runs(rng, rounds=3, effects={1: 0.9})
-        e = round_effects(runs).set_index("round")
-        truth = (0.9 / 1.0 - 1) * 100  # rounds 2-3 at 1.0
-        cover += e.loc[1, "ci_low_pct"] <= truth <= e.loc[1, "ci_high_pct"]
-        flat = round_effects(_runs(rng, rounds=3))
-        alarms += bool(round_notes(flat))
-    assert 0.92 <= cover / sims <= 0.98, cover / sims
-    assert alarms / sims <= 0.06, alarms / sims
+        e = round_effects(_ar_runs(rng, "iid", shift=(1, 0.9)))
+        notes = round_notes(e)
+        found += any(x.startswith("round 1 ") for x in notes)
+        others += any(not x.startswith("round 1 ") for x in notes)
+        one = e.set_index("round").loc[1]
+        cover += one["ci_low_pct"] <= -10 <= one["ci_high_pct"]
+    assert found / sims >= 0.7, found / sims
+    assert others / sims <= 0.03, others / sims
+    assert cover / sims >= 0.93, cover / sims
 
 
 def test_exclude_rounds_and_the_compare_notes():

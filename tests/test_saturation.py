@@ -11,7 +11,16 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from tibenchlib.saturation import saturation, step_table, usl_fit, usl_model
+from tibenchlib.saturation import (
+    _rising_arrays,
+    _step_p,
+    saturation,
+    step_table,
+    still_rising,
+    usl_fit,
+    usl_model,
+)
+from tibenchlib.stats import _fieller_arrays
 
 N_WIDE = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
 
@@ -248,3 +257,70 @@ def test_saturation_reports_the_n_sat_interval():
     assert s["n_sat_ci_low"] <= s["n_sat"] <= s["n_sat_ci_high"]
     if s["n_sat_ci_low"] != s["n_sat_ci_high"]:
         assert f"[{s['n_sat_ci_low']}–{s['n_sat_ci_high']}]" in s["sentence"]
+
+
+def test_step_p_value_is_the_test_the_interval_inverts():
+    rng = np.random.default_rng(8)
+    rows = []
+    for k in range(20):
+        th = np.repeat([8, 16, 32], 3)
+        tps = 1000 * np.array([1.0, 1.5, 1.5 + 0.02 * (k % 5)]).repeat(3)
+        tps = tps * (1 + 0.03 * rng.standard_normal(th.size))
+        steps = step_table(pd.DataFrame({"workload": "w", "arm": "a", "threads": th, "tps": tps}))
+        rows.append(steps)
+    s = pd.concat(rows, ignore_index=True)
+    excl = (s["ci_low"] > 1) | (s["ci_high"] < 1)
+    assert ((s["p_value"] < 0.05) == excl).all()
+    assert excl.any() and (~excl).any()
+
+
+def test_still_rising_is_holm_corrected_across_the_study():
+    """Three units of a study: two whose last step is +6 % and +30 %, one flat; alone the
+    +6 % step is rising, in a family of many flat units Holm may withhold it, never the +30 %."""
+    last = pd.DataFrame(
+        {
+            "ratio": [1.30, 1.06, 1.00, 1.05],
+            "p_value": [1e-6, 0.004, 0.6, np.nan],
+            "n_from": [5, 5, 5, 1],
+            "n_to": [5, 5, 5, 1],
+            "point_label": ["rising", "rising", "flat", "rising"],
+        }
+    )
+    assert still_rising(last).tolist() == [True, True, False, True]
+    flat = pd.DataFrame({"ratio": 1.0, "p_value": np.linspace(0.2, 0.9, 20), "n_from": 5,
+                         "n_to": 5, "point_label": "flat"})  # fmt: skip
+    both = still_rising(pd.concat([last, flat], ignore_index=True))
+    # 0.004 x 22 > 0.05: withheld across 23 units; the one-run unit's point reading stands
+    assert both[:4].tolist() == [True, False, False, True] and not both[4:].any()
+
+
+@pytest.mark.parametrize("units", [4, 9])
+@pytest.mark.parametrize("n", [3, 5])
+def test_still_rising_family_wise_on_flat_tops(units, n):
+    """Flat tops (the last step's true ratio 1, CV 3 %): per unit about 1 % of last steps read
+    "rising", so a study of 4-9 units claims one in 4-10 %; with Holm at most 2.5 %."""
+    rng = np.random.default_rng(100 * units + n)
+    sims = 20000
+    a = 1000 * (1 + 0.03 * rng.standard_normal((sims, units, n)))
+    b = 1000 * (1 + 0.03 * rng.standard_normal((sims, units, n)))
+    mb, vb, ma, va = b.mean(-1), b.var(-1, ddof=1), a.mean(-1), a.var(-1, ddof=1)
+    r, lo, _, df, _ = _fieller_arrays(mb, vb, n, ma, va, n, 0.95)
+    alone = ((lo > 1) & (r > 1.02)).any(axis=1).mean()
+    p = _step_p(mb, vb, n, ma, va, n, df)
+    family = _rising_arrays(r, p, 0.02, 0.05).any(axis=1).mean()
+    assert family <= 0.025 + 0.0035, family  # one-sided 2.5 %, plus three sampling sd
+    assert alone > family and alone >= 0.02 * units / 2, alone
+
+
+def test_still_rising_keeps_power_for_a_real_rise():
+    """Nine units, one of them +10 % at its last step (n = 5, CV 3 %): Holm still finds it in
+    three studies in four."""
+    rng = np.random.default_rng(9)
+    sims, units, n = 20000, 9, 5
+    a = 1000 * (1 + 0.03 * rng.standard_normal((sims, units, n)))
+    up = np.where(np.arange(units) == 0, 1.10, 1.0)[None, :, None]
+    b = 1000 * up * (1 + 0.03 * rng.standard_normal((sims, units, n)))
+    mb, vb, ma, va = b.mean(-1), b.var(-1, ddof=1), a.mean(-1), a.var(-1, ddof=1)
+    r, _, _, df, _ = _fieller_arrays(mb, vb, n, ma, va, n, 0.95)
+    found = _rising_arrays(r, _step_p(mb, vb, n, ma, va, n, df), 0.02, 0.05)[:, 0].mean()
+    assert found >= 0.75, found
