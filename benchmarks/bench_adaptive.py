@@ -11,8 +11,9 @@ order; ``--drift``: a trend per run), true candidate/baseline ratios 1, 1 + delt
 
 The adaptive design is :func:`tibenchlib.adaptive.stopping_rule` with its defaults (what
 ``repeats: {min, max}`` and ``repeats: auto`` run). A fixed design runs n rounds (``--fixed-min``
-.. ``max``) and reports the interval the comparison reports for rounds as blocks
-(:func:`tibenchlib.blocks.blocked_arrays`) at 95%. Verdicts are the product's rule, read off the
+.. ``max``) and reports the interval the comparison reports for rounds as blocks (the paired t
+on the within-round log ratios, :func:`tibenchlib.stats._paired_arrays`) at 95%. Verdicts are
+the product's rule, read off the
 interval (:func:`tibenchlib.stats._interval_verdicts`, one cell): *power* is the share of
 "equivalent" verdicts at true ratios 1 and 1 + delta/2, of "better" at 1 + delta and 1 + 2 delta.
 ``n_eq`` is the smallest fixed n whose power reaches the adaptive design's: the fixed design of
@@ -35,9 +36,8 @@ import time
 import numpy as np
 
 from tibenchlib.adaptive import stopping_rule
-from tibenchlib.blocks import blocked_arrays
 from tibenchlib.runorder import arm_order
-from tibenchlib.stats import _interval_verdicts
+from tibenchlib.stats import _interval_verdicts, _paired_arrays
 
 FIXED = (5, 8, 10)
 
@@ -59,8 +59,8 @@ def simulate(rng, cells: int, mu: float, cv_pct: float, rounds: int, phi=0.0, dr
 
 def fixed(d, s, n: int):
     """The comparison's interval at 95% on the first n rounds: low, high (log scale)."""
-    x, y = d[:, :n], s[:, :n]
-    _, lo, hi, *_ = blocked_arrays(x.mean(1), x.std(1, ddof=1), y.std(1, ddof=1), n, 0.95)
+    x = d[:, :n]
+    _, lo, hi, *_ = _paired_arrays(x.mean(1), x.std(1, ddof=1), n, 0.95)
     return np.log(lo), np.log(hi)
 
 

@@ -7,8 +7,9 @@ Every row is a seeded simulation through the product's own vectorised cores (the
 
 1. cell interval (:func:`tibenchlib.stats._log_t_arrays`, t on the log scale): coverage of the
    true mean, n = 3, 5, 8; normal runs at CV 5 % and 20 %, lognormal at 10 %;
-2. rounds as blocks (:func:`tibenchlib.blocks.blocked_arrays`, the interleaved sweep's
-   comparison): two arms per round in the sweep's order (:func:`tibenchlib.runorder.arm_order`),
+2. rounds as blocks (the paired t on the within-round log ratios,
+   :func:`tibenchlib.stats._paired_arrays`, the interleaved sweep's comparison): two arms per
+   round in the sweep's order (:func:`tibenchlib.runorder.arm_order`),
    n = 3, 5, 8, 10 rounds, run CV 1 % and 3 %, run noise independent normal, AR(1) 0.5 and 0.9
    in execution order, Student t3, with round drift (every run of a round moved by
    ``exp(u)``, u ~ U(-10 %, +10 %)) or a level step (+10 % from the middle of the sweep on):
@@ -27,9 +28,8 @@ import argparse
 
 import numpy as np
 
-from tibenchlib.blocks import blocked_arrays
 from tibenchlib.runorder import arm_order
-from tibenchlib.stats import _fieller_arrays, _interval_verdicts, _log_t_arrays
+from tibenchlib.stats import _fieller_arrays, _interval_verdicts, _log_t_arrays, _paired_arrays
 
 DELTA = 2.0
 WRONG = {
@@ -100,18 +100,14 @@ def blocked_rows(rng, sims: int):
         for n in (3, 5, 8, 10):
             for cv in (0.01, 0.03):
                 la, lb = sweep_logs(rng, sims, n, cv, noise, 0.02)
-                d, s = lb - la, lb + la
-                _, lo, hi, *_ = blocked_arrays(
-                    d.mean(1), d.std(1, ddof=1), s.std(1, ddof=1), n, 0.95
-                )
+                d = lb - la
+                _, lo, hi, *_ = _paired_arrays(d.mean(1), d.std(1, ddof=1), n, 0.95)
                 cover = float(((lo <= 1.02) & (1.02 <= hi)).mean())
                 worst = 0.0
                 for frac in WRONG:
                     la, lb = sweep_logs(rng, sims, n, cv, noise, frac * DELTA / 100)
-                    d, s = lb - la, lb + la
-                    _, lo, hi, *_ = blocked_arrays(
-                        d.mean(1), d.std(1, ddof=1), s.std(1, ddof=1), n, 0.95
-                    )
+                    d = lb - la
+                    _, lo, hi, *_ = _paired_arrays(d.mean(1), d.std(1, ddof=1), n, 0.95)
                     worst = max(worst, wrong_rate(said((lo - 1) * 100, (hi - 1) * 100), frac))
                 rows.append((noise, n, cv, cover, worst))
     return rows

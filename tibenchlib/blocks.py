@@ -1,5 +1,11 @@
 """Two arms measured in the same rounds: an interval that pools when the rounds do not differ.
 
+Not the comparison's interval: :func:`tibenchlib.stats.compare_arms` keeps the paired t. This
+one assumes that whatever moves a round moves both of its arms alike; a carry-over or a position
+effect moves them apart and makes its pooled half too narrow (A-vs-A claims of 7.5-9.1% under
+the run-order carry-over models; docs/statistics.md, "Rounds as blocks"). It stays for the
+power comparison with pyperf (``benchmarks/bench_power.py``) and as the calibration it proves.
+
 Rounds are blocks: each ran both arms, and a round that runs slow moves both. On the log scale,
 with ``d_r = log(b_r / a_r)`` and ``s_r = log(b_r) + log(a_r)`` over k + 1 rounds, the rounds'
 sum of squares splits into a within-round part ``SS_E = sum (d_r - mean d)^2 / 2`` and a

@@ -19,10 +19,8 @@ Estimators used:
   reason); several cells of one comparison: Holm's step-down p, shown beside a simultaneous
   (Bonferroni) interval, from which the verdict is read;
 * arms interleaved within rounds, in an order that varies from round to round: the rounds are
-  blocks (:mod:`tibenchlib.blocks`): the shorter of the paired t interval on the within-round log
-  ratios (drift that moves a whole round cancels) and the pooled one (twice the df when the
-  rounds do not differ), with critical values that keep 95 % whatever the round variance; with a
-  fixed order the comparison falls back to the unpaired Fieller interval.
+  blocks, and the within-round log ratios get a paired t interval (drift that moves a whole round
+  cancels); with a fixed order the comparison falls back to the unpaired Fieller interval.
 
 The vectorised ``_..._arrays`` helpers hold the arithmetic; the public functions wrap them so
 simulations can run thousands of comparisons at once with the very same code.
@@ -36,8 +34,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
-
-from .blocks import blocked_arrays
 
 __all__ = [
     "t_interval",
@@ -66,11 +62,7 @@ FIELLER_METHOD = {
     "welch": "Fieller, Welch-Satterthwaite df of the difference; Welch t p on min(n) - 1 df, Holm",
 }
 LOG_RATIO_METHOD = "ratio of means, t on the log scale (delta method), Welch-Satterthwaite df"
-PAIRED_METHOD = (
-    "paired within rounds, rounds as blocks: the shorter of the paired t (df=n-1) and pooled t "
-    "(df=2n-2) intervals on the log ratio, calibrated to cover whatever the round variance; "
-    "its p, Holm"
-)
+PAIRED_METHOD = "paired within rounds: t on the log ratios, df=n-1; paired t p, Holm"
 #: Every value ``compare_arms`` can put in ``verdict``, each read off the simultaneous interval
 #: printed beside it (``ci_low_adj_pct``, ``ci_high_adj_pct``): ``"better"``/``"worse"`` when it
 #: excludes 0; ``"equivalent"`` when it lies within +-delta; ``"inconclusive"`` when it is
@@ -377,13 +369,10 @@ def paired_ratio(num: Sequence[float], den: Sequence[float], level: float = 0.95
     """Ratio of two arms measured in the same rounds, from the within-round ratios.
 
     Estimator: d_r = log(num_r / den_r) for each round r (both arms ran in it); the ratio is
-    exp(mean d), the geometric mean of the within-round ratios; the interval is the shorter of
-    the paired one, exp(mean d +- q_pair s_d / sqrt(n)), and the pooled one, exp(mean d +-
-    q_pool sqrt((s_d^2 + s_s^2) / (2n))) with s_s the sd of the within-round log sums, whose
-    critical values cover at ``level`` whatever the rounds' own variance
-    (:func:`tibenchlib.blocks.blocked_arrays`); p is the same rule's.  Assumes the rounds are
-    independent blocks and the arms' order within a round varies (randomised or rotated), so
-    that drift moving a whole round cancels in d_r instead of biasing it.
+    exp(mean d), the geometric mean of the within-round ratios; the interval is
+    exp(mean d +- t(n-1) s_d / sqrt(n)) and p is the paired t test of mean d = 0.  Assumes the
+    rounds are independent blocks and the arms' order within a round varies (randomised or
+    rotated), so that drift moving a whole round cancels in d_r instead of biasing it.
 
     Parameters
     ----------
@@ -408,8 +397,7 @@ def paired_ratio(num: Sequence[float], den: Sequence[float], level: float = 0.95
     if n == 0:
         raise ValueError("paired_ratio needs at least one pair of positive values")
     sd = d.std(ddof=1) if n >= 2 else np.nan
-    sd_s = np.log(x[keep] * y[keep]).std(ddof=1) if n >= 2 else np.nan
-    r, lo, hi, df, p, _ = blocked_arrays(d.mean(), sd, sd_s, n, level)
+    r, lo, hi, df, p = _paired_arrays(d.mean(), sd, n, level)
     warns = [] if n >= 2 else [f"{n} pair: point estimate only, no interval"]
     if keep.sum() < keep.size:
         warns.append(f"{int(keep.size - keep.sum())} pair(s) with a missing value dropped")
@@ -642,12 +630,11 @@ def _round_pairs(
     candidate/baseline.
 
     A round is a value of ``repeat``; a pair needs one valid, positive run of each arm in the
-    round; ``sd_s`` is the sd of the within-round log sums (what a round moves).  ``b_first``
-    counts the rounds in which the candidate ran first (from ``seq``): the order varies when it
-    is neither 0 nor n.  Empty without ``repeat`` and ``seq`` columns.
+    round.  ``b_first`` counts the rounds in which the candidate ran first (from ``seq``): the
+    order varies when it is neither 0 nor n.  Empty without ``repeat`` and ``seq`` columns.
     """
     cell = list(cell)
-    cols = [*cell, "n_pairs", "mean_d", "sd_d", "sd_s", "b_first"]
+    cols = [*cell, "n_pairs", "mean_d", "sd_d", "b_first"]
     if not {"repeat", "seq"} <= set(runs.columns):
         return pd.DataFrame(columns=cols)
     v = runs[_valid_mask(runs, metric)].copy()
@@ -664,18 +651,10 @@ def _round_pairs(
     j = j[(j["ka"] == 1) & (j["kb"] == 1)]  # one run per arm and round, or no pairing
     if not len(j):
         return pd.DataFrame(columns=cols)
-    j = j.assign(
-        d=np.log(j["yb"] / j["ya"]),
-        s=np.log(j["yb"] * j["ya"]),
-        first=(j["sb"] < j["sa"]).astype(int),
-    )
+    j = j.assign(d=np.log(j["yb"] / j["ya"]), first=(j["sb"] < j["sa"]).astype(int))
     g = j.groupby(level=cell, dropna=False)
     out = g.agg(
-        n_pairs=("d", "size"),
-        mean_d=("d", "mean"),
-        sd_d=("d", "std"),
-        sd_s=("s", "std"),
-        b_first=("first", "sum"),
+        n_pairs=("d", "size"), mean_d=("d", "mean"), sd_d=("d", "std"), b_first=("first", "sum")
     )
     return out.reset_index()[cols]
 
@@ -777,11 +756,9 @@ def compare_arms(
     Paired (``paired="auto"``, the default): when the runs carry ``repeat`` (the round) and
     ``seq`` (execution order), a cell with at least two rounds holding one run of each arm, and
     an arm order that was not the same in every round, is compared within rounds instead: the
-    ratio is the geometric mean of the within-round ratios with the rounds-as-blocks interval
-    and p (:func:`paired_ratio`: the shorter of the paired and the pooled t interval, calibrated
-    to cover whatever the round variance), so drift that moves a whole round cancels.
-    ``paired=True`` pairs whatever the order, ``False`` never; ``method`` and ``n_pairs`` say
-    what each row used.
+    ratio is the geometric mean of the within-round ratios with a paired t interval and p
+    (:func:`paired_ratio`), so drift that moves a whole round cancels.  ``paired=True`` pairs
+    whatever the order, ``False`` never; ``method`` and ``n_pairs`` say what each row used.
 
     Simultaneous intervals: ``ci_low_adj_pct``/``ci_high_adj_pct`` are the same interval at
     level 1 - (1 - level)/m over the m cells of the Holm family (Bonferroni).
@@ -932,12 +909,12 @@ def _ratio_estimates(
     r, rlo, rhi, df, bounded = (np.array(x) for x in fl)
     p = _welch_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"])[2]
     pr = _round_pairs(runs, baseline, candidate, metric, cell)
-    m = m.drop(columns=["n_pairs", "mean_d", "sd_d", "sd_s", "b_first"], errors="ignore")
+    m = m.drop(columns=["n_pairs", "mean_d", "sd_d", "b_first"], errors="ignore")
     m = m.merge(pr, on=cell, how="left")
     n_pairs = m["n_pairs"].fillna(0).astype(int).to_numpy()
     varied = ((m["b_first"] > 0) & (m["b_first"] < m["n_pairs"])).to_numpy()
     use = (n_pairs >= 2) & (varied if paired == "auto" else paired is True)
-    pp = blocked_arrays(m["mean_d"], m["sd_d"], m["sd_s"], n_pairs, level)
+    pp = _paired_arrays(m["mean_d"], m["sd_d"], n_pairs, level)
     return m, _Estimates(
         r=np.where(use, pp[0], r),
         rlo=np.where(use, pp[1], rlo),
@@ -964,7 +941,7 @@ def _simultaneous_pct(m: pd.DataFrame, e: _Estimates, fam, level, df_method, hib
     level_adj = 1 - (1 - level) / np.maximum(fam, 1)
     vb, va = m["sd_b"] ** 2, m["sd_a"] ** 2
     fa = _fieller_arrays(m["mean_b"], vb, m["n_b"], m["mean_a"], va, m["n_a"], level_adj, df_method)
-    pa = blocked_arrays(m["mean_d"], m["sd_d"], m["sd_s"], e.n_pairs, level_adj)
+    pa = _paired_arrays(m["mean_d"], m["sd_d"], e.n_pairs, level_adj)
     lo, hi = np.where(e.use, pa[1], fa[1]), np.where(e.use, pa[2], fa[2])
     return _improvement_pct(e.r, lo, hi, hib)[1:]
 

@@ -649,8 +649,7 @@ SENTENCES: dict[str, dict[str, str]] = {
         "{arm}（{streams} 个流）：每小时查询数变化 {fig}。",
     },
     "f_dm_within": {
-        "en": "DM {dm_what}: {knob} = {smallest} is within 5% of the best setting "
-        "({best}): {fig}.",
+        "en": "DM {dm_what}: {knob} = {smallest} is within 5% of the best setting ({best}): {fig}.",
         "zh": "DM {dm_what}:{knob} = {smallest} 与最佳取值({best})相差在 5% 以内:{fig}。",
     },
     "f_dm_best": {
