@@ -899,6 +899,7 @@ def test_a_study_folder_symlinked_to_another_disk_is_allowed(tmp_path, monkeypat
         (["LOGS", "s/a"], "candidate s/a: no such directory"),
         (["/nonexistent", "/nonexistent2"], "baseline /nonexistent: no such directory"),
         (["FILE", "LOGS"], "baseline FILE: is a file; give the directory of sysbench logs"),
+        (["foo/bar", "baz/q"], "foo/bar: study 'foo' has no catalog at "),
     ],
 )
 def test_compare_names_the_side_that_is_no_directory(tmp_path, args, named):

@@ -560,9 +560,12 @@ def cmd_compare(a) -> int:
         if missing:
             return _fail(missing)
         kw = {"paired": True} if a.paired else {}
-        df = cmpmod.compare_refs(
-            a.baseline, a.candidate, delta_pct=a.delta, workload=a.workload, **kw
-        )
+        try:
+            df = cmpmod.compare_refs(
+                a.baseline, a.candidate, delta_pct=a.delta, workload=a.workload, **kw
+            )
+        except FileNotFoundError as e:  # STUDY/ARM of a study never run here: bad input
+            return _fail(f"{e}: run that study first, or name a folder of sysbench logs", 2)
     if a.json:
         cols = [c for c in cmpmod.JSON_COLUMNS if c in df.columns]
         _print_json(json.loads(df[cols].to_json(orient="records")))
