@@ -265,9 +265,12 @@ def _cell(v) -> str:
     return DASH if s.strip().lower() in _EMPTY else s
 
 
-def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Table:
+def as_table(
+    df: pd.DataFrame, lang: str, verdict_col: str | None = None, colour: bool = True
+) -> Table:
     """A formatted DataFrame (:mod:`.tables`) as a :class:`Table`: every cell text, never
-    ``nan``/``None``; the verdict column (the labels' "verdict" unless given) coloured."""
+    ``nan``/``None``; the verdict column (the labels' "verdict" unless given) coloured, unless
+    ``colour`` is off (a verdict that is a measure, not a judgement)."""
     cols = [str(c) for c in df.columns]
     vname = verdict_col or T.labels(lang)["verdict"]
     vi = cols.index(vname) if vname in cols else None
@@ -285,7 +288,7 @@ def as_table(df: pd.DataFrame, lang: str, verdict_col: str | None = None) -> Tab
             cls = "wrap notes" if i in prose else cls
             bg = ""
             if i == vi:
-                bg = T.VERDICT_COLOURS.get(str(v), "")
+                bg = T.VERDICT_COLOURS.get(str(v), "") if colour else ""
                 text = T.verdict_text(v, lang) or DASH
             # prose (notes, verdicts) wraps as prose; only a figure keeps its interval whole
             head, ci = _split_interval(text) if not cls.startswith("wrap") else (text, "")
@@ -349,10 +352,12 @@ class _Ctx:
             "caption": caption,
         }
 
-    def table(self, phase: str, name: str, df: pd.DataFrame, caption: str = "") -> dict:
+    def table(
+        self, phase: str, name: str, df: pd.DataFrame, caption: str = "", colour: bool = True
+    ) -> dict:
         if len(df):
             export(T.plain(df, self.lang), self.tabs / f"{phase}_{name}_{self.lang}")
-        return {"kind": "table", "caption": caption, "table": as_table(df, self.lang)}
+        return {"kind": "table", "caption": caption, "table": as_table(df, self.lang, None, colour)}
 
 
 # ------------------------------------------------------------------------------ phases
@@ -481,9 +486,13 @@ def _numa(c: _Ctx, sec: Section) -> None:
     # and the dips stay in the details
     L = c.L
     aside = [L["notes"], L["verified"], L["dips_pair"], L["p95_pair"]]
-    sec.blocks.append(c.table("numa", "policies", _without(t, *aside)))
+    # on a one-node host binding has nothing to show: a faster or slower policy is a measure of
+    # the CPUs it took away (the findings say so), never coloured as a verdict on binding
+    nodes, _ = F._numa_host(c.store.environment_captures(c.study.study))
+    judge = nodes != 1
+    sec.blocks.append(c.table("numa", "policies", _without(t, *aside), colour=judge))
     sec.details.append({"summary": c.T["every_row"].format(what=c.T["phase"]["numa"], n=len(t)),
-                        "table": as_table(t, c.lang)})  # fmt: skip
+                        "table": as_table(t, c.lang, None, judge)})  # fmt: skip
 
 
 def _tpch(c: _Ctx, sec: Section) -> None:
