@@ -448,6 +448,9 @@ def test_the_numa_and_tpcc_sections_fit_the_page_at_1280_px(browser, lang, tmp_p
         def runs(self, study, phase):
             return pd.DataFrame({"run_key": ["r1"]})
 
+        def environment_captures(self, study):
+            return {"a": {"host": {"numa": {"node_count": 1}, "cpu": {"logical": 2}}}}
+
     monkeypatch.setattr(html, "analyze", lambda study, store: pd.DataFrame(NUMA_ROWS))
     monkeypatch.setattr(html, "summarize", lambda study, store: pd.DataFrame(TPCC_ROWS))
     (tmp_path / "figures").mkdir()
@@ -461,6 +464,9 @@ def test_the_numa_and_tpcc_sections_fit_the_page_at_1280_px(browser, lang, tmp_p
     numa_main = sections[0].blocks[0]["table"].columns
     L = html.T.labels(lang)
     assert L["tps_pair"] in numa_main and L["verdict"] in numa_main and len(numa_main) <= 8
+    # a one-node host (the fake store's capture): no NUMA verdict coloured as a judgement
+    numa_rows = sections[0].blocks[0]["table"].rows
+    assert numa_rows and not any(c["bg"] for r in numa_rows for c in r)
     page = html.PAGE.render(html_lang=lang, title="w", sections=sections, findings=[])
     path = tmp_path / "w.html"
     path.write_text(page, encoding="utf-8")
