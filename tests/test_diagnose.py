@@ -608,3 +608,23 @@ def test_the_reason_lists_its_sources_in_the_languages_punctuation():
     assert "server, server+client" in en
     row = {"reason": "unmeasured", "reason_who": ["server", "client"], "evidence": {}}
     assert "server和client" in reason_text(row, "zh") and " and " not in reason_text(row, "zh")
+
+
+def test_still_rising_is_decided_across_the_study_units_with_holm():
+    """A top step whose interval alone lies above +2% (p = 0.038) is "still rising" in a study
+    of one unit; among eight others it is not (Holm over nine: 0.038 > 0.05 / 9), as
+    "still rising" claimed per unit would be made on some flat top in 15-18% of such studies. A
+    clear rise (p < 0.001) stays one."""
+    weak = _runs({**FLAT, 16: 3250.0}, seed=2)
+    strong = _runs({**FLAT, 16: 3400.0}, seed=4).assign(workload="strong")
+    alone = diagnose(weak, None)
+    assert alone.iloc[0]["verdict"] == "not_saturated"
+    flat = [_runs(FLAT, seed=10 + k).assign(workload=f"flat{k}") for k in range(7)]
+    study = diagnose(pd.concat([weak, strong, *flat], ignore_index=True), None).set_index(
+        "workload"
+    )
+    assert len(study) == 9
+    assert study.loc["w", "verdict"] != "not_saturated"
+    assert study.loc["w", "saturation"] != "not_reached"
+    assert study.loc["strong", "verdict"] == "not_saturated"
+    assert (study.drop(index=["w", "strong"])["verdict"] != "not_saturated").all()

@@ -44,7 +44,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from .report.words import SENTENCES, zh_punct
-from .saturation import saturation
+from .saturation import saturation, still_rising
 from .stats import _valid_mask, fieller_ratio, t_interval
 
 __all__ = [
@@ -235,8 +235,13 @@ def diagnosis_row(
     limit: float = 0.90,
     headroom: float = 0.75,
     metric: str = "tps",
+    rising: bool | None = None,
 ) -> dict:
-    """The diagnosis of one workload × arm (see :func:`diagnose` for the rule and columns)."""
+    """The diagnosis of one workload × arm (see :func:`diagnose` for the rule and columns).
+
+    ``rising``: whether its throughput is still rising at the ladder's top, decided across the
+    study's workloads × arms (:func:`tibenchlib.saturation.still_rising`, Holm); None decides
+    from this unit's last step alone."""
     with np.errstate(all="ignore"), _warnings.catch_warnings():
         _warnings.simplefilter("ignore", RuntimeWarning)
         sat = saturation(runs, workload, arm, metric=metric, level=level, sat_frac=sat_frac)
@@ -249,7 +254,7 @@ def diagnosis_row(
     last = steps.iloc[-1]
     row["evidence"]["last_step"] = _last_step(last)
     unsaturated = row["n_sat"] is None or row["n_sat"] == row["n_max"]
-    if unsaturated and _still_rising(last):
+    if unsaturated and (_still_rising(last) if rising is None else rising):
         return _not_saturated(row, sel, cpu, host_cpus)
     if unsaturated:
         row["warnings"].append(
@@ -315,6 +320,25 @@ def _last_step(last: pd.Series) -> dict:
         "change_pct": float(last["change_pct"]), "ci_low_pct": pct(last["ci_low_pct"]),
         "ci_high_pct": pct(last["ci_high_pct"]),
     }  # fmt: skip
+
+
+def _rising_in_study(
+    runs: pd.DataFrame, units: list[tuple], level: float, sat_frac: float
+) -> dict[tuple, bool]:
+    """Which workload × arm units are still rising at the top of their ladder, the study's
+    units one family (Holm): a flat top among many units claims "still rising" at most 5% of
+    the time for the study, not 5% per unit."""
+    last = {}
+    for w, a in units:
+        with np.errstate(all="ignore"), _warnings.catch_warnings():
+            _warnings.simplefilter("ignore", RuntimeWarning)
+            steps = saturation(runs, w, a, level=level, sat_frac=sat_frac)["steps"]
+        if len(steps) and "p_value" in steps:
+            last[(w, a)] = steps.iloc[-1]
+    if not last:
+        return {}
+    flags = still_rising(pd.DataFrame(list(last.values())), level=level)
+    return dict(zip(last, (bool(x) for x in flags), strict=True))
 
 
 def _still_rising(last: pd.Series) -> bool:
@@ -737,7 +761,9 @@ def diagnose(
     cpu = cpu if cpu is not None and len(cpu) else pd.DataFrame(columns=CPU_COLUMNS)
     rows = []
     valid = runs[_valid_mask(runs, "tps")]
-    for (w, a), _ in valid.groupby(["workload", "arm"], sort=False):
+    units = [wa for wa, _ in valid.groupby(["workload", "arm"], sort=False)]
+    rising = _rising_in_study(valid, units, level, sat_frac)
+    for w, a in units:
         rows.append(
             diagnosis_row(
                 valid,
@@ -749,6 +775,7 @@ def diagnose(
                 sat_frac=sat_frac,
                 limit=limit,
                 headroom=headroom,
+                rising=rising.get((w, a)),
             )  # fmt: skip
         )
     figures = [
