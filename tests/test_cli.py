@@ -342,7 +342,7 @@ def test_compare_study_arm_references(tmp_path):
     r = tibench("compare", "v514/tidb", "v600/nope", "--json", env=env)
     assert r.returncode == 1 and "arm 'nope' not found in study 'v600'" in r.stderr
     r = tibench("compare", "v514/tidb", "v999/tidb", "--json", env=env)
-    assert r.returncode == 1 and "study 'v999' has no catalog" in r.stderr
+    assert r.returncode == 2 and "study 'v999' has no catalog" in r.stderr
 
 
 def test_after_sigterm_the_interrupts_echoes_are_not_shown():

@@ -55,8 +55,9 @@ def test_warmups_are_kept_in_the_catalog_and_summarised(tmp_path):
 
 @pytest.mark.slow
 def test_sweep_warms_up_each_arm_opening_and_records_it(data_dir, sysbench_bin):
-    """Real MariaDB and sysbench: two arms over two balanced rounds -> a, b | b, a: three
-    openings, each with 1-2 two-second warm-up runs kept in the catalog, none in the runs."""
+    """Real MariaDB and sysbench: two arms over two balanced rounds after a pre-period run of
+    the first arm -> pre a | a, b | b, a, every round re-opening its arms: five openings, each
+    with 1-2 two-second warm-up runs kept in the catalog, none in the runs."""
     from tibenchlib import phases
     from tibenchlib.params import parse_study
 
@@ -79,13 +80,15 @@ def test_sweep_warms_up_each_arm_opening_and_records_it(data_dir, sysbench_bin):
     phases.run_phase(study, "sweep", progress=False)
     store = Store.for_study(study)
     w = warmup_table(store, "warm")
-    assert sorted(w["opening"].unique()) == [1, 2, 3]
-    assert list(w.groupby("opening")["arm"].first()) == ["a", "b", "a"]
+    assert sorted(w["opening"].unique()) == [1, 2, 3, 4, 5]
+    assert list(w.groupby("opening")["arm"].first()) == ["a", "a", "b", "b", "a"]
     assert w["attempt"].max() <= 2 and (w["tps"] > 0).all() and (w["n_intervals"] >= 1).all()
     assert w["detail"].str.len().gt(0).all()
     s = warmup_summary(w)
-    assert len(s) == 3 and (s["runs"] >= 1).all()
-    assert len(store.runs("warm")) == 4  # warm-ups never enter the runs
+    assert len(s) == 5 and (s["runs"] >= 1).all()
+    # warm-ups never enter the runs: the four measured runs and the pre-period run
+    runs = store.runs("warm")
+    assert len(runs) == 5 and (runs["phase"] == "sweep-pre").sum() == 1
 
 
 @pytest.mark.slow
@@ -114,6 +117,7 @@ def test_one_warmup_run_per_opening_is_recorded_without_a_warning(data_dir, sysb
     with caplog.at_level(logging.INFO, logger="tibenchlib.sysbench.runner"):
         phases.run_phase(study, "sweep", progress=False)
     w = warmup_table(Store.for_study(study), "warm1")
-    assert len(w) == 2 and (w["attempt"] == 1).all()
+    # pre a | a, b: the pre-period run's opening and each arm's in the round
+    assert len(w) == 3 and (w["attempt"] == 1).all()
     said = [r for r in caplog.records if "not steady after" in r.getMessage()]
     assert said and all(r.levelno < logging.WARNING for r in said)
