@@ -606,7 +606,7 @@ SENTENCES: dict[str, dict[str, str]] = {
         "en": "{cand} against {base} on {workload} at {threads} threads: no answer yet ({fig}, "
         "95% interval simultaneous over {family} cells).",
         "zh": "{cand} 对比 {base},{workload} 在 {threads} 压测线程时尚无结论({fig},"
-        "{family} 个线程数下的联合 95% 置信区间)。",
+        "{family} 个测试场景与线程数组合的联合 95% 置信区间)。",
     },
     "f_tpch_counts": {
         "en": "TPC-H {mode}, {base} → {arm}: {faster} of {n} queries faster, {slower} slower, "
