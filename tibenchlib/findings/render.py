@@ -30,7 +30,7 @@ __all__ = [
 NOTE_MARK = {"en": (" [note {n}]", " [notes {n}]"), "zh": ("［注 {n}］", "［注 {n}］")}
 NOTE_HEAD = {"en": "note {n}: ", "zh": "注 {n}："}
 
-_ONE = re.compile(r"\b(1) threads\b")
+_ONE = re.compile(r"\b(1) (thread|stream)s\b")
 
 #: DM's units in the seeds' words (report 003 says 导出/导入/同步)
 _DM_UNIT = {"en": {}, "zh": {"dump": "导出", "load": "导入", "sync": "同步"}}
@@ -171,7 +171,7 @@ def render(f: Finding, lang: str = "en") -> str:
             end=end,
         )
     if lang == "en":
-        text = _ONE.sub(r"\1 thread", text)
+        text = _ONE.sub(r"\1 \2", text)
     return text
 
 
