@@ -382,3 +382,16 @@ def test_after_sigterm_the_interrupts_echoes_are_not_shown():
         root.removeHandler(keep)
         for h in root.handlers:
             h.removeFilter(cli._not_an_echo)
+
+
+def test_ctrl_c_while_the_command_line_is_built_is_one_line(monkeypatch, capsys):
+    """Ctrl-C before tibench's own handler is set (the parser is being built): exit 130 and one
+    line, not a KeyboardInterrupt traceback (a server-start test hit it at 0.9 s under load)."""
+    from tibenchlib import cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["runs", "x"]) == 130
+    assert capsys.readouterr().err == "tibench: error: interrupted before anything ran\n"

@@ -981,7 +981,10 @@ def _terminate(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
+    try:
+        a = build_parser().parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C before tibench's own handler is set: nothing ran yet
+        return _fail("interrupted before anything ran", 130)
     a.verbose = getattr(a, "verbose", False)
     with paths.using_data_dir(getattr(a, "data_dir", None)):
         return _main(a)
